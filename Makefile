@@ -1,0 +1,42 @@
+# tau — every entry point humans and CI use. `make help` lists them.
+PYTHON ?= .venv/bin/python
+PIP ?= .venv/bin/pip
+
+.DEFAULT_GOAL := help
+
+##@ Setup
+.PHONY: help install
+help: ## List the targets
+	@awk 'BEGIN {FS = ":.*##"} /^[a-zA-Z_-]+:.*##/ {printf "  %-18s %s\n", $$1, $$2} /^##@/ {printf "\n%s\n", substr($$0, 5)}' $(MAKEFILE_LIST)
+
+install: ## Create .venv and install tau with its development tools
+	test -x $(PYTHON) || python3 -m venv .venv
+	$(PIP) install --quiet --upgrade pip
+	$(PIP) install --quiet -e '.[dev]'
+
+##@ Generated code and goldens
+.PHONY: generate check-generated golden
+generate: ## Regenerate generated/ from spec/ (the only writer of generated/)
+	$(PYTHON) codegen.py
+
+check-generated: ## Fail with a diff when generated/ is stale
+	$(PYTHON) codegen.py --check
+
+golden: ## Rewrite golden/ from the current renderer; review the diff
+	$(PYTHON) -m pytest -q tests/test_golden.py --update-golden
+
+##@ Checks
+.PHONY: lint test bench verify
+lint: ## ruff over the hand-written code
+	$(PYTHON) -m ruff check src tests codegen.py bench
+
+test: ## Run the test suite (fails on stale generated code or golden drift)
+	$(PYTHON) codegen.py --check
+	$(PYTHON) -m pytest -q
+
+bench: ## Run the speed benchmarks and print medians
+	$(PYTHON) bench/run_all.py
+
+verify: generate golden ## Regenerate everything, then fail on any diff or untracked output
+	git diff --exit-code -- generated golden
+	test -z "$$(git ls-files --others --exclude-standard -- generated golden)"

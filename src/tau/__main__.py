@@ -1,0 +1,5 @@
+"""`python -m tau` runs the CLI."""
+
+from tau.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,55 @@
+"""The `tau` command line: exactly seven roots, each in its own module and loaded lazily.
+
+Performs I/O (terminal). This module only wires the roots and maps errors to exit codes;
+the work happens in the core modules each root calls.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from cyclopts import App
+
+from tau.errors import ExitCode, TauError
+
+#: The public roots, in help order. A test asserts this set.
+ROOTS = ("cluster", "workspace", "run", "serve", "data", "python", "version")
+
+_HELP = {
+    "cluster": "Platform operator commands: install, validate and uninstall TauGrid on a cluster.",
+    "workspace": "Inspect TauWorkspaces and this repository's workspace connection.",
+    "run": "Validate, render, submit and follow runs described by tau.yaml.",
+    "serve": "Deploy and manage model services (RayService or Deployment).",
+    "data": "The dataset and model registry.",
+    "python": "Proxy to the optional Tau Python SDK.",
+    "version": "Print the tau version.",
+}
+
+
+def build_app() -> App:
+    """The root App; roots are import paths so `tau --help` imports none of them."""
+    app = App(
+        name="tau",
+        help="Repository-first AI workloads on Kubernetes.",
+        version_flags=[],
+        result_action="return_value",
+    )
+    for root in ROOTS:
+        app.command(f"tau.cli.{root}:app", name=root, help=_HELP[root])
+    return app
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the CLI and return the process exit code; TauError never becomes a traceback."""
+    args = sys.argv[1:] if argv is None else argv
+    try:
+        result = build_app()(args)
+    except TauError as exc:
+        print(exc.format(), file=sys.stderr)
+        return int(exc.exit_code)
+    except KeyboardInterrupt:
+        print("error: interrupted", file=sys.stderr)
+        return 130
+    if isinstance(result, int) and not isinstance(result, bool):
+        return result
+    return int(ExitCode.OK)

@@ -1,0 +1,120 @@
+"""The small set of exceptions tau raises, the Diagnostic they carry, and the exit codes.
+
+Pure. Core modules raise these; only the CLI turns them into text and an exit code.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+
+class ExitCode(enum.IntEnum):
+    """Process exit codes, set by the CLI only."""
+
+    OK = 0
+    #: Invalid input: a bad config, flag value or argument, or a failed check.
+    INVALID = 1
+    #: The command exists in the surface but is not built yet.
+    NOT_IMPLEMENTED = 2
+    #: The cluster or its API refused or failed the request.
+    CLUSTER = 3
+
+
+@dataclass(frozen=True, order=True)
+class Location:
+    """A place in a source file; line and column are 1-based."""
+
+    file: str
+    line: int = 0
+    col: int = 0
+
+    def __str__(self) -> str:
+        if self.line <= 0:
+            return self.file
+        return f"{self.file}:{self.line}:{self.col}"
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    """One problem found in a config, pointing at its place.
+
+    Attributes:
+        path: dotted config path such as ``compute.gpus`` ("" for the whole file).
+        message: what is wrong, a lower-case fragment that quotes the bad value.
+        hint: what to do about it, or None.
+        location: where in the file, or None when it cannot be known.
+        severity: ``error`` or ``warning``.
+    """
+
+    path: str
+    message: str
+    hint: str | None = None
+    location: Location | None = None
+    severity: str = "error"
+
+    def sort_key(self) -> tuple[str, int, int, str, str]:
+        loc = self.location
+        if loc is None:
+            return ("", 1 << 30, 0, self.path, self.message)
+        return (loc.file, loc.line, loc.col, self.path, self.message)
+
+    def format(self) -> str:
+        head = f"{self.location}: " if self.location else ""
+        subject = f"{self.path}: " if self.path and not self.message.startswith(self.path) else ""
+        text = f"{head}{self.severity}: {subject}{self.message}"
+        if self.hint:
+            text += f"\n  hint: {self.hint}"
+        return text
+
+
+class TauError(Exception):
+    """Base of every error tau reports to a user; carries its exit code."""
+
+    exit_code: ExitCode = ExitCode.INVALID
+
+    def __init__(self, message: str, *, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+    def format(self) -> str:
+        text = f"error: {self.message}"
+        if self.hint:
+            text += f"\n  hint: {self.hint}"
+        return text
+
+
+class ConfigError(TauError):
+    """Every problem found while loading, validating or resolving one config."""
+
+    def __init__(self, diagnostics: list[Diagnostic] | tuple[Diagnostic, ...]) -> None:
+        ordered = tuple(sorted(diagnostics, key=Diagnostic.sort_key))
+        super().__init__("; ".join(d.message for d in ordered) or "invalid config")
+        self.diagnostics = ordered
+
+    def format(self) -> str:
+        return "\n".join(d.format() for d in self.diagnostics)
+
+
+class UsageError(TauError):
+    """A command-line usage problem (bad flag value, wrong combination of arguments)."""
+
+
+class NotImplementedYet(TauError):
+    """A command of the surface that is not built yet."""
+
+    exit_code = ExitCode.NOT_IMPLEMENTED
+
+    def __init__(self, command: str) -> None:
+        super().__init__(f"{command}: not implemented yet")
+
+
+class ClusterError(TauError):
+    """The cluster API refused or failed a request; raised at the I/O boundary only."""
+
+    exit_code = ExitCode.CLUSTER
+
+    def __init__(self, message: str, *, status: int | None = None, hint: str | None = None) -> None:
+        super().__init__(message, hint=hint)
+        self.status = status
