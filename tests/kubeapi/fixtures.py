@@ -1,0 +1,61 @@
+"""Pytest fixtures: a started emulator, a kubeconfig pointing at it, and an official ApiClient.
+
+Loaded for the whole suite through ``pytest_plugins`` in ``tests/conftest.py``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import yaml
+from kubernetes import client, config
+
+from .server import KubeApiServer
+
+EMULATOR_CONTEXT = "emulator"
+EMULATOR_TOKEN = "emulator-token"
+
+
+@pytest.fixture
+def kube_api() -> Iterator[KubeApiServer]:
+    server = KubeApiServer().start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def write_kubeconfig(server: KubeApiServer, path: Path, token: str = EMULATOR_TOKEN) -> Path:
+    """Write a kubeconfig whose ``emulator`` context targets ``server`` with a bearer token."""
+    document = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [{"name": EMULATOR_CONTEXT, "cluster": {"server": server.url}}],
+        "users": [{"name": EMULATOR_CONTEXT, "user": {"token": token}}],
+        "contexts": [{
+            "name": EMULATOR_CONTEXT,
+            "context": {"cluster": EMULATOR_CONTEXT, "user": EMULATOR_CONTEXT,
+                        "namespace": "default"},
+        }],
+        "current-context": EMULATOR_CONTEXT,
+    }
+    path.write_text(yaml.safe_dump(document, sort_keys=False))
+    return path
+
+
+@pytest.fixture
+def kubeconfig_file(kube_api: KubeApiServer, tmp_path: Path) -> Path:
+    return write_kubeconfig(kube_api, tmp_path / "kubeconfig")
+
+
+@pytest.fixture
+def kube_client(kubeconfig_file: Path) -> Iterator[client.ApiClient]:
+    api_client = config.new_client_from_config(
+        config_file=str(kubeconfig_file), context=EMULATOR_CONTEXT
+    )
+    try:
+        yield api_client
+    finally:
+        api_client.close()
