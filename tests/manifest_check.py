@@ -67,7 +67,7 @@ def _path(parts: Any) -> str:
 
 
 def _deepest(error: jsonschema.ValidationError) -> jsonschema.ValidationError:
-    """For anyOf/oneOf failures, descend to the most relevant sub-error so the message is specific."""
+    """For anyOf/oneOf failures, descend to the most relevant sub-error (a specific message)."""
     while error.context:
         error = jsonschema.exceptions.best_match(error.context)
     return error
@@ -260,7 +260,7 @@ def convert_openapi(node: dict[str, Any]) -> dict[str, Any]:
 def _yaml_load(path: Path) -> Any:
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml is ~10x faster on 1 MB files
     with path.open(encoding="utf-8") as fh:
-        return yaml.load(fh, Loader=loader)  # noqa: S506 - a safe loader either way
+        return yaml.load(fh, Loader=loader)
 
 
 @functools.cache

@@ -1,0 +1,289 @@
+"""Tests for tests/manifest_check.py and the project CRD schemas under spec/crds/.
+
+Samples live in tests/samples/manifests/ (one realistic document per kind tau emits or reads).
+Each validator gets valid samples and broken copies (unknown field, wrong type) whose error
+must name the field. Upstream checks skip when ../shared/upstream-crds is absent.
+"""
+
+from __future__ import annotations
+
+import copy
+import subprocess
+import sys
+from pathlib import Path
+
+import manifest_check as mc
+import pytest
+import yaml
+
+SAMPLES = Path(__file__).resolve().parent / "samples" / "manifests"
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _load_samples() -> dict[str, dict]:
+    docs = {}
+    for path in sorted(SAMPLES.glob("*.yaml")):
+        for doc in yaml.safe_load_all(path.read_text()):
+            docs[doc["kind"]] = doc
+    return docs
+
+
+DOCS = _load_samples()
+CORE_KINDS = ["Service", "Job", "Deployment"]
+CRD_KINDS = [
+    "RayJob", "RayCluster", "RayService", "Workload", "LocalQueue", "ClusterQueue",
+    "ResourceFlavor", "WorkloadPriorityClass", "TauWorkspace",
+]
+UPSTREAM_KINDS = [k for k in CRD_KINDS if k != "TauWorkspace"]  # Tau's own CRD has no upstream
+
+needs_upstream = pytest.mark.skipif(
+    not mc.upstream_available(), reason=f"upstream CRDs not found at {mc.UPSTREAM_DIR}"
+)
+
+
+def sample(kind: str) -> dict:
+    """A deep copy of the sample, safe to break."""
+    return copy.deepcopy(DOCS[kind])
+
+
+def test_every_kind_has_a_sample():
+    assert set(DOCS) == set(CORE_KINDS) | set(CRD_KINDS)
+
+
+def test_every_crd_kind_has_a_project_model():
+    for kind in CRD_KINDS:
+        api_version = DOCS[kind]["apiVersion"]
+        assert mc.crd_model(api_version, kind) is not None, kind
+
+
+# --- valid samples ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", CORE_KINDS)
+def test_core_samples_pass(kind):
+    assert mc.validate_core(sample(kind)) == []
+
+
+@pytest.mark.parametrize("kind", CORE_KINDS)
+def test_core_agrees_with_kubernetes_validate_entry_point(kind):
+    # The cached validator must accept exactly what the library's own validate() accepts.
+    mc.kubernetes_validate_validate(sample(kind), mc.K8S_VERSION, strict=True)
+
+
+@pytest.mark.parametrize("kind", CRD_KINDS)
+def test_crd_samples_pass_project_models(kind):
+    assert mc.validate_crd(sample(kind)) == []
+
+
+@needs_upstream
+@pytest.mark.parametrize("kind", UPSTREAM_KINDS)
+def test_crd_samples_pass_upstream(kind):
+    # Project schemas must not accept anything the real CRDs reject: every valid sample passes both.
+    assert mc.validate_upstream(sample(kind)) == []
+
+
+@pytest.mark.parametrize("kind", CORE_KINDS + CRD_KINDS)
+def test_validate_document_dispatches(kind):
+    assert mc.validate_document(sample(kind)) == []
+
+
+def test_validate_yaml_multi_document_stream():
+    assert mc.validate_yaml((SAMPLES / "job.yaml").read_text()) == []
+
+
+# --- core: unknown field and wrong type -------------------------------------------------------
+
+
+def test_core_unknown_field_in_container():
+    job = sample("Job")
+    job["spec"]["template"]["spec"]["containers"][0]["bogusField"] = 1
+    errors = mc.validate_core(job)
+    assert any("spec.template.spec.containers[0]" in e and "bogusField" in e for e in errors)
+
+
+def test_core_wrong_type():
+    job = sample("Job")
+    job["spec"]["backoffLimit"] = "zero"
+    assert any(e.startswith("spec.backoffLimit:") for e in mc.validate_core(job))
+
+
+def test_core_reports_every_error():
+    svc = sample("Service")
+    svc["spec"]["clusterIp"] = "None"  # wrong case: clusterIP
+    svc["spec"]["ports"][0]["port"] = "c10d"
+    errors = mc.validate_core(svc)
+    assert any("clusterIp" in e for e in errors)
+    assert any(e.startswith("spec.ports[0].port:") for e in errors)
+
+
+def test_core_rejects_non_core_api():
+    assert mc.validate_core(sample("RayJob"))
+
+
+# --- project models: unknown field and wrong type ---------------------------------------------
+
+
+def test_crd_unknown_field_in_spec():
+    job = sample("RayJob")
+    job["spec"]["shutdownAfterJobFinish"] = True  # typo of shutdownAfterJobFinishes
+    errors = mc.validate_crd(job)
+    assert errors == ["spec.shutdownAfterJobFinish: Extra inputs are not permitted"]
+
+
+def test_crd_unknown_field_in_pod_template():
+    job = sample("RayJob")
+    worker = job["spec"]["rayClusterSpec"]["workerGroupSpecs"][0]
+    worker["template"]["spec"]["containers"][0]["resource"] = {}
+    errors = mc.validate_crd(job)
+    path = "spec.rayClusterSpec.workerGroupSpecs[0].template.spec.containers[0].resource"
+    assert any(e.startswith(path) for e in errors)
+
+
+def test_crd_wrong_type_is_strict():
+    job = sample("RayJob")
+    job["spec"]["suspend"] = "true"  # a string, not a boolean: the API server rejects it
+    assert any(e.startswith("spec.suspend:") for e in mc.validate_crd(job))
+
+
+def test_crd_ray_start_params_must_be_strings():
+    job = sample("RayJob")
+    job["spec"]["rayClusterSpec"]["headGroupSpec"]["rayStartParams"]["num-cpus"] = 0
+    errors = mc.validate_crd(job)
+    assert any("headGroupSpec.rayStartParams.num-cpus" in e for e in errors)
+
+
+def test_crd_quantity_is_int_or_string():
+    cq = sample("ClusterQueue")
+    quota = cq["spec"]["resourceGroups"][0]["flavors"][0]["resources"][0]
+    quota["nominalQuota"] = 1.5
+    errors = mc.validate_crd(cq)
+    assert any("resources[0].nominalQuota" in e for e in errors)
+
+
+def test_crd_workspace_enum():
+    ws = sample("TauWorkspace")
+    ws["spec"]["defaults"]["priority"] = "urgent"
+    assert any(e.startswith("spec.defaults.priority:") for e in mc.validate_crd(ws))
+
+
+def test_crd_workload_condition_status_enum():
+    wl = sample("Workload")
+    wl["status"]["conditions"][0]["status"] = "Yes"
+    assert any(e.startswith("status.conditions[0].status:") for e in mc.validate_crd(wl))
+
+
+def test_crd_unknown_kind():
+    doc = {"apiVersion": "ray.io/v1", "kind": "RayCronJob", "metadata": {"name": "x"}}
+    assert mc.validate_crd(doc)
+
+
+# --- upstream: unknown field, wrong type, conversion ------------------------------------------
+
+
+@needs_upstream
+def test_upstream_unknown_field():
+    job = sample("RayJob")
+    job["spec"]["bogus"] = 1
+    errors = mc.validate_upstream(job)
+    assert any(e.startswith("spec:") and "'bogus'" in e for e in errors)
+
+
+@needs_upstream
+def test_upstream_unknown_field_in_template_metadata():
+    job = sample("RayJob")
+    job["spec"]["rayClusterSpec"]["headGroupSpec"]["template"]["metadata"]["uid"] = "x"
+    errors = mc.validate_upstream(job)
+    assert any("headGroupSpec.template.metadata" in e and "'uid'" in e for e in errors)
+
+
+@needs_upstream
+def test_upstream_wrong_type():
+    wl = sample("Workload")
+    wl["status"]["admission"]["podSetAssignments"][0]["count"] = "two"
+    errors = mc.validate_upstream(wl)
+    assert any(e.startswith("status.admission.podSetAssignments[0].count:") for e in errors)
+
+
+@needs_upstream
+def test_upstream_int_or_string_rejects_float():
+    lq = sample("LocalQueue")
+    lq["status"]["flavorsUsage"][0]["resources"][0]["total"] = 0.5
+    errors = mc.validate_upstream(lq)
+    assert any(e.startswith("status.flavorsUsage[0].resources[0].total:") for e in errors)
+
+
+@needs_upstream
+def test_upstream_enum():
+    wl = sample("Workload")
+    wl["status"]["admissionChecks"][0]["state"] = "Done"
+    assert any("admissionChecks[0].state" in e for e in mc.validate_upstream(wl))
+
+
+@needs_upstream
+def test_upstream_nullable_accepts_null():
+    rc = sample("RayCluster")
+    rc["status"]["lastUpdateTime"] = None  # nullable: true upstream
+    assert mc.validate_upstream(rc) == []
+
+
+@needs_upstream
+def test_upstream_version_not_served():
+    wpc = sample("WorkloadPriorityClass")
+    wpc["apiVersion"] = "kueue.x-k8s.io/v9"
+    assert mc.validate_upstream(wpc)
+
+
+@needs_upstream
+def test_validate_document_prefixes_upstream_errors():
+    job = sample("RayJob")
+    job["spec"]["bogus"] = 1
+    errors = mc.validate_document(job)
+    assert any(e.startswith("spec.bogus") for e in errors)  # project model
+    assert any(e.startswith("upstream: spec:") for e in errors)
+
+
+def test_convert_openapi_dialect():
+    schema = {
+        "type": "object",
+        "properties": {
+            "q": {"x-kubernetes-int-or-string": True, "anyOf": [{"type": "integer"},
+                                                              {"type": "string"}]},
+            "p": {"x-kubernetes-int-or-string": True},
+            "n": {"type": "string", "nullable": True},
+            "free": {"type": "object", "x-kubernetes-preserve-unknown-fields": True,
+                     "properties": {"a": {"type": "string"}}},
+            "d": {"type": "integer", "default": 1},
+        },
+        "required": ["d"],
+    }
+    out = mc.convert_openapi(schema)
+    assert out["additionalProperties"] is False
+    assert "required" not in out  # defaulted by the server before validation
+    assert out["properties"]["p"] == {"anyOf": [{"type": "integer"}, {"type": "string"}]}
+    assert out["properties"]["n"] == {"anyOf": [{"type": "null"}, {"type": "string"}]}
+    assert "additionalProperties" not in out["properties"]["free"]
+
+
+def test_upstream_dir_is_relative_to_repo_root():
+    assert mc.UPSTREAM_DIR.resolve() == (ROOT.parent / "shared" / "upstream-crds").resolve()
+
+
+# --- generated models -------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def codegen_check() -> subprocess.CompletedProcess:
+    """One `codegen.py --check` run (it regenerates every model in memory: ~6 s)."""
+    return subprocess.run(
+        [sys.executable, "codegen.py", "--check"], cwd=ROOT, capture_output=True, text=True,
+        check=False,
+    )
+
+
+def test_codegen_crd_models_are_current(codegen_check):
+    # Scoped to this part's outputs, so a colleague's in-flight run_config edit does not mask it.
+    assert "tau_models/crd_" not in codegen_check.stdout, codegen_check.stdout
+
+
+def test_codegen_check_is_clean(codegen_check):
+    assert codegen_check.returncode == 0, codegen_check.stdout + codegen_check.stderr
