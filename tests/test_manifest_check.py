@@ -8,6 +8,8 @@ must name the field. Upstream checks skip when ../shared/upstream-crds is absent
 from __future__ import annotations
 
 import copy
+import functools
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -287,3 +289,85 @@ def test_codegen_crd_models_are_current(codegen_check):
 
 def test_codegen_check_is_clean(codegen_check):
     assert codegen_check.returncode == 0, codegen_check.stdout + codegen_check.stderr
+
+
+# --- structural agreement: every project-schema field exists upstream with a compatible type ---
+
+
+def _resolve(node: dict, base: Path) -> tuple[dict, Path]:
+    """Follow a $ref (relative file and/or #/$defs pointer) in the project schemas."""
+    while "$ref" in node:
+        file_part, _, pointer = node["$ref"].partition("#")
+        if file_part:
+            base = (base.parent / file_part).resolve()
+        target = _json(base)
+        for part in pointer.strip("/").split("/") if pointer else []:
+            target = target[part]
+        node = target
+    return node, base
+
+
+@functools.cache
+def _json(path: Path) -> dict:
+    return json.loads(path.read_text())
+
+
+def _kinds_of(node: dict, base: Path) -> set[str]:
+    """The JSON types a schema node allows; int-or-string and const/enum included."""
+    node, base = _resolve(node, base)
+    if "anyOf" in node:
+        return set().union(*(_kinds_of(sub, base) for sub in node["anyOf"]))
+    if "const" in node:
+        return {"string"} if isinstance(node["const"], str) else {"integer"}
+    types = node.get("type", [])
+    return set(types if isinstance(types, list) else [types]) - {"null"}
+
+
+def _up_kinds(node: dict) -> set[str]:
+    if node.get("x-kubernetes-int-or-string"):
+        return {"integer", "string"}
+    return {node["type"]} if "type" in node else set()
+
+
+def _compare(project: dict, base: Path, upstream: dict, path: str, problems: list[str]) -> None:
+    project, base = _resolve(project, base)
+    mine, theirs = _kinds_of(project, base), _up_kinds(upstream)
+    if mine and theirs and not mine <= theirs:
+        problems.append(f"{path}: project allows {sorted(mine)}, upstream {sorted(theirs)}")
+    enum, up_enum = set(project.get("enum", [])), set(upstream.get("enum", []))
+    if enum and up_enum and not enum <= up_enum:
+        problems.append(f"{path}: enum {project['enum']} not within upstream {upstream['enum']}")
+    if "properties" in project:
+        up_props = upstream.get("properties", {})
+        # Upstream-required fields without a server default must be required here too.
+        needed = {r for r in upstream.get("required", []) if "default" not in up_props.get(r, {})}
+        for name in sorted(needed - set(project.get("required", []))):
+            problems.append(f"{path}.{name}: required upstream, optional in the project schema")
+    for name, sub in project.get("properties", {}).items():
+        if upstream.get("x-kubernetes-preserve-unknown-fields") and "properties" not in upstream:
+            continue
+        if name not in upstream.get("properties", {}):
+            # Upstream types metadata as a bare object; the API server validates ObjectMeta itself.
+            if path != "metadata" and "properties" in upstream:
+                problems.append(f"{path}.{name}: not an upstream field")
+            continue
+        _compare(sub, base, upstream["properties"][name], f"{path}.{name}", problems)
+    if isinstance(project.get("items"), dict) and isinstance(upstream.get("items"), dict):
+        _compare(project["items"], base, upstream["items"], f"{path}[]", problems)
+    extra, up_extra = project.get("additionalProperties"), upstream.get("additionalProperties")
+    if isinstance(extra, dict) and isinstance(up_extra, dict):
+        _compare(extra, base, up_extra, f"{path}.*", problems)
+
+
+@needs_upstream
+@pytest.mark.parametrize("kind", UPSTREAM_KINDS)
+def test_project_schema_fields_exist_upstream(kind):
+    api_version = DOCS[kind]["apiVersion"]
+    group, _, version = api_version.rpartition("/")
+    path = next(ROOT.glob(f"spec/crds/{group}_{version}_{kind}.schema.json")).resolve()
+    crd = mc._yaml_load(mc._upstream_index()[(group, kind)])
+    upstream = next(v for v in crd["spec"]["versions"] if v["name"] == version)
+    problems: list[str] = []
+    _compare(_json(path), path, upstream["schema"]["openAPIV3Schema"], "", problems)
+    problems = [p.removeprefix(".") for p in problems]
+    assert problems == []

@@ -45,6 +45,12 @@ def write_kubeconfig(server: KubeApiServer, path: Path, token: str = EMULATOR_TO
     return path
 
 
+def api_client_for(server: KubeApiServer, tmp_path: Path) -> client.ApiClient:
+    """An official ApiClient for a server a test started itself (e.g. with an injected clock)."""
+    kubeconfig = write_kubeconfig(server, tmp_path / f"kubeconfig-{server.port}")
+    return config.new_client_from_config(config_file=str(kubeconfig), context=EMULATOR_CONTEXT)
+
+
 @pytest.fixture
 def kubeconfig_file(kube_api: KubeApiServer, tmp_path: Path) -> Path:
     return write_kubeconfig(kube_api, tmp_path / "kubeconfig")

@@ -1,21 +1,186 @@
-"""The ``--registry pvc`` backend: registry documents on the registry PVC via helper pods.
+"""The ``--registry pvc`` backend: registry documents on the registry PVC via short-lived helper pods.
 
-Performs I/O (would talk to the cluster). Not built in this version: the helper-pod transport
-needs a Kubernetes API to test against, and the local API emulator is not available yet. The
-class exists so ``--registry pvc`` fails with a clear message and exit code 2 instead of a
-traceback, and so the real backend can drop in behind the same `Backend` protocol.
+Performs I/O (Kubernetes API). Each operation creates one pod (``tau-get-*``, ``tau-ls-*``,
+``tau-write-*``, ``tau-cas-*``) that mounts the PVC at ``/data``, runs a small POSIX shell script,
+prints a marker line plus its result, and is deleted. Payloads travel base64-encoded in env vars
+(at most 512 KiB encoded, as in the reference). Writes go to a temp file that is renamed (or
+hard-linked, for create-if-absent) into place; compare-and-swap holds a ``mkdir`` lock on the PVC,
+because ``mkdir`` is atomic on every filesystem a PVC can sit on, and flock is not.
+The official ``kubernetes`` client is imported only when this backend is used.
 """
 
 from __future__ import annotations
 
-from tau.registry.errors import BackendNotBuilt
+import base64
+import hashlib
+import secrets
+import time
+from collections.abc import Callable
+from typing import Any
+
+from tau.errors import ClusterError
+from tau.registry import layout
+from tau.registry.errors import RegistryError
+
+HELPER_IMAGE = "busybox:1.36"
+MAX_PAYLOAD = 512 * 1024
+#: One env var stays well under Linux's per-string limit (MAX_ARG_STRLEN, 128 KiB).
+_ENV_CHUNK = 96 * 1024
+
+_PRELUDE = (
+    'set -eu\nP="$TAU_ROOT/$TAU_PATH"\nD="$(dirname "$P")"\n'
+    'T="$D/.$(basename "$P").${TAU_NONCE:-x}.tmp"\n'
+)
+_READ = _PRELUDE + 'if [ -f "$P" ]; then echo TAU-FOUND; base64 "$P"; else echo TAU-MISSING; fi\n'
+_LIST = _PRELUDE + 'echo TAU-LIST\nif [ -d "$P" ]; then ls -1A "$P"; fi\n'
+_CLEANUP = 'trap \'rm -f "$T"\' EXIT\n'
+#: {chunks} becomes the payload env vars; sync so the bytes are durable before the rename.
+_STAGE = 'mkdir -p "$D"\nprintf %s {chunks} | base64 -d > "$T"\nsync\n'
+_REPLACE = 'mv -f "$T" "$P"\necho TAU-OK\n'
+#: ln refuses an existing target: create-if-absent with the complete content, in one step.
+_CREATE = 'if ln "$T" "$P" 2>/dev/null; then echo TAU-OK; else echo TAU-EXISTS; fi\n'
+_LOCK = (
+    'mkdir -p "$D"\nL="$P.lockdir"\nn=0\nuntil mkdir "$L" 2>/dev/null; do\n'
+    '  n=$((n+1)); if [ "$n" -gt 600 ]; then echo "lock $L held too long" >&2; exit 3; fi\n'
+    '  sleep 0.1\ndone\ntrap \'rm -f "$T"; rmdir "$L"\' EXIT\n'
+    'if [ -f "$P" ]; then C="$(sha256sum "$P" | cut -d" " -f1)"; else C=absent; fi\n'
+    'if [ "$C" != "$TAU_EXPECT" ]; then echo TAU-CHANGED; exit 0; fi\n'
+)
+
+ApiFactory = Callable[[str | None], Any]
+
+
+def _default_api(context: str | None) -> Any:
+    """A kubernetes ApiClient from the kubeconfig ($KUBECONFIG) and the given context."""
+    from kubernetes import config  # lazy: only the pvc backend needs the client
+
+    try:
+        return config.new_client_from_config(context=context)
+    except Exception as exc:  # the client raises ConfigException or plain errors alike
+        raise ClusterError(f"cannot load kubeconfig for the pvc registry: {exc}",
+                           hint="pass --context, or use --registry file://DIR") from exc
 
 
 class PvcBackend:
-    """Placeholder for the helper-pod backend; constructing it reports that it is not built."""
+    """Registry documents on a PVC, read and written by helper pods."""
 
-    def __init__(self, pvc: str, *, namespace: str | None, context: str | None) -> None:
-        raise BackendNotBuilt(
-            "the pvc registry backend is not built yet; use --registry file://DIR",
-            hint="or set TAU_REGISTRY=file://DIR to make a local registry the default",
-        )
+    def __init__(self, pvc: str, *, namespace: str | None, context: str | None,
+                 api_factory: ApiFactory = _default_api, image: str = HELPER_IMAGE,
+                 timeout: float = 120.0, poll: float = 0.1) -> None:
+        from kubernetes import client  # lazy
+
+        self.pvc = pvc
+        self.namespace = namespace or "default"
+        self.image = image
+        self.timeout = timeout
+        self.poll = poll
+        self._core = client.CoreV1Api(api_factory(context))
+        self._api_exception = client.ApiException
+
+    def display(self, path: str) -> str:
+        """The path as workloads see it on the mounted PVC."""
+        return f"{layout.PVC_MOUNT}/{path}"
+
+    def read(self, path: str) -> bytes | None:
+        """Read via a ``tau-get-*`` pod."""
+        lines = self._run("get", _READ, path)
+        if lines[0] == "TAU-MISSING":
+            return None
+        return base64.b64decode("".join(lines[1:]))
+
+    def list(self, path: str) -> list[str]:
+        """List via a ``tau-ls-*`` pod."""
+        return sorted(n for n in self._run("ls", _LIST, path)[1:] if n)
+
+    def write(self, path: str, data: bytes, *, overwrite: bool) -> bool:
+        """Write via a ``tau-write-*`` pod: temp file, sync, then rename or hard link."""
+        stage, env = self._stage(data)
+        script = _PRELUDE + _CLEANUP + stage + (_REPLACE if overwrite else _CREATE)
+        return self._run("write", script, path, env)[0] == "TAU-OK"
+
+    def cas(self, path: str, expected: bytes | None, data: bytes) -> bool:
+        """Compare-and-swap via a ``tau-cas-*`` pod holding a mkdir lock on the PVC."""
+        stage, env = self._stage(data)
+        env["TAU_EXPECT"] = hashlib.sha256(expected).hexdigest() if expected is not None \
+            else "absent"
+        script = _PRELUDE + _LOCK + stage + _REPLACE
+        return self._run("cas", script, path, env)[0] == "TAU-OK"
+
+    def _stage(self, data: bytes) -> tuple[str, dict[str, str]]:
+        encoded = base64.b64encode(data).decode()
+        if len(encoded) > MAX_PAYLOAD:
+            raise RegistryError(f"document of {len(data)} bytes is too large for the pvc "
+                                f"registry (at most {MAX_PAYLOAD} bytes base64-encoded)")
+        parts = [encoded[i:i + _ENV_CHUNK] for i in range(0, len(encoded), _ENV_CHUNK)] or [""]
+        env = {f"TAU_PAYLOAD_{i}": part for i, part in enumerate(parts)}
+        env["TAU_NONCE"] = secrets.token_hex(6)
+        chunks = " ".join(f'"$TAU_PAYLOAD_{i}"' for i in range(len(parts)))
+        return _STAGE.replace("{chunks}", chunks), env
+
+    def _pod(self, name: str, script: str, env: dict[str, str]) -> dict[str, Any]:
+        return {
+            "apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": name, "labels": {"app.kubernetes.io/managed-by": "tau",
+                                                  "app.kubernetes.io/component": "registry"}},
+            "spec": {
+                "restartPolicy": "Never",
+                "containers": [{
+                    "name": "helper", "image": self.image, "command": ["sh", "-c", script],
+                    "env": [{"name": k, "value": v} for k, v in sorted(env.items())],
+                    "volumeMounts": [{"name": "registry", "mountPath": layout.PVC_MOUNT}],
+                }],
+                "volumes": [{"name": "registry",
+                             "persistentVolumeClaim": {"claimName": self.pvc}}],
+            },
+        }
+
+    def _run(self, verb: str, script: str, path: str, env: dict[str, str] | None = None
+             ) -> list[str]:
+        """Run one helper pod to completion and return its output lines (first is a marker)."""
+        name = f"tau-{verb}-{secrets.token_hex(4)}"
+        full_env = {"TAU_ROOT": layout.PVC_MOUNT, "TAU_PATH": path, **(env or {})}
+        try:
+            self._core.create_namespaced_pod(self.namespace, self._pod(name, script, full_env))
+        except self._api_exception as exc:
+            raise self._cluster_error(f"cannot create helper pod {name}", exc) from exc
+        try:
+            phase = self._wait(name)
+            log = self._core.read_namespaced_pod_log(name, self.namespace)
+        except self._api_exception as exc:
+            raise self._cluster_error(f"helper pod {name} failed", exc) from exc
+        finally:
+            self._delete(name)
+        lines = log.splitlines()
+        if phase != "Succeeded" or not lines or not lines[0].startswith("TAU-"):
+            tail = " | ".join(lines[-3:]) or "no output"
+            raise ClusterError(f"helper pod {name} on pvc {self.pvc} failed: {tail}")
+        return lines
+
+    def _wait(self, name: str) -> str:
+        deadline = time.monotonic() + self.timeout
+        while time.monotonic() < deadline:
+            pod = self._core.read_namespaced_pod(name, self.namespace)
+            phase = getattr(pod.status, "phase", None) if pod.status else None
+            if phase in ("Succeeded", "Failed"):
+                return str(phase)
+            time.sleep(self.poll)
+        raise ClusterError(f"helper pod {name} did not finish within {self.timeout:.0f}s",
+                           hint=f"check that pvc {self.pvc} exists in namespace "
+                                f"{self.namespace} and that image {self.image} can be pulled")
+
+    def _delete(self, name: str) -> None:
+        try:
+            self._core.delete_namespaced_pod(name, self.namespace, grace_period_seconds=0)
+        except self._api_exception as exc:
+            if exc.status != 404:
+                raise self._cluster_error(f"cannot delete helper pod {name}", exc) from exc
+
+    def _cluster_error(self, what: str, exc: Any) -> ClusterError:
+        reason = getattr(exc, "reason", "") or str(exc)
+        hint = None
+        if exc.status == 403:
+            hint = f"your identity may not create pods in namespace {self.namespace}"
+        elif exc.status == 404:
+            hint = f"namespace {self.namespace} may not exist"
+        return ClusterError(f"{what}: {exc.status} {reason}", status=exc.status, hint=hint)
+

@@ -1,0 +1,168 @@
+"""Read a tau.yaml file into plain data plus a source map of line and column per config path.
+
+Performs I/O (reads one file). This is the only module that opens tau.yaml. YAML syntax
+errors and duplicate keys become Diagnostics with their location, never a traceback.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from tau.errors import ConfigError, Diagnostic, Location
+
+#: A config path: mapping keys and list indices from the document root.
+PathKey = tuple[str | int, ...]
+
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def dotted(path: PathKey) -> str:
+    """Format a config path as `storage.volumes[1]` / `runtime.env.FOO`."""
+    out = ""
+    for part in path:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += f".{part}" if out else str(part)
+    return out
+
+
+@dataclass(frozen=True)
+class SourceMap:
+    """Where each key and value of a document sits in its file."""
+
+    file: str
+    keys: dict[PathKey, Location] = field(default_factory=dict)
+    values: dict[PathKey, Location] = field(default_factory=dict)
+
+    def key(self, path: PathKey) -> Location:
+        """Location of the key at `path`, falling back to its nearest located ancestor."""
+        return self._nearest(self.keys, path) or self._nearest(self.values, path) or Location(self.file)
+
+    def value(self, path: PathKey) -> Location:
+        """Location of the value at `path`, falling back to its key, then its ancestors."""
+        return self._nearest(self.values, path) or self.key(path)
+
+    @staticmethod
+    def _nearest(table: dict[PathKey, Location], path: PathKey) -> Location | None:
+        for cut in range(len(path), -1, -1):
+            loc = table.get(path[:cut])
+            if loc is not None:
+                return loc
+        return None
+
+
+@dataclass(frozen=True)
+class RawDocument:
+    """A parsed config: its data (a mapping), where it came from, and its source map."""
+
+    path: Path
+    data: dict[str, Any]
+    source: SourceMap
+
+
+def _loc(file: str, mark: yaml.Mark) -> Location:
+    return Location(file, mark.line + 1, mark.column + 1)
+
+
+class _Builder:
+    """Turns a composed YAML node tree into plain data, recording every position."""
+
+    def __init__(self, file: str) -> None:
+        self.file = file
+        self.source = SourceMap(file)
+        self.problems: list[Diagnostic] = []
+        self._scalars = yaml.constructor.SafeConstructor()
+
+    def build(self, node: yaml.Node, path: PathKey) -> Any:
+        self.source.values[path] = _loc(self.file, node.start_mark)
+        if isinstance(node, yaml.MappingNode):
+            return self._mapping(node, path)
+        if isinstance(node, yaml.SequenceNode):
+            return [self.build(item, (*path, i)) for i, item in enumerate(node.value)]
+        return self._scalars.construct_object(node, deep=True)
+
+    def _mapping(self, node: yaml.MappingNode, path: PathKey) -> dict[Any, Any]:
+        out: dict[Any, Any] = {}
+        for key_node, value_node in node.value:
+            if not isinstance(key_node, yaml.ScalarNode):
+                self.problems.append(
+                    Diagnostic(dotted(path), "mapping keys must be plain strings",
+                               location=_loc(self.file, key_node.start_mark))
+                )
+                continue
+            key = str(self._scalars.construct_object(key_node))
+            child = (*path, key)
+            if key in out:
+                first = self.source.keys[child]
+                self.problems.append(
+                    Diagnostic(dotted(child), f"duplicate key {key!r} (first set at line {first.line})",
+                               hint="keep exactly one entry for each key",
+                               location=_loc(self.file, key_node.start_mark))
+                )
+                continue
+            self.source.keys[child] = _loc(self.file, key_node.start_mark)
+            out[key] = self.build(value_node, child)
+        return out
+
+
+def parse(text: str, path: Path) -> RawDocument:
+    """Parse config text; raise ConfigError listing every syntax problem found.
+
+    Args:
+        text: the YAML source.
+        path: the file it came from (used for locations and relative paths).
+
+    Returns:
+        The document; an empty file gives an empty mapping.
+
+    Raises:
+        ConfigError: the text is not YAML, holds several documents, or is not a mapping.
+    """
+    file = str(path)
+    try:
+        nodes = list(yaml.compose_all(text, Loader=_LOADER))
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        loc = _loc(file, mark) if mark else Location(file)
+        problem = (exc.problem or str(exc)).strip()
+        raise ConfigError([Diagnostic("", f"invalid YAML: {problem}", location=loc)]) from None
+    except yaml.YAMLError as exc:
+        raise ConfigError([Diagnostic("", f"invalid YAML: {exc}", location=Location(file))]) from None
+    if not nodes:
+        return RawDocument(path, {}, SourceMap(file))
+    if len(nodes) > 1:
+        raise ConfigError([Diagnostic("", "a run config holds exactly one YAML document",
+                                      hint="remove the extra `---` documents",
+                                      location=_loc(file, nodes[1].start_mark))])
+    builder = _Builder(file)
+    data = builder.build(nodes[0], ())
+    if builder.problems:
+        raise ConfigError(builder.problems)
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ConfigError([Diagnostic("", f"a run config is a mapping of fields, got {type(data).__name__}",
+                                      location=_loc(file, nodes[0].start_mark))])
+    return RawDocument(path, data, builder.source)
+
+
+def load(path: Path) -> RawDocument:
+    """Read and parse one config file.
+
+    Raises:
+        ConfigError: the file cannot be read or parsed.
+    """
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError([Diagnostic("", f"config file {str(path)!r} not found",
+                                      location=Location(str(path)))]) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError([Diagnostic("", f"cannot read config: {exc}",
+                                      location=Location(str(path)))]) from None
+    return parse(text, path)

@@ -1,0 +1,43 @@
+"""Locate and read the checked-in specification files (schema, preset catalog).
+
+Performs I/O (reads files under spec/, cached). In a source checkout they sit in the
+repository's spec/; in a wheel they are packaged as tau/_spec.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from pathlib import Path
+from typing import Any
+
+RUN_CONFIG_SCHEMA = "tau-run-config.schema.json"
+PRESET_CATALOG = "presets/azure-topology-policy.yaml"
+
+
+@functools.cache
+def spec_dir() -> Path:
+    """The directory holding the spec files."""
+    here = Path(__file__).resolve().parent
+    for candidate in (here / "_spec", here.parents[1] / "spec"):
+        if (candidate / RUN_CONFIG_SCHEMA).is_file():
+            return candidate
+    raise FileNotFoundError(f"tau spec files not found next to {here}")
+
+
+def spec_path(name: str) -> Path:
+    """Path of one spec file by its name relative to spec/."""
+    return spec_dir() / name
+
+
+@functools.cache
+def run_config_schema_bytes() -> bytes:
+    """The run-config JSON Schema exactly as checked in (`tau run schema` prints these bytes)."""
+    return spec_path(RUN_CONFIG_SCHEMA).read_bytes()
+
+
+@functools.cache
+def run_config_schema() -> dict[str, Any]:
+    """The run-config JSON Schema, parsed."""
+    schema: dict[str, Any] = json.loads(run_config_schema_bytes())
+    return schema

@@ -1,0 +1,58 @@
+"""Find the config a `tau run` command means: TARGET, --config, or a default file.
+
+Performs I/O (checks which files exist).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from tau.errors import NotImplementedYet, UsageError
+
+DEFAULT_FILES = ("tau.yaml", "tau.yml", ".tau.yaml")
+_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+
+
+@dataclass(frozen=True)
+class Target:
+    """The config file to read and the run name the command line gives, if any."""
+
+    path: Path
+    name: str | None = None
+
+
+def resolve(target: str | None, config: Path | None, cwd: Path) -> Target:
+    """Resolve the command line to a config file.
+
+    Raises:
+        UsageError: the target is a path, is missing, or is ambiguous.
+    """
+    if target is not None and ("/" in target or "\\" in target or target.endswith((".yaml", ".yml"))):
+        raise UsageError(f'run target "{target}" must be a name, not a path; use --config for '
+                         "explicit paths")
+    if target is not None and not _NAME.match(target):
+        raise UsageError(f'run target "{target}" is not a valid run name (lowercase letters, '
+                         "digits and '-')")
+    if config is not None:
+        path = config if config.is_absolute() else cwd / config
+        if not path.is_file():
+            raise UsageError(f'config file "{config}" not found')
+        return Target(path, target)
+    if target == "smoke":
+        raise NotImplementedYet("tau run smoke (the built-in platform probe)")
+    if target is not None:
+        found = [p for p in (cwd / "tau" / f"{target}.yaml", cwd / "tau" / f"{target}.yml")
+                 if p.is_file()]
+        if len(found) == 2:
+            raise UsageError(f'run target "{target}" has both tau/{target}.yaml and '
+                             f"tau/{target}.yml; keep exactly one extension")
+        if not found:
+            raise UsageError(f'run target "{target}" not found; expected tau/{target}.yaml or '
+                             "pass --config")
+        return Target(found[0])
+    for name in DEFAULT_FILES:
+        if (cwd / name).is_file():
+            return Target(cwd / name)
+    raise UsageError("no Tau run config found; create tau.yaml or pass --config")

@@ -1,0 +1,54 @@
+"""The local-import check: a script that imports sibling modules which will not be shipped.
+
+Performs I/O (reads the entrypoint and lists its directory). Only the entrypoint file is
+embedded in a run; a sibling `utils.py` it imports would fail at start-up on the cluster,
+minutes later and after queueing, so it is caught here.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from pathlib import Path
+
+from tau.validate.context import Context, first
+
+
+def local_imports(script: Path) -> list[tuple[str, int]]:
+    """Top-level module names the script imports that exist next to it, with their lines."""
+    try:
+        tree = ast.parse(script.read_text(encoding="utf-8"), filename=str(script))
+    except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
+        return []
+    here = script.parent
+    found: dict[str, int] = {}
+    for node in ast.walk(tree):
+        names: list[str] = []
+        if isinstance(node, ast.Import):
+            names = [alias.name.split(".")[0] for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names = [node.module.split(".")[0]]
+        for name in names:
+            if name in sys.stdlib_module_names or name == script.stem:
+                continue
+            if (here / f"{name}.py").is_file() or (here / name / "__init__.py").is_file():
+                found.setdefault(name, node.lineno)
+    return sorted(found.items())
+
+
+def check(ctx: Context) -> None:
+    """Reject imports of unshipped local modules (skipped when a project tree is shipped)."""
+    if ctx.has("run.working_dir") or ctx.has("run.source"):
+        return
+    entry_path, entry = first(ctx.data, "run.entrypoint", "run.script", "entrypoint", "script")
+    if not isinstance(entry, str) or not entry.endswith(".py"):
+        return
+    script = (ctx.config_dir / entry) if not entry.startswith("/") else Path(entry)
+    if not script.is_file():
+        return  # a missing entrypoint is reported by --dry-run=client, which reads it
+    for name, line in local_imports(script):
+        ship = ("set run.working_dir to ship the project directory" if ctx.engine == "rayjob"
+                else "ship the project with run.source (a digest-pinned source image)")
+        ctx.error(entry_path, f'entrypoint "{entry}" imports local module "{name}" (line {line}), '
+                  "which is not shipped: only the entrypoint file is embedded in the run",
+                  f"{ship}, install the module in the image, or inline it")

@@ -1,0 +1,245 @@
+"""Check a parsed config against the checked-in JSON Schema and gather every problem.
+
+Pure. The schema in spec/ is the single source of truth for field names, types, enums and
+bounds; this walker reads it and words each problem for people (the path, the bad value,
+the fix), which a generic JSON Schema validator does not. Deprecated enum aliases are
+normalized to their canonical value with a warning.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from tau import suggest
+from tau.errors import Diagnostic
+from tau.load import PathKey, RawDocument, dotted
+from tau.spec import run_config_schema
+
+_TYPE_WORDS = {
+    "string": "a string",
+    "integer": "an integer",
+    "number": "a number",
+    "boolean": "a boolean (true or false)",
+    "object": "a mapping",
+    "array": "a list",
+    "null": "null",
+}
+
+# The removed eval surface: evaluation is an ordinary run. Checked before unknown keys so
+# users of old configs get the migration story instead of a bare "field not found".
+_EVAL_MIGRATION = (
+    "the eval task surface was removed: evaluation is an ordinary run. Keep `engine: job`, "
+    "put the evaluation in the entrypoint script, and pass model and results paths through "
+    "`runtime.env` (for example MODEL_PATH and RESULTS_DIR)"
+)
+#: Returned for a value of the wrong type, which is then left out of the normalized data so
+#: later rules only ever see well-typed values.
+_INVALID = object()
+
+_EVAL_KEYS = {("task",), ("eval",), ("run", "task")}
+
+
+@dataclass
+class Checked:
+    """The outcome of the structural check: normalized data and every diagnostic."""
+
+    data: dict[str, Any]
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+
+
+def type_name(value: Any) -> str:
+    """JSON Schema type word of a Python value."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, dict):
+        return "object"
+    if isinstance(value, list):
+        return "array"
+    return type(value).__name__
+
+
+def show(value: Any) -> str:
+    """A user value as it appears in a message: strings in double quotes."""
+    if isinstance(value, str):
+        return '"' + value.replace('"', '\\"') + '"'
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "null"
+    if isinstance(value, dict | list):
+        return type_name(value)
+    return str(value)
+
+
+def describe(value: Any) -> str:
+    """A value with its type, for type errors: `string "two"`, `a list`."""
+    if isinstance(value, dict | list) or value is None:
+        return _TYPE_WORDS[type_name(value)]
+    return f"{type_name(value)} {show(value)}"
+
+
+def _matches_type(value: Any, wanted: str) -> bool:
+    kind = type_name(value)
+    return kind == wanted or (wanted == "number" and kind == "integer")
+
+
+@functools.cache
+def known_paths() -> tuple[tuple[str, ...], ...]:
+    """Every field path the schema defines (list items and free-form maps are leaves)."""
+    found: list[tuple[str, ...]] = []
+
+    def walk(node: dict[str, Any], path: tuple[str, ...]) -> None:
+        props = node.get("properties")
+        if isinstance(props, dict):
+            for key, child in props.items():
+                found.append((*path, key))
+                walk(child, (*path, key))
+        items = node.get("items")
+        if isinstance(items, dict) and "properties" in items:
+            walk(items, path)
+
+    walk(run_config_schema(), ())
+    return tuple(found)
+
+
+def _enum_values(node: dict[str, Any]) -> tuple[list[Any], dict[str, str]]:
+    """Canonical values and deprecated aliases (alias → canonical) of an enum node."""
+    if "enum" in node:
+        return list(node["enum"]), {}
+    if "oneOf" in node:
+        canonical = [v for option in node["oneOf"] if not option.get("deprecated")
+                     for v in option.get("enum", [])]
+        return canonical, dict(node.get("x-tau-aliases", {}))
+    return [], {}
+
+
+class _Walker:
+    def __init__(self, doc: RawDocument) -> None:
+        self.doc = doc
+        self.out: list[Diagnostic] = []
+
+    def error(self, path: PathKey, message: str, hint: str | None = None, *, key: bool = False,
+              severity: str = "error") -> None:
+        src = self.doc.source
+        loc = src.key(path) if key else src.value(path)
+        self.out.append(Diagnostic(dotted(path), message, hint, loc, severity))
+
+    def walk(self, node: dict[str, Any], value: Any, path: PathKey) -> Any:
+        wanted = node.get("type")
+        if wanted is not None:
+            options = wanted if isinstance(wanted, list) else [wanted]
+            if not any(_matches_type(value, t) for t in options):
+                words = " or ".join(_TYPE_WORDS.get(t, t) for t in options)
+                self.error(path, f"{dotted(path)} must be {words} (got {describe(value)})")
+                return _INVALID
+        if isinstance(value, dict):
+            return self._object(node, value, path)
+        if isinstance(value, list):
+            return self._array(node, value, path)
+        return self._scalar(node, value, path)
+
+    def _object(self, node: dict[str, Any], value: dict[str, Any], path: PathKey) -> dict[str, Any]:
+        props: dict[str, Any] = node.get("properties", {})
+        extra = node.get("additionalProperties", True)
+        out: dict[str, Any] = {}
+        for key, child in value.items():
+            child_path = (*path, key)
+            if child_path in _EVAL_KEYS:
+                self.error(child_path, _EVAL_MIGRATION, key=True)
+                continue
+            if key in props:
+                checked = self.walk(props[key], child, child_path)
+            elif extra is False:
+                self._unknown(node, key, child_path)
+                continue
+            elif isinstance(extra, dict):
+                checked = self.walk(extra, child, child_path)
+            else:
+                checked = child
+            if checked is not _INVALID:
+                out[key] = checked
+        return out
+
+    def _unknown(self, node: dict[str, Any], key: str, path: PathKey) -> None:
+        type_label = node.get("x-tau-type", "runconfig.Config")
+        parent = path[:-1]
+        near = suggest.closest(key, node.get("properties", {}))
+        hint = None
+        if near is not None:
+            hint = f"did you mean `{dotted((*parent, near))}`?"
+        else:
+            elsewhere = sorted(".".join(p) for p in known_paths() if p[-1] == key)
+            if elsewhere:
+                hint = f"`{key}` belongs elsewhere: did you mean `{elsewhere[0]}`?"
+            else:
+                hint = "run `tau run explain-config` for the fields of this group"
+        self.error(path, f"field {key} not found in type {type_label}", hint, key=True)
+
+    def _array(self, node: dict[str, Any], value: list[Any], path: PathKey) -> list[Any]:
+        most = node.get("maxItems")
+        if most is not None and len(value) > most:
+            self.error(path, f"{dotted(path)} has {len(value)} entries; at most {most} are allowed")
+        items = node.get("items")
+        if not isinstance(items, dict):
+            return value
+        checked = (self.walk(items, item, (*path, i)) for i, item in enumerate(value))
+        return [item for item in checked if item is not _INVALID]
+
+    def _scalar(self, node: dict[str, Any], value: Any, path: PathKey) -> Any:
+        canonical, aliases = _enum_values(node)
+        if canonical:
+            if value in aliases:
+                new = aliases[value]
+                self.error(path, f"{dotted(path)} value {show(value)} is deprecated; tau reads it "
+                                 f"as {show(new)}", f"write `{path[-1]}: {new}`",
+                           severity="warning")
+                return new
+            if value not in canonical:
+                self.error(path, f"{dotted(path)} must be one of: "
+                                 f"{', '.join(str(v) for v in canonical)} (got {show(value)})")
+                return value
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            low, high = node.get("minimum"), node.get("maximum")
+            if low is not None and value < low:
+                bound = f">= {low}" if high is None else f"between {low} and {high}"
+                self.error(path, f"{dotted(path)} must be {bound} (got {value})")
+            elif high is not None and value > high:
+                bound = f"<= {high}" if low is None else f"between {low} and {high}"
+                self.error(path, f"{dotted(path)} must be {bound} (got {value})")
+        if isinstance(value, str):
+            self._string(node, value, path)
+        return value
+
+    def _string(self, node: dict[str, Any], value: str, path: PathKey) -> None:
+        longest = node.get("maxLength")
+        if longest is not None and len(value) > longest:
+            self.error(path, f"{dotted(path)} {show(value)} is {len(value)} characters; "
+                             f"at most {longest} are allowed")
+            return
+        pattern = node.get("pattern")
+        if pattern is not None and not re.search(pattern, value):
+            hint = node.get("x-tau-pattern-hint", f"match the pattern {pattern}")
+            self.error(path, f"{dotted(path)} {show(value)} is not valid: use {hint}")
+
+
+def check(doc: RawDocument) -> Checked:
+    """Walk the document against the run-config schema.
+
+    Returns:
+        The normalized data (deprecated aliases replaced, unknown keys dropped) and every
+        diagnostic, errors and warnings alike.
+    """
+    walker = _Walker(doc)
+    data = walker.walk(run_config_schema(), doc.data, ())
+    return Checked(data if isinstance(data, dict) else {}, walker.out)
