@@ -128,12 +128,8 @@ def test_create_stamps_uid_timestamp_generation_namespace_and_increasing_version
 
 def test_create_answers_201_and_a_duplicate_is_already_exists(kube_api, kube_client):
     batch = client.BatchV1Api(kube_client)
-    _, code, _ = batch.create_namespaced_job_with_http_info("default", job("train")).__iter__() \
-        if False else (None, 201, None)
-    response = client.BatchV1Api(kube_client).create_namespaced_job_with_http_info(
-        "default", job("train")
-    )
-    assert response.status_code == 201 and code == 201
+    created, code, _headers = batch.create_namespaced_job_with_http_info("default", job("train"))
+    assert code == 201 and created.metadata.name == "train"
     with pytest.raises(ApiException) as caught:
         batch.create_namespaced_job("default", job("train"))
     body = status_of(caught.value)
@@ -327,12 +323,13 @@ def test_json_patch_applies_operations_in_order(kube_api, kube_client):
         {"op": "add", "path": "/spec/args/-", "value": "y"},
         {"op": "copy", "from": "/spec/args/0", "path": "/spec/first"},
         {"op": "remove", "path": "/spec/args/0"},
-    ])
+    ], _content_type="application/json-patch+json")
     assert patched["spec"] == {"entrypoint": "python eval.py", "args": ["y"], "first": "x"}
     assert patched["metadata"]["labels"] == {"a": "1"}
     with pytest.raises(ApiException) as caught:
         custom.patch_namespaced_custom_object("ray.io", "v1", "default", "rayjobs", "r", [
-            {"op": "test", "path": "/spec/entrypoint", "value": "nope"}])
+            {"op": "test", "path": "/spec/entrypoint", "value": "nope"}],
+            _content_type="application/json-patch+json")
     assert caught.value.status == 422
 
 
