@@ -69,7 +69,7 @@ _HERE = Where()
 
 
 def _emit(text: str) -> None:
-    print(text, end="")
+    print(text, end="")  # noqa: T201 - the CLI is the only layer that prints
 
 
 # --- datasets --------------------------------------------------------------------------------
@@ -179,8 +179,8 @@ def dataset_register(
     if output == "json":
         _emit(fmt.to_json(rec))
     else:
-        print(f"registered {rec['name']}@{rec['version']}: {len(rec['files'])} file(s), "
-              f"{fmt.human_bytes(rec['total_bytes'])}, {rec['digest']}")
+        _emit(f"registered {rec['name']}@{rec['version']}: {len(rec['files'])} file(s), "
+              f"{fmt.human_bytes(rec['total_bytes'])}, {rec['digest']}\n")
     return 0
 
 
@@ -372,5 +372,5 @@ def model_index_rebuild(*, model_: Annotated[str | None, Parameter(name="--model
         where: Registry selection.
     """
     count = ModelRegistry(where.backend()).rebuild(model=model_, run=run)
-    print(f"indexed {count} model run(s)")
+    _emit(f"indexed {count} model run(s)\n")
     return 0

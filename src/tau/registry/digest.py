@@ -69,7 +69,9 @@ def list_files(root: Path) -> list[str]:
     return sorted(found)
 
 
-def scan(root: Path, paths: Iterable[str] | None = None, *, workers: int | None = None) -> list[FileFact]:
+def scan(
+    root: Path, paths: Iterable[str] | None = None, *, workers: int | None = None
+) -> list[FileFact]:
     """Hash files under `root` (all of them, or the given relative paths) on a thread pool.
 
     Args:

@@ -207,8 +207,9 @@ class ModelRegistry:
             index = load_json(self.backend, layout.finetune_file(name, "artifacts.json"))
             if index is None:
                 if run:
+                    where = self.backend.display(layout.finetune_file(run, "artifacts.json"))
                     raise NotFoundError(f"run {run} has no artifacts.json",
-                                        hint=f"expected {self.backend.display(layout.finetune_file(run, 'artifacts.json'))}")
+                                        hint=f"expected {where}")
                 continue
             index.setdefault("run", name)
             self._index_one(index, model)

@@ -1,4 +1,4 @@
-"""The ``--registry pvc`` backend: registry documents on the registry PVC via short-lived helper pods.
+"""The ``--registry pvc`` backend: registry documents on the PVC via short-lived helper pods.
 
 Performs I/O (Kubernetes API). Each operation creates one pod (``tau-get-*``, ``tau-ls-*``,
 ``tau-write-*``, ``tau-cas-*``) that mounts the PVC at ``/data``, runs a small POSIX shell script,
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import os
 import secrets
 import time
 from collections.abc import Callable
@@ -55,7 +56,9 @@ def _default_api(context: str | None) -> Any:
     from kubernetes import config  # lazy: only the pvc backend needs the client
 
     try:
-        return config.new_client_from_config(context=context)
+        # The client reads $KUBECONFIG once at import; read it per call instead.
+        return config.new_client_from_config(config_file=os.environ.get("KUBECONFIG"),
+                                             context=context)
     except Exception as exc:  # the client raises ConfigException or plain errors alike
         raise ClusterError(f"cannot load kubeconfig for the pvc registry: {exc}",
                            hint="pass --context, or use --registry file://DIR") from exc
