@@ -128,6 +128,9 @@ def test_ref_json_and_env(capsys, reg):
     _, out, _ = run(capsys, "ref", "web@v1", "-o", "env", "--staged-root", "/data/web",
                     "--env-prefix", "WEB")
     lines = out.splitlines()
+    code, _, err = run(capsys, "ref", "web@v1", "-o", "env", "--base-url", "https://x",
+                       "--env-prefix", "bad-prefix")
+    assert code == 1 and 'invalid --env-prefix "bad-prefix"' in err
     assert lines[0] == "WEB_URIS=/data/web/a.bin,/data/web/sub/b.bin"
     assert lines[1].startswith("WEB_SHA256S=") and lines[2] == "WEB_TOKEN_COUNTS=1000,500"
 
@@ -173,3 +176,34 @@ def test_importing_the_cli_does_not_import_kubernetes():
     code = ("import sys, tau.cli.data; "
             "sys.exit(1 if any(m.split('.')[0] == 'kubernetes' for m in sys.modules) else 0)")
     assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
+
+
+def test_az_located_records_verify_only_from_a_local_copy(capsys, reg):
+    code, _, _ = register(capsys, reg, "web@v1", "--account", "acct", "--container", "data",
+                          "--prefix", "web/v1")
+    assert code == 0
+    _, out, _ = run(capsys, "show", "web@v1")
+    assert "Location:    az://acct/data/web/v1" in out
+    code, _, err = run(capsys, "verify", "web@v1")
+    assert code == 1 and "cannot read az://" in err and "--from DIR" in err
+    assert run(capsys, "verify", "web@v1", "--from", str(reg / "src"))[0] == 0
+    code, _, err = register(capsys, reg, "web@v2", "--account", "acct")
+    assert code == 1 and "--account and --container go together" in err
+
+
+def test_verify_catches_an_edited_record(capsys, reg):
+    register(capsys, reg, "web@v1")
+    path = reg / "reg/dataset-registry/datasets/web/v1/dataset.json"
+    rec = json.loads(path.read_text())
+    rec["files"][0]["sha256"] = "0" * 64
+    path.write_text(json.dumps(rec))
+    code, out, _ = run(capsys, "verify", "web@v1")
+    assert code == 1
+    assert "  - record digest does not match the record's own file list" in out.splitlines()
+
+
+def test_corrupt_records_are_reported_not_raised(capsys, reg):
+    register(capsys, reg, "web@v1")
+    (reg / "reg/dataset-registry/datasets/web/v1/dataset.json").write_text("{nope")
+    code, _, err = run(capsys, "show", "web@v1")
+    assert code == 1 and "is not valid JSON" in err and "Traceback" not in err

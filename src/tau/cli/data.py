@@ -39,9 +39,8 @@ model.command(model_index)
 app.command(dataset)
 app.command(model)
 
-Output = Annotated[str, Parameter(name=["--output", "-o"], help="Output format.")]
-Tags = Annotated[list[str] | None, Parameter(name="--tag", help="Tag filter or label, k=v; "
-                                                              "repeatable.")]
+Output = Annotated[str, Parameter(name=["--output", "-o"])]
+Tags = Annotated[list[str] | None, Parameter(name="--tag", negative="")]
 Flag = Parameter(negative="")
 
 
@@ -169,6 +168,9 @@ def dataset_register(
     check_output(output, ("table", "json"))
     if purpose not in records.PURPOSES:
         raise RegistryError(f'--purpose must be one of: {", ".join(records.PURPOSES)}')
+    if bool(account) != bool(container):
+        raise RegistryError("--account and --container go together",
+                            hint="give both to record an az:// location, or neither")
     location = {"account": account, "container": container, "prefix": prefix} if account else {}
     reg = Registration(
         purpose=purpose, section=fields.section(purpose), tags=records.parse_tags(tag or []),

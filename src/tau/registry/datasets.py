@@ -7,6 +7,7 @@ an injected clock so records are reproducible in tests.
 from __future__ import annotations
 
 import json
+import re
 import shlex
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -305,6 +306,9 @@ def cas_alias(backend: Backend, path: str, doc: dict[str, Any], field: str, labe
 
 def env_lines(refdoc: Mapping[str, Any], prefix: str) -> str:
     """``ref -o env``: ``<PREFIX>_URIS``, ``_SHA256S`` and ``_TOKEN_COUNTS``, comma-separated."""
+    if not re.fullmatch(r"[A-Z_][A-Z0-9_]*", prefix):
+        raise RegistryError(f'invalid --env-prefix "{prefix}"',
+                            hint="use uppercase letters, digits and underscores, e.g. WEB_DATA")
     files = refdoc["files"]
     if any("uri" not in f for f in files):
         raise RegistryError(
