@@ -148,7 +148,7 @@ def test_the_cli_uses_the_pvc_by_default(capsys, kubelet, kubeconfig_file, volum
     src = tmp_path / "src"
     src.mkdir()
     (src / "f.txt").write_bytes(b"hello")
-    base = ["--context", EMULATOR_CONTEXT, "-n", "default"]
+    base = ["--context", EMULATOR_CONTEXT]  # namespace: the context's ("default")
     assert main(["data", "dataset", "register", "web@v1", "--from", str(src), "--purpose", "eval",
                  *base]) == 0
     assert main(["data", "dataset", "alias", "set", "web", "latest", "v1", *base]) == 0

@@ -64,6 +64,19 @@ def _default_api(context: str | None) -> Any:
                            hint="pass --context, or use --registry file://DIR") from exc
 
 
+def context_namespace(context: str | None) -> str:
+    """The namespace of the kubeconfig context (like kubectl), else ``default``."""
+    from kubernetes import config  # lazy
+
+    try:
+        contexts, active = config.list_kube_config_contexts(
+            config_file=os.environ.get("KUBECONFIG"))
+    except Exception:  # no usable kubeconfig: the client load reports it properly
+        return "default"
+    chosen = next((c for c in contexts if c.get("name") == context), None) if context else active
+    return str(((chosen or {}).get("context") or {}).get("namespace") or "default")
+
+
 class PvcBackend:
     """Registry documents on a PVC, read and written by helper pods."""
 
@@ -73,7 +86,7 @@ class PvcBackend:
         from kubernetes import client  # lazy
 
         self.pvc = pvc
-        self.namespace = namespace or "default"
+        self.namespace = namespace or context_namespace(context)
         self.image = image
         self.timeout = timeout
         self.poll = poll
