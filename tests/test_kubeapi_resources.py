@@ -201,7 +201,9 @@ def test_field_selectors_filter_by_name_namespace_and_pod_phase(kube_api, labell
         field_selector="status.phase=Running,metadata.namespace=default"
     )
     assert [p.metadata.name for p in running.items] == ["db"]
-    not_running = labelled_pods.list_namespaced_pod("default", field_selector="status.phase!=Running")
+    not_running = labelled_pods.list_namespaced_pod(
+        "default", field_selector="status.phase!=Running"
+    )
     assert sorted(p.metadata.name for p in not_running.items) == ["bare", "web"]
     with pytest.raises(ApiException) as caught:
         labelled_pods.list_namespaced_pod("default", field_selector="spec.unknown=x")

@@ -173,11 +173,13 @@ def test_custom_objects_can_be_watched_across_namespaces(kube_api, kube_client):
 
 def test_stopping_the_server_ends_an_open_watch(kube_api, kube_client):
     api = client.CoreV1Api(kube_client)
-    threading.Timer(0.2, kube_api.stop).start()
+    stopper = threading.Timer(0.2, kube_api.stop)
+    stopper.start()
     began = time.monotonic()
     events = list(watch.Watch().stream(api.list_namespaced_pod, "default",
                                        resource_version=str(kube_api.resource_version),
                                        timeout_seconds=10))
+    stopper.join()
     assert events == [] and time.monotonic() - began < 3
 
 

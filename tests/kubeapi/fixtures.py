@@ -25,6 +25,7 @@ def kube_api() -> Iterator[KubeApiServer]:
         yield server
     finally:
         server.stop()
+    assert not server.internal_errors, f"the emulator failed internally: {server.internal_errors}"
 
 
 def write_kubeconfig(server: KubeApiServer, path: Path, token: str = EMULATOR_TOKEN) -> Path:

@@ -137,7 +137,8 @@ class ApiRequestHandler(BaseHTTPRequestHandler):
         url = urlsplit(self.path)
         query = {k: v[-1] for k, v in parse_qs(url.query, keep_blank_values=True).items()}
         _, body = self._read_body()
-        self.emulator._log_request(method, url.path, query, body, dict(self.headers.items()))
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        self.emulator._log_request(method, url.path, query, body, headers)
         try:
             if isinstance(body, ApiError):
                 raise body
@@ -149,6 +150,13 @@ class ApiRequestHandler(BaseHTTPRequestHandler):
             self._send_json(error.code, error.status())
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True
+        except ValueError as error:
+            # Malformed numbers in query parameters (limit, tailLines, timeoutSeconds, ...).
+            self._send_json(400, errors.bad_request(f"invalid request: {error}").status())
+        except Exception as error:
+            # An emulator bug must fail loudly in the test, not hang the client on a dead socket.
+            self.emulator.internal_errors.append(error)
+            self._send_json(500, errors.failure_status(500, "InternalError", repr(error)))
 
     def _serve_discovery(self, method: str, path: str) -> bool:
         registry = self.emulator.kinds

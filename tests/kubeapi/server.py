@@ -23,7 +23,11 @@ from .store import DEFAULT_NAMESPACES, Clock, Store, utc_now
 
 @dataclass(frozen=True)
 class RecordedRequest:
-    """One request as the server saw it; ``query`` keeps the last value of each parameter."""
+    """One request as the server saw it.
+
+    ``query`` keeps the last value of each parameter, ``body`` is the parsed JSON (or None) and
+    ``headers`` are keyed in lower case because HTTP header names are case-insensitive.
+    """
 
     method: str
     path: str
@@ -83,6 +87,10 @@ class KubeApiServer:
         self._token: str | None = None
         self._http: _HTTPServer | None = None
         self._thread: threading.Thread | None = None
+        self._lifecycle_lock = threading.Lock()
+        # Unexpected exceptions inside request handling; answered as 500 InternalError.
+        self.internal_errors: list[Exception] = []
+        self._port = 0
         namespaces = self.kinds.resolve("v1", "Namespace")
         for name in DEFAULT_NAMESPACES:
             self.store.create(namespaces, None, {"metadata": {"name": name}})
@@ -90,32 +98,38 @@ class KubeApiServer:
     # ---------------------------------------------------------------- lifecycle
 
     def start(self) -> KubeApiServer:
-        self.stopping = False
-        self._http = _HTTPServer(self)
-        self._thread = threading.Thread(
-            target=self._http.serve_forever, kwargs={"poll_interval": 0.05},
-            name=f"kubeapi-{self.port}", daemon=True,
-        )
-        self._thread.start()
+        with self._lifecycle_lock:
+            if self._http is not None:
+                raise RuntimeError("the server is already started")
+            self.stopping = False
+            self._http = _HTTPServer(self)
+            self._port = int(self._http.server_address[1])
+            self._thread = threading.Thread(
+                target=self._http.serve_forever, kwargs={"poll_interval": 0.05},
+                name=f"kubeapi-{self._port}", daemon=True,
+            )
+            self._thread.start()
         return self
 
     def stop(self) -> None:
-        if self._http is None:
+        """Idempotent and safe to call from any thread, also while requests are in flight."""
+        with self._lifecycle_lock:
+            http, thread = self._http, self._thread
+            self._http = self._thread = None
+        if http is None:
             return
         self.stopping = True
         self.store.wake_watchers()
-        self._http.shutdown()
-        with self._http.connections_lock:
-            connections = list(self._http.open_connections)
+        http.shutdown()
+        with http.connections_lock:
+            connections = list(http.open_connections)
         for connection in connections:
             # Unblocks handler threads waiting on keep-alive reads so server_close can join them.
             with contextlib.suppress(OSError):
                 connection.shutdown(socket.SHUT_RDWR)
-        self._http.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-        self._http = None
-        self._thread = None
+        http.server_close()
+        if thread is not None:
+            thread.join(timeout=5)
 
     def __enter__(self) -> KubeApiServer:
         return self.start()
@@ -125,9 +139,10 @@ class KubeApiServer:
 
     @property
     def port(self) -> int:
-        if self._http is None:
-            raise RuntimeError("the server is not started")
-        return int(self._http.server_address[1])
+        # Kept after stop() so tests can check the port was released.
+        if not self._port:
+            raise RuntimeError("the server was never started")
+        return self._port
 
     @property
     def url(self) -> str:
