@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 import threading
+import urllib.error
 import urllib.request
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
-from kubernetes import client
+from kubernetes import client, dynamic
 from kubernetes.client.rest import ApiException
 
 from tests.kubeapi import KubeApiServer
@@ -481,3 +482,34 @@ def test_concurrent_creates_get_distinct_resource_versions(kube_api, kube_client
         thread.join()
     assert len(set(versions)) == 60
     assert len(api.list_namespaced_config_map("default").items) == 60
+
+
+# ---------------------------------------------------------------- other clients and routes
+
+
+def test_discovery_is_enough_for_the_dynamic_client(kube_api, kube_client, tmp_path: Path):
+    kube_api.register_kueue_kuberay_tau_kinds()
+    dyn = dynamic.DynamicClient(kube_client, cache_file=str(tmp_path / "discovery.json"))
+    workspaces = dyn.resources.get(api_version="tau.azure.com/v1alpha1", kind="TauWorkspace")
+    assert workspaces.namespaced
+    dyn.create(workspaces, namespace="default", body={
+        "apiVersion": "tau.azure.com/v1alpha1", "kind": "TauWorkspace",
+        "metadata": {"name": "ws"}, "spec": {}})
+    assert kube_api.get_object("tau.azure.com/v1alpha1", "TauWorkspace", "ws") is not None
+
+
+def test_delete_collection_removes_only_selected_objects(kube_api, kube_client):
+    api = client.CoreV1Api(kube_client)
+    api.create_namespaced_pod("default", pod("a", {"run": "1"}))
+    api.create_namespaced_pod("default", pod("b", {"run": "2"}))
+    api.delete_collection_namespaced_pod("default", label_selector="run=1")
+    assert [p.metadata.name for p in api.list_namespaced_pod("default").items] == ["b"]
+
+
+def test_unknown_paths_and_subresources_are_not_found(kube_api):
+    for path in ("/nonsense", "/api/v1/namespaces/default/configmaps/c/status",
+                 "/apis/batch/v2/namespaces/default/jobs"):
+        with pytest.raises(urllib.error.HTTPError) as caught:
+            raw_get(kube_api, path)
+        assert caught.value.code == 404
+        assert json.loads(caught.value.read())["reason"] == "NotFound"

@@ -224,7 +224,8 @@ class ApiRequestHandler(BaseHTTPRequestHandler):
         elif verb == "get":
             self._send_json(200, store.get(kind, ns, name or ""))
         elif verb == "create":
-            if name:
+            if name or (kind.namespaced and ns is None):
+                # Creates go to the collection URL of one namespace, never to an object URL.
                 raise errors.method_not_allowed(method)
             created = store.create(kind, ns, body, dry_run=_dry_run(query))
             self._send_json(201, created)
@@ -313,8 +314,7 @@ class ApiRequestHandler(BaseHTTPRequestHandler):
         try:
             if requested in ("", "0"):
                 # No version means "current state, then changes": replay what exists as ADDED.
-                with store.changed:
-                    existing, cursor = store.list(kind, namespace, matches)
+                existing, cursor = store.list(kind, namespace, matches)
                 for obj in existing:
                     self._write_event("ADDED", obj)
             else:

@@ -30,10 +30,6 @@ class ResourceKind:
     def api_version(self) -> str:
         return f"{self.group}/{self.version}" if self.group else self.version
 
-    @property
-    def group_version(self) -> str:
-        return self.api_version
-
 
 def _builtin(
     group: str,

@@ -105,7 +105,7 @@ class KubeApiServer:
             self._http = _HTTPServer(self)
             self._port = int(self._http.server_address[1])
             self._thread = threading.Thread(
-                target=self._http.serve_forever, kwargs={"poll_interval": 0.05},
+                target=self._http.serve_forever, kwargs={"poll_interval": 0.01},
                 name=f"kubeapi-{self._port}", daemon=True,
             )
             self._thread.start()

@@ -464,19 +464,18 @@ class Store:
     def _remove(
         self, kind: ResourceKind, key: ObjectKey, current: dict[str, Any], propagation: str
     ) -> dict[str, Any]:
+        if current["metadata"].get("finalizers") and current["metadata"].get("deletionTimestamp"):
+            return current  # already terminating: a repeated delete changes nothing
         gone = copy.deepcopy(current)
         meta = gone["metadata"]
         self._rv += 1
         meta["resourceVersion"] = str(self._rv)
         if meta.get("finalizers"):
-            if not current["metadata"].get("deletionTimestamp"):
-                meta["deletionTimestamp"] = self._timestamp()
-                meta["deletionGracePeriodSeconds"] = 0
-                self._bucket(kind)[key] = gone
-                self._record(kind, "MODIFIED", gone, current)
-            else:
-                self._rv -= 1
-                return current
+            # Finalizers block removal: mark the object terminating and let controllers finish.
+            meta["deletionTimestamp"] = self._timestamp()
+            meta["deletionGracePeriodSeconds"] = 0
+            self._bucket(kind)[key] = gone
+            self._record(kind, "MODIFIED", gone, current)
             return gone
         del self._bucket(kind)[key]
         self._record(kind, "DELETED", gone, current)
