@@ -79,7 +79,24 @@ def run(
     project
         Project of a monorepo catalog (tau.projects.yaml).
     """
-    raise NotImplementedYet("tau run TARGET (render and submit)")
+    import os
+
+    from tau import manifests, preview
+    from tau.errors import UsageError
+
+    fmt = check_output(output, ("yaml", "json"))
+    if dry_run not in (None, "client", "server"):
+        raise UsageError("--dry-run must be one of: client, server")
+    valid = _load_valid(target, config)
+    if dry_run != "client":
+        raise NotImplementedYet("tau run TARGET without --dry-run=client (submitting to a cluster)")
+    result = preview.client_preview(valid, os.environ)
+    for line in result.warnings:
+        print(line, file=sys.stderr)
+    text = manifests.dump_yaml(result.documents) if fmt == "yaml" else manifests.dump_json(
+        result.documents)
+    sys.stdout.write(text)
+    return 0
 
 
 @app.command

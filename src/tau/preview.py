@@ -1,0 +1,76 @@
+"""The offline half of `tau run`: read the entrypoint and catalog, resolve, render.
+
+Performs I/O (reads the entrypoint and the catalog). `--dry-run=client` prints exactly
+what this returns, and submit sends the same objects, so a preview never lies.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tau import presets, render
+from tau.errors import ConfigError, Diagnostic
+from tau.plan import Script
+from tau.resolve import Resolved, resolve
+from tau.validate import ValidConfig
+from tau.validate.context import first
+
+PLACEHOLDER_WARNING = ("client dry-run does not contact the cluster: {fields} shown as a "
+                       "placeholder and resolved at submit; use --dry-run=server to see the real "
+                       "value")
+
+
+@dataclass(frozen=True)
+class Preview:
+    """Rendered objects and what the user should hear about them."""
+
+    documents: list[dict[str, Any]]
+    resolved: Resolved
+
+    @property
+    def warnings(self) -> list[str]:
+        lines = [d.format() for d in self.resolved.warnings]
+        if self.resolved.placeholders:
+            fields = " and ".join(self.resolved.placeholders)
+            lines.append("warning: " + PLACEHOLDER_WARNING.format(fields=fields))
+        return lines
+
+
+def read_script(valid: ValidConfig) -> Script | None:
+    """The entrypoint file, resolved against the config's directory; None with run.source.
+
+    Raises:
+        ConfigError: the entrypoint does not exist or cannot be read.
+    """
+    path_key, entry = first(valid.data, "run.entrypoint", "run.script", "entrypoint", "script")
+    if not entry or valid.get("run.source"):
+        return None
+    path = Path(entry) if entry.startswith("/") else valid.config_dir / entry
+    try:
+        content = path.read_bytes()
+    except OSError as exc:
+        reason = "file not found" if isinstance(exc, FileNotFoundError) else (exc.strerror or str(exc))
+        loc = valid.source.value(tuple(path_key.split(".")))
+        raise ConfigError([Diagnostic(path_key, f'run.entrypoint "{entry}": {reason} ({path})',
+                                      "the entrypoint resolves relative to the config file's "
+                                      "directory", loc)]) from None
+    first_line = content.split(b"\n", 1)[0]
+    shebang = first_line[2:].decode(errors="replace").strip() if first_line.startswith(b"#!") else None
+    return Script(path.name, content, shebang)
+
+
+def catalog_for(valid: ValidConfig, env: Mapping[str, str]) -> presets.Catalog:
+    explicit = valid.get("policy.topology_policy")
+    path = None
+    if explicit:
+        path = Path(explicit) if explicit.startswith("/") else valid.config_dir / explicit
+    return presets.load_catalog(path, env.get("TAU_TOPOLOGY_POLICY"))
+
+
+def client_preview(valid: ValidConfig, env: Mapping[str, str]) -> Preview:
+    """Render offline with placeholders and redacted Secret references."""
+    resolved = resolve(valid, catalog_for(valid, env), read_script(valid))
+    return Preview(render.render(resolved.plan, redact=True), resolved)

@@ -1,0 +1,91 @@
+"""Command lines of the Job's main container: python, shebang script, torchrun.
+
+Pure. The entrypoint travels in the TAU_SCRIPT_B64 env var and is decoded at start, so the
+manifest is the whole run: no ConfigMap to create first, nothing to drift.
+"""
+
+from __future__ import annotations
+
+import shlex
+
+from tau.plan import Plan
+
+MASTER_PORT = 29500
+PY_TARGET = "/tmp/tau-entrypoint.py"  # noqa: S108 - a path inside the container
+SH_TARGET = "/tmp/run.sh"  # noqa: S108
+
+# Checks that /mnt (node-local scratch) is writable, has room and is fast; otherwise the hot
+# paths fall back to /data so a slow or full disk degrades speed instead of failing the run.
+STORAGE_PREFLIGHT = """\
+tau_hot_fallback() {
+  export TAU_STORAGE_HOT_STATUS=fallback TAU_STORAGE_HOT_REASON="$1"
+  export TAU_DATASETS_DIR=/data/datasets TAU_CHECKPOINTS_DIR=/data/checkpoints
+  echo "tau: /mnt unusable ($1); hot datasets and checkpoints use /data" >&2
+}
+if ! mkdir -p /mnt/datasets /mnt/checkpoints 2>/dev/null || ! touch /mnt/.tau-probe 2>/dev/null; then
+  tau_hot_fallback not-writable
+elif [ "$(df -Pk /mnt | awk 'NR==2 {print $4}')" -lt 1048576 ]; then
+  tau_hot_fallback low-space
+else
+  start=$(date +%s%N)
+  dd if=/dev/zero of=/mnt/.tau-probe bs=1M count=64 conv=fsync status=none
+  elapsed=$(( ($(date +%s%N) - start) / 1000000 ))
+  mbps=$(( 64000 / (elapsed > 0 ? elapsed : 1) ))
+  export TAU_STORAGE_HOT_WRITE_MBPS=$mbps
+  if [ "$mbps" -lt 50 ]; then tau_hot_fallback slow-write; else export TAU_STORAGE_HOT_STATUS=ok; fi
+fi
+rm -f /mnt/.tau-probe
+exec "$@\""""
+
+
+def _flags(plan: Plan) -> str:
+    parts = []
+    for key, value in plan.launcher_configs:
+        text = "true" if value is True else "false" if value is False else str(value)
+        parts.append(f" --{key}" if text == "" else f" --{key}={shlex.quote(text)}")
+    return "".join(parts)
+
+
+def headless_host(plan: Plan) -> str:
+    return f"{plan.name}-0.{plan.name}-headless"
+
+
+def torchrun_args(plan: Plan) -> str:
+    if plan.multi_node:
+        return (f"--nnodes={plan.nodes} --node_rank=$JOB_COMPLETION_INDEX --rdzv-backend=c10d "
+                f"--rdzv-endpoint={headless_host(plan)}:{MASTER_PORT} --rdzv-id={plan.name} "
+                f"--nproc_per_node={plan.processes_per_node}")
+    return f"--standalone --nproc_per_node={plan.processes_per_node}"
+
+
+def main_command(plan: Plan) -> list[str] | None:
+    """argv of the main container, or None to run the image's own ENTRYPOINT."""
+    flags = _flags(plan)
+    if plan.source_image:
+        path = shlex.quote(f"/tau/source/{plan.source_entrypoint}")
+        if plan.launcher == "torchrun":
+            line = f"exec python3 -m torch.distributed.run {torchrun_args(plan)}{flags} {path}"
+        elif (plan.source_entrypoint or "").endswith(".py"):
+            line = f"exec python3 {path}{flags}"
+        else:
+            line = f"exec {path}{flags}"
+        return _wrap(plan, line)
+    if plan.script is None:
+        return None
+    decode = 'printf %s "$TAU_SCRIPT_B64" | base64 -d > '
+    if plan.launcher == "torchrun":
+        line = (f"{decode}{PY_TARGET} && exec python3 -m torch.distributed.run "
+                f"{torchrun_args(plan)}{flags} {PY_TARGET}")
+    elif plan.launcher == "python" and (plan.script.filename.endswith(".py")
+                                        or plan.script.shebang is None
+                                        or "python" in plan.script.shebang):
+        line = f"{decode}{PY_TARGET} && exec python3 {PY_TARGET}{flags}"
+    else:
+        line = f"{decode}{SH_TARGET} && chmod +x {SH_TARGET} && exec {SH_TARGET}{flags}"
+    return _wrap(plan, line)
+
+
+def _wrap(plan: Plan, line: str) -> list[str]:
+    if any(v.path == "/data" for v in plan.volumes):
+        return ["bash", "-lc", STORAGE_PREFLIGHT, "tau-entrypoint", "bash", "-c", line]
+    return ["bash", "-c", line]

@@ -1,0 +1,195 @@
+"""Plan → batch/v1 Job, and the headless Service of a multi-node torchrun Job.
+
+Pure. The Job is created suspended with a Kueue queue label: Kueue admits it by flipping
+`suspend`, so quota, not the API server, decides when it starts.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+from typing import Any
+
+from tau.plan import Plan
+from tau.render import labels as common
+from tau.render import meta, pod
+from tau.render.commands import MASTER_PORT, headless_host, main_command
+
+SHM_SIZE = "16Gi"
+
+
+def plan_to_service(plan: Plan) -> dict[str, Any]:
+    """The headless Service that gives rank 0 a stable DNS name for c10d rendezvous."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {
+            "name": f"{plan.name}-headless",
+            "namespace": plan.namespace,
+            "labels": {meta.LABEL_MANAGED_BY: meta.MANAGED_BY_VALUE, meta.LABEL_RUN_ID: plan.name},
+        },
+        "spec": {
+            "clusterIP": "None",
+            "publishNotReadyAddresses": True,
+            "selector": {meta.JOB_NAME_SELECTOR: plan.name},
+            "ports": [{"name": "c10d", "port": MASTER_PORT, "protocol": "TCP"}],
+        },
+    }
+
+
+def _env(plan: Plan, *, redact: bool) -> list[dict[str, Any]]:
+    env: dict[str, str] = {"TAU_PROFILE": common.profile_name(plan)}
+    if plan.script is not None and not plan.source_image:
+        env["TAU_SCRIPT_B64"] = base64.b64encode(plan.script.content).decode()
+        env["TAU_SCRIPT_SRC"] = plan.script.filename
+    if any(v.path == pod.DATA_ROOT for v in plan.volumes):
+        env.update(pod.STORAGE_ENV)
+    env.update(pod.output_env(plan))
+    if plan.launcher == "torchrun":
+        env["MASTER_ADDR"] = headless_host(plan) if plan.multi_node else "localhost"
+        env["MASTER_PORT"] = str(MASTER_PORT)
+        if plan.processes_per_node > 1 or plan.multi_node:
+            env["OMP_NUM_THREADS"] = "1"
+    env.update(common.profiler_env(plan))
+    env.update(plan.retry_env)
+    env.update(dict(plan.env))
+    return pod.env_list(env, plan.secrets, redact=redact)
+
+
+def _volumes(plan: Plan) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
+    """volumes, main-container mounts and init containers."""
+    volumes: list[dict[str, Any]] = []
+    mounts: list[dict[str, Any]] = []
+    inits: list[dict[str, Any]] = []
+    for vol in plan.volumes:
+        volumes.append({"name": vol.name, "persistentVolumeClaim": {"claimName": vol.claim}})
+        mount = {"name": vol.name, "mountPath": vol.path}
+        if vol.read_only:
+            mount["readOnly"] = True
+        mounts.append(mount)
+    paths = {v.path for v in plan.volumes}
+    if pod.DATA_ROOT in paths and pod.HOT_ROOT not in paths:
+        # Node-local scratch for hot datasets and checkpoints; the preflight checks it.
+        volumes.append({"name": "tau-hot", "emptyDir": {}})
+        mounts.append({"name": "tau-hot", "mountPath": pod.HOT_ROOT})
+    if plan.launcher == "torchrun" and (plan.processes_per_node > 1 or plan.multi_node):
+        # NCCL and dataloader workers share memory through /dev/shm; the default 64Mi is too small.
+        volumes.append({"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": SHM_SIZE}})
+        mounts.append({"name": "dshm", "mountPath": "/dev/shm"})
+    if plan.source_image:
+        volumes.append({"name": "tau-source", "emptyDir": {}})
+        mounts.append({"name": "tau-source", "mountPath": "/tau/source"})
+        inits.append({
+            "name": "tau-source",
+            "image": plan.source_image,
+            "command": ["/bin/sh", "-c", 'cp -R -- "$1"/. /tau-source/ && chmod -R a+rwX '
+                        '/tau-source && chmod a+x "/tau-source/$2"'],
+            "args": ["tau-source", plan.source_path or "", plan.source_entrypoint or ""],
+            "volumeMounts": [{"name": "tau-source", "mountPath": "/tau-source"}],
+        })
+    for asset in plan.image_assets:
+        vol = f"tau-asset-{asset.name}"
+        volumes.append({"name": vol, "emptyDir": {}})
+        mounts.append({"name": vol, "mountPath": asset.mount_path, "readOnly": True})
+        inits.append({
+            "name": vol,
+            "image": asset.image,
+            "command": ["/bin/cp", "-a", "--", f"{asset.source_path}/.", "/tau-asset/"],
+            "volumeMounts": [{"name": vol, "mountPath": "/tau-asset"}],
+        })
+    return volumes, mounts, inits
+
+
+def _container(plan: Plan, mounts: list[dict[str, Any]], *, redact: bool) -> dict[str, Any]:
+    container: dict[str, Any] = {"name": "main", "image": plan.image,
+                                 "env": _env(plan, redact=redact)}
+    command = main_command(plan)
+    if command is not None:
+        container["command"] = command
+    res = pod.resources(plan.resources, plan.gpus)
+    if res:
+        container["resources"] = res
+    if mounts:
+        container["volumeMounts"] = mounts
+    working_dir = plan.working_dir or ("/tau/source" if plan.source_image else None)
+    if working_dir is None and any(v.path == pod.DATA_ROOT for v in plan.volumes):
+        working_dir = pod.DATA_ROOT
+    if working_dir:
+        container["workingDir"] = working_dir
+    if plan.security_restricted:
+        container["securityContext"] = pod.restricted_security()
+    return container
+
+
+def _annotations(plan: Plan) -> dict[str, str]:
+    notes = common.workload_annotations(plan)
+    if plan.script is not None:
+        notes[meta.ANNOTATION_SCRIPT_PAYLOAD_DIGEST] = hashlib.sha256(plan.script.content).hexdigest()
+    if plan.source_image:
+        source = f"{plan.source_image}\n{plan.source_path}\n{plan.source_entrypoint}"
+        notes[meta.ANNOTATION_PAYLOAD_DIGEST] = hashlib.sha256(source.encode()).hexdigest()
+    if plan.gpus > 0:
+        notes[meta.ANNOTATION_GPU_COUNT] = str(plan.gpus)
+    if plan.launcher == "torchrun":
+        notes[meta.ANNOTATION_WORKLOADSPEC_EXECUTION] = json.dumps(
+            {"launcher": "torchrun", "processes_per_node": max(plan.processes_per_node, 1),
+             "nodes": max(plan.nodes, 1)}, separators=(",", ":"))
+    extra = [v for v in plan.volumes if v.name != "data"]
+    if extra:
+        notes[meta.ANNOTATION_STORAGE_MOUNTS] = json.dumps(
+            [{"source": v.name, "path": v.path, "read_only": v.read_only, "source_ref": v.claim}
+             for v in extra], separators=(",", ":"))
+    return notes
+
+
+def plan_to_job(plan: Plan, *, redact: bool) -> dict[str, Any]:
+    """The suspended Job; Indexed with `nodes` completions for multi-node torchrun."""
+    volumes, mounts, inits = _volumes(plan)
+    pod_spec: dict[str, Any] = {
+        "restartPolicy": "Never",
+        # Long enough for a training loop to write a final checkpoint after SIGTERM.
+        "terminationGracePeriodSeconds": 600,
+        "containers": [_container(plan, mounts, redact=redact)],
+    }
+    if plan.gpus > 0:
+        pod_spec["tolerations"] = [dict(t) for t in pod.GPU_TOLERATIONS]
+    if plan.placement.pod_priority_class:
+        pod_spec["priorityClassName"] = plan.placement.pod_priority_class
+    if plan.placement.node_selector:
+        pod_spec["nodeSelector"] = dict(plan.placement.node_selector)
+    if plan.multi_node:
+        pod_spec["subdomain"] = f"{plan.name}-headless"
+    if volumes:
+        pod_spec["volumes"] = volumes
+    if inits:
+        pod_spec["initContainers"] = inits
+    template_meta: dict[str, Any] = {"labels": common.pod_labels(plan, "job")}
+    pod_notes = common.pod_annotations(plan)
+    if pod_notes:
+        template_meta["annotations"] = pod_notes
+    spec: dict[str, Any] = {
+        "suspend": True,
+        # tau's own retry loop decides about retries; Kubernetes must not restart silently.
+        "backoffLimit": 0,
+        "ttlSecondsAfterFinished": plan.ttl_seconds,
+        "template": {"metadata": template_meta, "spec": pod_spec},
+    }
+    if plan.multi_node:
+        spec.update({"completionMode": "Indexed", "completions": plan.nodes,
+                     "parallelism": plan.nodes})
+    metadata: dict[str, Any] = {
+        "name": plan.name,
+        "namespace": plan.namespace,
+        "labels": common.workload_labels(plan, "job"),
+    }
+    notes = _annotations(plan)
+    if notes:
+        metadata["annotations"] = notes
+    return {"apiVersion": "batch/v1", "kind": "Job", "metadata": metadata, "spec": spec}
+
+
+def plan_to_documents(plan: Plan, *, redact: bool) -> list[dict[str, Any]]:
+    """Every object of a Job run, in the order they are applied."""
+    job = plan_to_job(plan, redact=redact)
+    return [plan_to_service(plan), job] if plan.multi_node else [job]

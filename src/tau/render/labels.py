@@ -1,0 +1,133 @@
+"""Labels, annotations and env that both workload kinds carry: identity, placement, capture.
+
+Pure.
+"""
+
+from __future__ import annotations
+
+from tau.plan import Plan
+from tau.render import meta
+
+_EXPERIMENT_LABELS = {
+    "project": meta.LABEL_STELLAR_PROJECT,
+    "name": meta.LABEL_STELLAR_EXPERIMENT,
+    "group": meta.LABEL_STELLAR_GROUP,
+}
+
+
+def profile_name(plan: Plan) -> str:
+    """The synthetic resource profile: policy.profile, the preset's profile, the preset name."""
+    return plan.placement.profile or plan.placement.preset or f"direct-{plan.engine}"
+
+
+def _identity(plan: Plan, kind: str) -> dict[str, str]:
+    out = {
+        meta.LABEL_MANAGED_BY: meta.MANAGED_BY_VALUE,
+        meta.LABEL_RUN_ID: meta.label_value(plan.name),
+        meta.LABEL_WORKLOAD_KIND: kind,
+        meta.LABEL_PROFILE: meta.label_value(profile_name(plan)),
+    }
+    p = plan.placement
+    if p.preset:
+        out[meta.LABEL_PRESET] = meta.label_value(p.preset)
+    if p.reclaimable:
+        out[meta.LABEL_PREEMPTIBLE] = "true"
+        out[meta.LABEL_RECLAIMABLE] = "true"
+    if p.gpu_class:
+        out[meta.LABEL_GPU_CLASS] = p.gpu_class
+    if plan.workspace:
+        out[meta.LABEL_WORKSPACE] = meta.label_value(plan.workspace)
+    experiment = dict(plan.experiment)
+    if not experiment.get("name") and experiment.get("title"):
+        experiment["name"] = experiment["title"]
+    for key, label in _EXPERIMENT_LABELS.items():
+        value = meta.label_value(experiment.get(key, ""))
+        if value:
+            out[label] = value
+    if p.workload_priority_class:
+        out[meta.KUEUE_PRIORITY_CLASS] = p.workload_priority_class
+    return out
+
+
+def workload_labels(plan: Plan, kind: str) -> dict[str, str]:
+    """Labels of the Job or RayJob itself, with the Kueue queue label."""
+    return {**_identity(plan, kind), meta.KUEUE_QUEUE_NAME: plan.placement.queue}
+
+
+def pod_labels(plan: Plan, kind: str) -> dict[str, str]:
+    """Labels of the pod template: the identity labels, never the queue label."""
+    return _identity(plan, kind)
+
+
+def podset_topology(plan: Plan) -> dict[str, str]:
+    """The Kueue podset topology annotation the placement asks for."""
+    p = plan.placement
+    if not p.topology_annotations or not p.topology:
+        return {}
+    if p.topology == "single-node-nvlink":
+        return {meta.KUEUE_PODSET_REQUIRED_TOPOLOGY: "kubernetes.io/hostname"}
+    return {meta.KUEUE_PODSET_UNCONSTRAINED_TOPOLOGY: "true"}
+
+
+def pod_annotations(plan: Plan) -> dict[str, str]:
+    return podset_topology(plan)
+
+
+def workload_annotations(plan: Plan) -> dict[str, str]:
+    """Provenance, placement and result annotations of the workload object."""
+    p = plan.placement
+    notes = {
+        meta.ANNOTATION_CAPTURE_VERSION: meta.CAPTURE_VERSION,
+        meta.ANNOTATION_NAMESPACE: plan.namespace,
+        meta.ANNOTATION_IMAGE: plan.image,
+        meta.ANNOTATION_CONFIG_HASH: plan.config_hash,
+    }
+    if "@sha256:" in plan.image:
+        notes[meta.ANNOTATION_IMAGE_DIGEST] = plan.image.split("@", 1)[1]
+    for key, value in (
+        (meta.ANNOTATION_TOPOLOGY_POLICY_SOURCE, p.source),
+        (meta.ANNOTATION_PRESET_DESCRIPTION, p.description),
+        (meta.ANNOTATION_PRESET_EXPLAIN, p.explain),
+        (meta.ANNOTATION_RESOURCE_FLAVOR, p.resource_flavor),
+        (meta.ANNOTATION_CLUSTER_QUEUE, p.cluster_queue),
+        (meta.ANNOTATION_KUEUE_TOPOLOGY, p.kueue_topology),
+        (meta.ANNOTATION_WORKLOAD_PRIORITY_CLASS, p.workload_priority_class),
+        (meta.ANNOTATION_POD_PRIORITY_CLASS, p.pod_priority_class),
+        (meta.ANNOTATION_CHECKPOINT_ARTIFACT, plan.checkpoint_artifact or ""),
+    ):
+        if value:
+            notes[key] = value
+    if plan.output and plan.result_pvc:
+        notes[meta.ANNOTATION_RESULT_PATH] = plan.output
+        notes[meta.ANNOTATION_RESULT_PVC] = plan.result_pvc
+    if plan.profiler_mode:
+        notes[meta.ANNOTATION_PROFILE_MODE] = plan.profiler_mode
+        notes[meta.ANNOTATION_PROFILE_RANK] = plan.profiler_rank
+        if plan.profiler_warmup:
+            notes[meta.ANNOTATION_PROFILE_WARMUP] = plan.profiler_warmup
+        if plan.profiler_duration:
+            notes[meta.ANNOTATION_PROFILE_DURATION] = plan.profiler_duration
+    notes.update(podset_topology(plan))
+    return notes
+
+
+def profiler_env(plan: Plan) -> dict[str, str]:
+    """What the entrypoint needs to start Nsight itself on the chosen rank."""
+    if not plan.profiler_mode:
+        return {}
+    from tau.duration import parse_duration
+
+    out = {
+        "TAU_PROFILE_MODE": plan.profiler_mode,
+        "TAU_PROFILE_TOOL": plan.profiler_mode,
+        "TAU_PROFILE_RANK": plan.profiler_rank,
+        "TAU_PROFILE_RUN_ID": plan.name,
+        "TAU_PROFILE_NAMESPACE": plan.namespace,
+        "TAU_PROFILE_EXT": "nsys-rep" if plan.profiler_mode == "nsys" else "ncu-rep",
+        "TAU_PROFILE_OUT_DIR": f"{plan.output or '/tmp/tau-profile'}/profile",
+    }
+    if plan.profiler_warmup:
+        out["TAU_PROFILE_WARMUP_SEC"] = str(int(parse_duration(plan.profiler_warmup)))
+    if plan.profiler_duration:
+        out["TAU_PROFILE_ACTIVE_SEC"] = str(int(parse_duration(plan.profiler_duration)))
+    return out

@@ -1,0 +1,86 @@
+"""Every `tau.azure.com/*` label and annotation key, declared once; label-value sanitizing.
+
+Pure. A test fails on any other literal of the prefix in the package, so docs and code
+can never name different keys.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+
+GROUP = "tau.azure.com"
+_P = GROUP + "/"
+
+# Ownership and identity.
+LABEL_MANAGED_BY = _P + "managed-by"
+LABEL_WORKSPACE = _P + "workspace"
+LABEL_RUN_ID = _P + "run-id"
+LABEL_WORKLOAD_KIND = _P + "workload-kind"
+LABEL_PROFILE = _P + "profile"
+# Scheduling.
+LABEL_PRESET = _P + "preset"
+LABEL_GPU_CLASS = _P + "gpu-class"
+LABEL_PREEMPTIBLE = _P + "preemptible"
+LABEL_RECLAIMABLE = _P + "reclaimable"
+ANNOTATION_CLUSTER_QUEUE = _P + "cluster-queue"
+ANNOTATION_RESOURCE_FLAVOR = _P + "resource-flavor"
+ANNOTATION_POD_PRIORITY_CLASS = _P + "pod-priority-class"
+ANNOTATION_WORKLOAD_PRIORITY_CLASS = _P + "workload-priority-class"
+ANNOTATION_KUEUE_TOPOLOGY = _P + "kueue-topology"
+ANNOTATION_PRESET_DESCRIPTION = _P + "preset-description"
+ANNOTATION_PRESET_EXPLAIN = _P + "preset-explain"
+ANNOTATION_TOPOLOGY_POLICY_SOURCE = _P + "topology-policy-source"
+# GPUs and storage.
+ANNOTATION_GPU_COUNT = _P + "gpu-count"
+ANNOTATION_STORAGE_MOUNTS = _P + "storage-mounts"
+# Results.
+ANNOTATION_RESULT_PATH = _P + "result-path"
+ANNOTATION_RESULT_PVC = _P + "result-pvc"
+ANNOTATION_CHECKPOINT_ARTIFACT = _P + "checkpoint-artifact"
+# Experiment (the `stellar-` keys are the reference's experiment-index names).
+LABEL_STELLAR_PROJECT = _P + "stellar-project"
+LABEL_STELLAR_EXPERIMENT = _P + "stellar-experiment"
+LABEL_STELLAR_GROUP = _P + "stellar-group"
+ANNOTATION_CAPTURE_VERSION = _P + "capture-version"
+ANNOTATION_NAMESPACE = _P + "namespace"
+# Provenance.
+ANNOTATION_CONFIG_HASH = _P + "config-hash"
+ANNOTATION_IMAGE = _P + "image"
+ANNOTATION_IMAGE_DIGEST = _P + "image-digest"
+ANNOTATION_SUBMISSION_ID = _P + "submission-id"
+ANNOTATION_PAYLOAD_DIGEST = _P + "payload-digest"
+ANNOTATION_SCRIPT_PAYLOAD_DIGEST = _P + "script-payload-digest"
+ANNOTATION_WORKLOADSPEC_EXECUTION = _P + "workloadspec-execution"
+# Nsight profiler.
+ANNOTATION_PROFILE_MODE = _P + "profile-mode"
+ANNOTATION_PROFILE_RANK = _P + "profile-rank"
+ANNOTATION_PROFILE_WARMUP = _P + "profile-warmup"
+ANNOTATION_PROFILE_DURATION = _P + "profile-duration"
+# Retry bookkeeping (written by the retry loop and resume).
+ANNOTATION_RETRY_ATTEMPT = _P + "retry-attempt"
+ANNOTATION_RETRY_REASON = _P + "retry-reason"
+# Node label of the GPU class (the same key as the workload label).
+NODE_GPU_CLASS = LABEL_GPU_CLASS
+
+MANAGED_BY_VALUE = "tau"
+CAPTURE_VERSION = "v1alpha1"
+
+# Kueue and Kubernetes keys tau relies on (not tau-owned).
+KUEUE_QUEUE_NAME = "kueue.x-k8s.io/queue-name"
+KUEUE_PRIORITY_CLASS = "kueue.x-k8s.io/priority-class"
+KUEUE_PODSET_REQUIRED_TOPOLOGY = "kueue.x-k8s.io/podset-required-topology"
+KUEUE_PODSET_UNCONSTRAINED_TOPOLOGY = "kueue.x-k8s.io/podset-unconstrained-topology"
+AZURE_GPU_SERIES = "kueue.azure.com/gpu-series"
+JOB_NAME_SELECTOR = "batch.kubernetes.io/job-name"
+
+_INVALID_RUN = re.compile(r"[^a-z0-9._-]+")
+
+
+def label_value(text: str) -> str:
+    """A string made safe as a label value; long values keep a hash of the original."""
+    value = _INVALID_RUN.sub("-", text.lower()).strip("-_.")
+    if len(value) > 63:
+        digest = hashlib.sha256(text.encode()).hexdigest()[:12]
+        value = value[: 63 - 13].rstrip("-_.") + "-" + digest
+    return value

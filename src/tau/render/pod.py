@@ -1,0 +1,88 @@
+"""Pod-level helpers shared by the Job and RayJob renderers: env, resources, tolerations.
+
+Pure.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tau.plan import REDACTED, Plan, Resources, SecretRef
+
+GPU_RESOURCE = "nvidia.com/gpu"
+GPU_TOLERATIONS = (
+    {"key": "sku", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"},
+    {"key": GPU_RESOURCE, "operator": "Exists", "effect": "NoSchedule"},
+)
+
+# The storage layout every run sees (the reference's storage paths).
+DATA_ROOT = "/data"
+HOT_ROOT = "/mnt"
+STORAGE_ENV = (
+    ("TAU_CHECKPOINTS_DIR", "/mnt/checkpoints"),
+    ("TAU_DATASETS_DIR", "/mnt/datasets"),
+    ("TAU_DATA_DIR", DATA_ROOT),
+    ("TAU_DURABLE_CHECKPOINTS_DIR", "/data/checkpoints"),
+    ("TAU_DURABLE_DATASETS_DIR", "/data/datasets"),
+    ("TAU_HOT_DIR", HOT_ROOT),
+)
+
+
+def env_list(literal: dict[str, str], secrets: tuple[SecretRef, ...], *, redact: bool
+             ) -> list[dict[str, Any]]:
+    """Env entries sorted by name; secret refs keep their shape, redacted on client dry-run."""
+    entries: dict[str, dict[str, Any]] = {k: {"name": k, "value": v} for k, v in literal.items()}
+    for ref in secrets:
+        name, key = (REDACTED, REDACTED) if redact else (ref.secret, ref.key)
+        entries[ref.env] = {"name": ref.env,
+                            "valueFrom": {"secretKeyRef": {"name": name, "key": key}}}
+    return [entries[k] for k in sorted(entries)]
+
+
+def resources(base: Resources, gpu: int, *, gpu_resource: str = GPU_RESOURCE,
+              defaults: Resources | None = None, limit_follows_request: bool = False
+              ) -> dict[str, Any]:
+    """requests/limits from explicit values over defaults, plus the GPU in both."""
+    d = defaults or Resources()
+    cpu_req = base.cpu_request or d.cpu_request
+    mem_req = base.memory_request or d.memory_request
+    cpu_lim = base.cpu_limit or (base.cpu_request if limit_follows_request and base.cpu_request
+                                 else d.cpu_limit)
+    mem_lim = base.memory_limit or (base.memory_request if limit_follows_request
+                                    and base.memory_request else d.memory_limit)
+    requests = {k: v for k, v in (("cpu", cpu_req), ("memory", mem_req)) if v}
+    limits = {k: v for k, v in (("cpu", cpu_lim), ("memory", mem_lim)) if v}
+    if gpu > 0:
+        requests[gpu_resource] = str(gpu)
+        limits[gpu_resource] = str(gpu)
+    out: dict[str, Any] = {}
+    if requests:
+        out["requests"] = requests
+    if limits:
+        out["limits"] = limits
+    return out
+
+
+def merge(*layers: Resources) -> Resources:
+    """Later layers override earlier ones field by field."""
+    out = Resources()
+    for layer in layers:
+        out = Resources(
+            layer.cpu_request or out.cpu_request, layer.memory_request or out.memory_request,
+            layer.cpu_limit or out.cpu_limit, layer.memory_limit or out.memory_limit,
+        )
+    return out
+
+
+def output_env(plan: Plan) -> dict[str, str]:
+    return {"TAU_OUTPUT_DIR": plan.output} if plan.output and plan.result_pvc else {}
+
+
+def restricted_security() -> dict[str, Any]:
+    """The Kubernetes Restricted pod-security container fields."""
+    return {
+        "allowPrivilegeEscalation": False,
+        "capabilities": {"drop": ["ALL"]},
+        "runAsNonRoot": True,
+        "seccompProfile": {"type": "RuntimeDefault"},
+    }

@@ -1,0 +1,413 @@
+"""Resolve a validated config and a preset catalog into a Plan: the render-time checks.
+
+Pure: the entrypoint bytes, the catalog and any cluster facts arrive as arguments. This is
+where presets meet explicit policy, the GPU count per node is decided, names are checked
+against the limits of the kinds they will name, and the output path meets the mounts.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import posixpath
+from dataclasses import dataclass, field
+from typing import Any
+
+from tau.errors import ConfigError, Diagnostic
+from tau.plan import (
+    UNRESOLVED_NAMESPACE,
+    UNRESOLVED_QUEUE,
+    ImageAsset,
+    Placement,
+    Plan,
+    Resources,
+    Script,
+    SecretRef,
+    Volume,
+)
+from tau.presets import Catalog, Preset, label_normal
+from tau.validate import ValidConfig
+from tau.validate.context import _split, first
+from tau.validate.env import parse_secret_ref
+
+JOB_IMAGE = "mcr.microsoft.com/aks/ai-runtime/ray:py3.12-ray2.54.0-cuda13.0"
+RAY_GPU_IMAGE = "mcr.microsoft.com/aks/ai-runtime/ray:py3.12-ray2.56.0-cuda13.0"
+RAY_CPU_IMAGE = "mcr.microsoft.com/aks/ai-runtime/ray:py3.12-ray2.54.0"
+DEFAULT_PRIORITY = "taugrid-default"
+HIGH_PRIORITY = "taugrid-priority"
+RAYJOB_NAME_LIMIT = 47
+MULTI_NODE_NAME_LIMIT = 54
+_MANAGED_SERIES = ("ndm-a100-v4", "nd-h200-v5")
+# policy.* fields a preset also sets, with the preset attribute they override.
+_OVERRIDABLE = (("team", "team"), ("lane", "lane"), ("mode", "mode"), ("topology", "placement"),
+                ("shape", "shape"), ("gpu_class", "gpu_class"), ("profile", "profile"),
+                ("workload_priority_class", "workload_priority_class"),
+                ("pod_priority_class", "pod_priority_class"))
+
+
+@dataclass
+class _Findings:
+    valid: ValidConfig
+    errors: list[Diagnostic] = field(default_factory=list)
+    warnings: list[Diagnostic] = field(default_factory=list)
+
+    def _at(self, path: str, message: str, hint: str | None, severity: str) -> Diagnostic:
+        key = _split(path)
+        return Diagnostic(path, message, hint, self.valid.source.value(key), severity)
+
+    def error(self, path: str, message: str, hint: str | None = None) -> None:
+        self.errors.append(self._at(path, message, hint, "error"))
+
+    def warn(self, path: str, message: str, hint: str | None = None) -> None:
+        self.warnings.append(self._at(path, message, hint, "warning"))
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """A Plan with the warnings resolving it raised."""
+
+    plan: Plan
+    warnings: tuple[Diagnostic, ...]
+    placeholders: tuple[str, ...]
+
+
+def config_hash(valid: ValidConfig) -> str:
+    """sha256 of the validated config as canonical JSON; resume compares it."""
+    canonical = json.dumps(valid.data, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def shape_gpus(shape: str) -> int | None:
+    """GPU count of a shape `Nx...`; None when there is no `x`. Raises ValueError on a bad N."""
+    head, sep, _ = shape.partition("x")
+    if not sep:
+        return None
+    count = int(head)
+    if count <= 0:
+        raise ValueError(shape)
+    return count
+
+
+def _placement(f: _Findings, catalog: Catalog) -> Placement:
+    valid = f.valid
+    policy: dict[str, Any] = valid.get("policy") or {}
+    preset: Preset | None = None
+    name = policy.get("preset")
+    if name:
+        preset = catalog.find(name)
+        if preset is None:
+            f.error("policy.preset", f'topology preset "{name}" not found in {catalog.source} '
+                    f"(available: {', '.join(sorted(catalog.presets))})")
+        elif preset.disabled:
+            f.error("policy.preset", f'topology preset "{name}" is disabled: '
+                    f"{preset.disabled_reason}")
+            preset = None
+    merged: dict[str, str] = {}
+    for key, attr in _OVERRIDABLE:
+        explicit = policy.get(key)
+        inherited = getattr(preset, attr) if preset else ""
+        if key == "topology" and policy.get("topology"):
+            explicit = policy["topology"]
+        if explicit and inherited and label_normal(str(explicit)) != label_normal(inherited):
+            f.warn(f"policy.{key}", f'policy.{key}="{explicit}" overrides preset {preset.name} '
+                   f'value "{inherited}"')
+        merged[key] = str(explicit or inherited or "")
+    tier = policy.get("priority_tier") or policy.get("priority") or ""
+    team, lane = label_normal(merged["team"]), label_normal(merged["lane"])
+    mode = label_normal(merged["mode"]) or ("elastic" if lane == "elastic" else "fixed")
+    if not lane and mode == "elastic":
+        lane = "elastic"
+    queue = str(policy.get("queue") or (preset.queue if preset else "") or "")
+    topology_annotations = bool(preset and preset.topology_name)
+    if preset and policy.get("queue") and policy["queue"] != preset.queue:
+        topology_annotations = False  # a different queue is not the preset's topology
+        if not policy.get("team"):
+            team = label_normal(str(policy["queue"]).split("-", 1)[0])
+    if not queue and (team or lane):
+        queue = "jobqueue"
+    gpu_class = label_normal(merged["gpu_class"])
+    aliases = {"a100-nvlink-80gb": "a100-80gb", "h100-standalone-95gb": "h100-95gb",
+               "h200-nvlink-141gb": "h200-141gb"}
+    gpu_class = aliases.get(gpu_class, gpu_class)
+    _check_topology(f, lane, mode, gpu_class, merged["topology"], tier)
+    workload_pc, pod_pc = merged["workload_priority_class"], merged["pod_priority_class"]
+    if not policy.get("disable_default_priorities"):
+        if tier == "priority":
+            workload_pc = pod_pc = HIGH_PRIORITY
+        elif lane or team:
+            workload_pc = workload_pc or DEFAULT_PRIORITY
+            pod_pc = pod_pc or DEFAULT_PRIORITY
+    else:
+        workload_pc, pod_pc = (str(policy.get("workload_priority_class") or ""),
+                               str(policy.get("pod_priority_class") or ""))
+    selector = _node_selector(f, preset, gpu_class)
+    return Placement(
+        preset=preset.name if preset else "", profile=merged["profile"], team=team, lane=lane,
+        mode=mode, topology=label_normal(merged["topology"]), gpu_class=gpu_class, queue=queue,
+        cluster_queue=preset.cluster_queue if preset else "",
+        resource_flavor=preset.resource_flavor if preset else "",
+        kueue_topology=preset.topology_name if preset and topology_annotations else "",
+        topology_annotations=topology_annotations, workload_priority_class=workload_pc,
+        pod_priority_class=pod_pc, reclaimable=bool(preset and preset.reclaimable),
+        description=preset.description if preset else "",
+        explain=preset.explain if preset else "",
+        source=catalog.source if preset else "", node_selector=tuple(sorted(selector.items())),
+    )
+
+
+def _check_topology(f: _Findings, lane: str, mode: str, gpu_class: str, topology: str,
+                    tier: str) -> None:
+    if mode == "elastic":
+        if lane != "elastic":
+            f.error("policy.mode", f'policy.mode elastic requires lane elastic (got lane "{lane}")')
+        if gpu_class.startswith("h200"):
+            f.error("policy.gpu_class", "elastic mode cannot use h200 GPUs")
+        if topology and label_normal(topology) not in ("independent", "elastic-workers"):
+            f.error("policy.topology", f'elastic mode requires an independent or elastic-workers '
+                    f'placement (got "{topology}")')
+        if tier == "priority":
+            f.error("policy.priority_tier", "policy.priority_tier priority is not allowed on the "
+                    "elastic lane")
+    if gpu_class.startswith("h200") and lane and lane != "large-memory":
+        f.error("policy.gpu_class", f'gpu class "{gpu_class}" is reserved for lane large-memory '
+                f'(got lane "{lane}")', "use a large-memory preset, e.g. "
+                "azure.research.large-memory.xl")
+
+
+def _node_selector(f: _Findings, preset: Preset | None, gpu_class: str) -> dict[str, str]:
+    from tau.render import meta
+
+    valid = f.valid
+    selector: dict[str, str] = {}
+    clear = bool(valid.get("policy.clear_node_selector"))
+    if not clear:
+        flavor = preset.resource_flavor if preset else ""
+        series = flavor.removesuffix("-dra")
+        if series in _MANAGED_SERIES:
+            selector[meta.AZURE_GPU_SERIES] = series
+        if gpu_class and gpu_class != "any":
+            selector[meta.NODE_GPU_CLASS] = gpu_class
+    for key, value in (valid.get("policy.node_selector") or {}).items():
+        if key == meta.NODE_GPU_CLASS and gpu_class and value != gpu_class:
+            f.error("policy.node_selector", f'policy.node_selector {key}="{value}" contradicts '
+                    f'gpu class "{gpu_class}"')
+        selector[key] = value
+    return selector
+
+
+def _job_gpus(f: _Findings, placement: Placement, preset_shape: str) -> int:
+    """The GPU count per node of a direct Job (the reference's resolveDirectJobGPUCount)."""
+    valid = f.valid
+    gpus = valid.get("compute.gpus")
+    shape_path = "policy.shape" if valid.get("policy.shape") else "policy.preset"
+    shape = str(valid.get("policy.shape") or preset_shape or "")
+    count: int | None = None
+    if shape:
+        try:
+            count = shape_gpus(shape)
+        except ValueError:
+            f.error(shape_path, f'policy shape "{shape}" does not prove a direct Job GPU count; '
+                    "set compute.gpus explicitly")
+            return gpus or 0
+    if count is not None:
+        if gpus is not None and gpus != count:
+            f.error("compute.gpus", f'compute.gpus={gpus} conflicts with policy shape "{shape}" '
+                    f"({count} GPUs)")
+        return count if gpus is None else gpus
+    if gpus is not None:
+        return int(gpus)
+    if placement.preset:
+        f.error("policy.preset", f'preset "{placement.preset}" does not define a direct Job GPU '
+                "count; set compute.gpus explicitly (0 for CPU, positive for GPU)")
+    elif placement.profile:
+        f.error("policy.profile", f"{_intent(valid)} has ambiguous resources: set compute.gpus "
+                "explicitly (0 for CPU, positive for GPU) or use a preset with a GPU shape; "
+                "policy.profile does not define Job resources")
+    else:
+        f.error("policy", "policy.profile or policy.preset is required",
+                "set policy.preset to a catalog preset (e.g. azure.research.training.l), or "
+                "compute.gpus (0 for CPU)")
+    return 0
+
+
+def _intent(valid: ValidConfig) -> str:
+    engine = valid.get("run.engine") or valid.get("engine")
+    return f"engine={engine}" if engine else "implicit dispatch"
+
+
+def _resources(valid: ValidConfig, prefix: str) -> Resources:
+    return Resources(*(valid.get(f"compute.{prefix}{k}") for k in
+                       ("cpu_request", "memory_request", "cpu_limit", "memory_limit")))
+
+
+def _storage(f: _Findings, engine: str, name: str) -> dict[str, Any]:
+    valid = f.valid
+    data_pvc = valid.get("storage.data_pvc") or valid.get("storage.result_pvc")
+    volumes: list[Volume] = []
+    declared = {}
+    for spec in valid.get("storage.volumes") or []:
+        vol, _, claim = spec.partition("=")
+        declared[vol] = claim.removeprefix("pvc:")
+    mounts = valid.get("storage.mounts") or []
+    for i, spec in enumerate(mounts):
+        vol, _, rest = spec.partition(":")
+        path, _, access = rest.partition(":")
+        if vol not in declared:
+            f.error(f"storage.mounts[{i}]", f'storage.mounts[{i}] "{spec}" references volume '
+                    f'"{vol}", which storage.volumes does not declare')
+            continue
+        if any(v.path == path for v in volumes):
+            f.error(f"storage.mounts[{i}]", f'storage.mounts[{i}] mounts "{path}" twice')
+            continue
+        volumes.append(Volume(vol, declared[vol], path, access == "ro"))
+    if len(declared) == 1 and not mounts:
+        (vol, claim), = declared.items()
+        volumes.append(Volume(vol, claim, "/data"))
+    if data_pvc:
+        volumes.insert(0, Volume("data", data_pvc, "/data"))
+    pvc_paths = [(v.path, v.claim) for v in volumes]
+    output = valid.get("storage.output")
+    if not output and pvc_paths:
+        output = (f"/data/checkpoints/workflows/{name}" if engine == "job"
+                  else f"{pvc_paths[0][0]}/{name}")
+    result_pvc = None
+    if output:
+        if not pvc_paths:
+            f.error("storage.output", f'storage.output "{output}": no PVC supplied by '
+                    "storage.data_pvc, storage.volumes/mounts, or profile persistence; output "
+                    "cannot be retrieved by `tau run get`")
+        else:
+            match = [c for p, c in pvc_paths if output == p or output.startswith(p + "/")]
+            if not match:
+                f.error("storage.output", f'storage.output "{output}": not under any mounted '
+                        f"PVC path [{', '.join(p for p, _ in pvc_paths)}]")
+            else:
+                result_pvc = match[0]
+    return {"data_pvc": data_pvc, "volumes": tuple(volumes), "output": output,
+            "result_pvc": result_pvc}
+
+
+def _script(f: _Findings, script: Script | None, entry: str | None) -> None:
+    if script is None or f.valid.get("execution.launcher") not in (None, "python"):
+        return
+    if f.valid.engine != "job":
+        return
+    is_py = script.filename.endswith(".py")
+    if script.shebang is None and not is_py and not f.valid.get("execution.launcher"):
+        f.error("entrypoint", f'script "{entry}" has no shebang and is not a .py file; add a '
+                "shebang or set execution.launcher: python")
+    if (f.valid.get("execution.launcher") == "python" and script.shebang
+            and "python" not in script.shebang):
+        f.error("entrypoint", f'script "{entry}" has a non-Python shebang ({script.shebang}) but '
+                "execution.launcher is python", "remove execution.launcher to run it as a script")
+
+
+def resolve(valid: ValidConfig, catalog: Catalog, script: Script | None, *,
+            namespace: str | None = None, queue: str | None = None) -> Resolved:
+    """Turn a validated config into a Plan.
+
+    Args:
+        valid: the validated config.
+        catalog: the preset catalog (see presets.load_catalog).
+        script: the entrypoint read from disk, or None when the image's own command runs.
+        namespace, queue: cluster facts when known (submit); None gives placeholders.
+
+    Raises:
+        ConfigError: every render-time problem, with the warnings found on the way.
+    """
+    f = _Findings(valid)
+    name = valid.name
+    engine = valid.engine
+    placement = _placement(f, catalog)
+    preset = catalog.find(valid.get("policy.preset") or "") if placement.preset else None
+    launcher = valid.get("execution.launcher") or ("python" if engine == "job" else "ray-train")
+    nodes = int(valid.get("execution.nodes") or 1)
+    ppn = int(valid.get("execution.processes_per_node") or 1)
+    gpus = 0
+    if engine == "job":
+        gpus = _job_gpus(f, placement, preset.shape if preset else "")
+        if launcher == "torchrun" and ppn > gpus and gpus > 0:
+            f.error("execution.processes_per_node", f"processes_per_node ({ppn}) exceeds profile "
+                    f"GPU count ({gpus})", "lower execution.processes_per_node or pick a preset "
+                    "with more GPUs per node")
+        if nodes > 1 and len(name) > MULTI_NODE_NAME_LIMIT:
+            f.error("name", f'job name "{name}" is too long for multi-node: {len(name)} chars; max '
+                    f"name length is {MULTI_NODE_NAME_LIMIT}", "the headless Service "
+                    f"<name>-headless must fit in 63 characters")
+    elif len(name) > RAYJOB_NAME_LIMIT:
+        f.error("name", f'RayJob name "{name}" is too long ({len(name)} chars; KubeRay limit is '
+                f"{RAYJOB_NAME_LIMIT})")
+    entry_path, entry = first(valid.data, "run.entrypoint", "run.script", "entrypoint", "script")
+    _script(f, script, entry)
+    storage = _storage(f, engine, name)
+    workers = int(valid.get("compute.workers") or 1)
+    gpw = valid.get("compute.gpus_per_worker")
+    gpw = 1 if gpw is None else int(gpw)
+    image = first(valid.data, "runtime.image", "run.image", "image")[1]
+    if not image:
+        image = JOB_IMAGE if engine == "job" else (RAY_GPU_IMAGE if gpw > 0 else RAY_CPU_IMAGE)
+    secrets = []
+    for env_name, ref in sorted((valid.get("runtime.env_secret") or {}).items()):
+        secret, key = parse_secret_ref(ref) or ("", "")
+        secrets.append(SecretRef(env_name, secret, key))
+    placeholders = []
+    if namespace is None:
+        namespace = valid.get("policy.namespace") or (
+            preset.namespace if engine == "rayjob" and preset else None)
+        if not namespace:
+            namespace = UNRESOLVED_NAMESPACE
+            placeholders.append("namespace")
+    if queue is None and not placement.queue:
+        if engine == "job":
+            placeholders.insert(0, "queue")
+            placement = _replace(placement, queue=UNRESOLVED_QUEUE)
+        else:
+            placement = _replace(placement, queue="jobqueue")
+    elif queue is not None:
+        placement = _replace(placement, queue=queue)
+    experiment = tuple((k, v) for k, v in sorted((valid.get("experiment") or {}).items()) if v)
+    if f.errors:
+        raise ConfigError([*f.errors, *f.warnings])
+    source = valid.get("run.source") or {}
+    plan = Plan(
+        name=name, engine=engine, namespace=namespace, image=image, placement=placement,
+        launcher=launcher, script=script, config_hash=config_hash(valid), gpus=gpus,
+        nodes=nodes, processes_per_node=ppn,
+        ttl_seconds=int(valid.get("run.ttl_seconds_after_finished") or 28800),
+        working_dir=valid.get("runtime.working_dir"),
+        security_restricted=valid.get("runtime.security.mode") == "restricted",
+        workers=workers, gpus_per_worker=gpw, mig_profile=valid.get("compute.mig_profile"),
+        pip=tuple(valid.get("runtime.pip") or ()), resources=_resources(valid, ""),
+        head_resources=_resources(valid, "head_"), worker_resources=_resources(valid, "worker_"),
+        env=tuple(sorted((valid.get("runtime.env") or {}).items())), secrets=tuple(secrets),
+        launcher_configs=tuple(sorted((valid.get("execution.configs") or {}).items())),
+        data_pvc=storage["data_pvc"], volumes=storage["volumes"], output=storage["output"],
+        result_pvc=storage["result_pvc"], checkpoint_artifact=valid.get("storage.checkpoint"),
+        source_image=source.get("image"), source_path=source.get("path"),
+        source_entrypoint=entry if source else None,
+        image_assets=tuple(ImageAsset(a["name"], a["image"], a["source_path"], a["mount_path"])
+                           for a in valid.get("storage.image_assets") or []),
+        tune_metric=valid.get("execution.metric"), tune_mode=valid.get("execution.mode"),
+        tune_num_samples=valid.get("execution.num_samples"),
+        tune_max_concurrent=valid.get("execution.max_concurrent_trials"),
+        profiler_mode=valid.get("profiler.mode"),
+        profiler_rank=str(valid.get("profiler.rank") or "0"),
+        profiler_warmup=valid.get("profiler.warmup"),
+        profiler_duration=valid.get("profiler.duration") or (
+            "2m" if valid.get("profiler.mode") == "nsys" else None),
+        workspace=valid.get("policy.workspace"), experiment=experiment,
+    )
+    del entry_path
+    return Resolved(plan, tuple(sorted(f.warnings, key=Diagnostic.sort_key)), tuple(placeholders))
+
+
+def _replace(placement: Placement, **changes: Any) -> Placement:
+    from dataclasses import replace
+
+    return replace(placement, **changes)
+
+
+def checkpoint_dir(valid: ValidConfig) -> str:
+    """Where retries resume from: resilience.checkpoint_path or the finetunes default."""
+    return str(valid.get("resilience.checkpoint_path")
+               or posixpath.join("/data/checkpoints/finetunes", valid.name))
