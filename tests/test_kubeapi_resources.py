@@ -513,3 +513,20 @@ def test_unknown_paths_and_subresources_are_not_found(kube_api):
             raw_get(kube_api, path)
         assert caught.value.code == 404
         assert json.loads(caught.value.read())["reason"] == "NotFound"
+
+
+def test_custom_resources_refuse_updates_without_a_resource_version(kube_api, kube_client):
+    kube_api.register_kueue_kuberay_tau_kinds()
+    custom = client.CustomObjectsApi(kube_client)
+    created = custom.create_namespaced_custom_object(
+        "ray.io", "v1", "default", "rayjobs", rayjob("r")
+    )
+    with pytest.raises(ApiException) as caught:
+        custom.replace_namespaced_custom_object("ray.io", "v1", "default", "rayjobs", "r",
+                                                rayjob("r"))
+    assert caught.value.status == 422
+    created["spec"]["suspend"] = True
+    replaced = custom.replace_namespaced_custom_object(
+        "ray.io", "v1", "default", "rayjobs", "r", created
+    )
+    assert replaced["spec"]["suspend"] is True and replaced["metadata"]["generation"] == 2

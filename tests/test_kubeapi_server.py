@@ -104,6 +104,9 @@ def test_a_global_401_denial_answers_unauthorized(kube_api, kube_client):
         client.CoreV1Api(kube_client).list_namespaced_pod("default")
     assert caught.value.status == 401
     assert '"reason": "Unauthorized"' in caught.value.body
+    with pytest.raises(ApiException) as discovery:
+        client.VersionApi(kube_client).get_code()
+    assert discovery.value.status == 401
 
 
 def test_a_required_token_rejects_other_tokens(kube_api, tmp_path: Path):

@@ -142,7 +142,7 @@ class ApiRequestHandler(BaseHTTPRequestHandler):
         try:
             if isinstance(body, ApiError):
                 raise body
-            self.emulator._authenticate(self.headers.get("Authorization"))
+            self.emulator._authenticate(self.headers.get("Authorization"), url.path)
             if self._serve_discovery(method, url.path):
                 return
             self._serve_resource(method, url.path, query, body)

@@ -267,7 +267,11 @@ class KubeApiServer:
     def deny(
         self, code: int = 403, path_prefix: str = "", verbs: Iterable[str] | None = None
     ) -> None:
-        """Answer 401/403 for resource requests under ``path_prefix`` (and ``verbs``, if given)."""
+        """Answer 401/403 for requests under ``path_prefix`` (and ``verbs``, if given).
+
+        A 401 without ``verbs`` also covers discovery paths; 403 only resource requests, whose
+        Status names the verb, resource and namespace like kube-apiserver's RBAC denials.
+        """
         if code not in (401, 403):
             raise ValueError("deny() simulates 401 Unauthorized or 403 Forbidden only")
         with self._requests_lock:
@@ -280,9 +284,16 @@ class KubeApiServer:
             self._denials.clear()
             self._token = None
 
-    def _authenticate(self, authorization: str | None) -> None:
+    def _authenticate(self, authorization: str | None, path: str) -> None:
+        # 401 applies to every path, discovery included: the credentials themselves are bad.
+        # 403 denials are checked per resource in _authorize, where the verb and kind are known.
         if self._token is not None and authorization != f"Bearer {self._token}":
             raise errors.unauthorized()
+        with self._requests_lock:
+            denials = list(self._denials)
+        for denial in denials:
+            if denial.code == 401 and denial.verbs is None and path.startswith(denial.path_prefix):
+                raise errors.unauthorized()
 
     def _authorize(
         self, verb: str, path: str, kind: ResourceKind, namespace: str | None

@@ -10,6 +10,8 @@ Semantics chosen to match kube-apiserver, and the deliberate simplifications:
 * ``generation`` starts at 1 and grows when anything outside ``metadata``/``status`` changes.
 * For kinds with a ``status`` subresource, writes to the main resource keep the stored status and
   ``/status`` writes change only the status, as the real server does. HTTP creates drop status.
+* PUT without ``metadata.resourceVersion`` is an unconditional update for built-in types and a
+  422 for custom resources, as kube-apiserver does.
 * Writing an identical object is a no-op that keeps the resourceVersion (no event is emitted).
 * Deleting an object that still has finalizers only sets ``deletionTimestamp``; it disappears once
   an update clears the finalizers.
@@ -326,6 +328,12 @@ class Store:
             if current is None:
                 raise errors.not_found(kind.plural, kind.group, name)
             if not as_controller:
+                if not kind.builtin and not (body.get("metadata") or {}).get("resourceVersion"):
+                    # Custom resources refuse unconditional updates, unlike most built-in types.
+                    raise errors.invalid(kind.kind, kind.group, name, [
+                        "metadata.resourceVersion: Invalid value: 0x0: must be specified for an "
+                        "update"
+                    ])
                 self._check_rv(kind, current, body)
             if subresource == "status":
                 new = copy.deepcopy(current)
