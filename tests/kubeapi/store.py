@@ -367,6 +367,8 @@ class Store:
                 meta.pop(field, None)
         if kind.namespaced:
             meta["namespace"] = old_meta["namespace"]
+        else:
+            meta.pop("namespace", None)
         new["apiVersion"], new["kind"] = kind.api_version, kind.kind
         generation = int(old_meta.get("generation", 1))
         if _spec_part(new) != _spec_part(current):
