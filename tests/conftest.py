@@ -1,1 +1,1 @@
-pytest_plugins = ["tests.kubeapi.fixtures"]
+pytest_plugins = ["tests.kubeapi.fixtures", "tests.golden_plugin"]

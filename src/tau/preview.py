@@ -7,7 +7,7 @@ what this returns, and submit sends the same objects, so a preview never lies.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -67,7 +67,13 @@ def catalog_for(valid: ValidConfig, env: Mapping[str, str]) -> presets.Catalog:
     path = None
     if explicit:
         path = Path(explicit) if explicit.startswith("/") else valid.config_dir / explicit
-    return presets.load_catalog(path, env.get("TAU_TOPOLOGY_POLICY"))
+    try:
+        return presets.load_catalog(path, env.get("TAU_TOPOLOGY_POLICY"))
+    except ConfigError as exc:
+        # Point file-level problems at the field that named the file.
+        loc = valid.source.value(("policy", "topology_policy")) if explicit else None
+        raise ConfigError([replace(d, location=d.location if d.location and d.location.line
+                                   else loc or d.location) for d in exc.diagnostics]) from None
 
 
 def client_preview(valid: ValidConfig, env: Mapping[str, str]) -> Preview:

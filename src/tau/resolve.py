@@ -216,6 +216,8 @@ def _job_gpus(f: _Findings, placement: Placement, preset_shape: str) -> int:
         return count if gpus is None else gpus
     if gpus is not None:
         return int(gpus)
+    if valid.get("policy.preset") and not placement.preset:
+        return 0  # the preset itself was reported: unknown or disabled
     if placement.preset:
         f.error("policy.preset", f'preset "{placement.preset}" does not define a direct Job GPU '
                 "count; set compute.gpus explicitly (0 for CPU, positive for GPU)")

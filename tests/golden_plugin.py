@@ -1,0 +1,32 @@
+"""pytest option --update-golden: rewrite golden outputs instead of comparing them."""
+
+from __future__ import annotations
+
+import difflib
+from pathlib import Path
+
+import pytest
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--update-golden", action="store_true",
+                     help="rewrite golden/ outputs from the current code (make golden)")
+
+
+@pytest.fixture
+def update_golden(request: pytest.FixtureRequest) -> bool:
+    return bool(request.config.getoption("--update-golden"))
+
+
+def assert_golden(actual: str, path: Path, update: bool) -> None:
+    """Compare `actual` with the golden file, or rewrite it under --update-golden."""
+    if update:
+        path.write_text(actual)
+        return
+    expected = path.read_text() if path.exists() else ""
+    if actual != expected:
+        diff = "".join(difflib.unified_diff(expected.splitlines(keepends=True),
+                                            actual.splitlines(keepends=True),
+                                            f"{path} (golden)", f"{path} (actual)"))
+        pytest.fail(f"{diff}\ngolden out of date: run `make golden` and review the diff",
+                    pytrace=False)

@@ -1,0 +1,110 @@
+"""Rules that hold for every rendered run, checked across the golden corpus and examples."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tau.cli import main
+from tests.manifest_check import upstream_available, validate_upstream
+
+ROOT = Path(__file__).resolve().parents[1]
+GOLDEN_DOCS = [
+    (case.name, doc)
+    for case in sorted((ROOT / "golden").glob("*/rendered.yaml"))
+    for doc in yaml.safe_load_all(case.read_text())
+]
+
+
+def _containers(doc):
+    spec = doc["spec"]
+    if doc["kind"] == "Job":
+        yield from spec["template"]["spec"]["containers"]
+    elif doc["kind"] == "RayJob":
+        cluster = spec["rayClusterSpec"]
+        yield from cluster["headGroupSpec"]["template"]["spec"]["containers"]
+        for group in cluster["workerGroupSpecs"]:
+            yield from group["template"]["spec"]["containers"]
+
+
+def test_no_tau_label_literal_appears_outside_the_meta_module():
+    offenders = []
+    for path in (ROOT / "src" / "tau").rglob("*.py"):
+        if path.name == "meta.py" and path.parent.name == "render":
+            continue
+        for number, line in enumerate(path.read_text().splitlines(), 1):
+            if "tau.azure.com/" in line:
+                offenders.append(f"{path.relative_to(ROOT)}:{number}")
+    assert offenders == []
+
+
+@pytest.mark.parametrize(("case", "doc"), GOLDEN_DOCS, ids=[c for c, _ in GOLDEN_DOCS])
+def test_every_golden_crd_document_conforms_to_the_upstream_crd(case, doc):
+    if not upstream_available():
+        pytest.skip("../shared/upstream-crds is not present")
+    if "/" in doc["apiVersion"] and doc["apiVersion"].split("/")[0].endswith(("ray.io", "k8s.io")):
+        assert validate_upstream(doc) == []
+
+
+@pytest.mark.parametrize(("case", "doc"), GOLDEN_DOCS, ids=[c for c, _ in GOLDEN_DOCS])
+def test_workloads_are_created_suspended_with_a_queue_label(case, doc):
+    if doc["kind"] in ("Job", "RayJob"):
+        assert doc["spec"]["suspend"] is True
+        assert doc["metadata"]["labels"]["kueue.x-k8s.io/queue-name"]
+
+
+@pytest.mark.parametrize(("case", "doc"), GOLDEN_DOCS, ids=[c for c, _ in GOLDEN_DOCS])
+def test_gpu_is_requested_and_limited_alike_and_absent_on_cpu_containers(case, doc):
+    for container in _containers(doc):
+        resources = container.get("resources", {})
+        requests, limits = resources.get("requests", {}), resources.get("limits", {})
+        gpu_keys = [k for k in {*requests, *limits} if k.startswith("nvidia.com/")]
+        for key in gpu_keys:
+            assert requests.get(key) == limits.get(key) and int(requests[key]) > 0
+
+
+@pytest.mark.parametrize(("case", "doc"), GOLDEN_DOCS, ids=[c for c, _ in GOLDEN_DOCS])
+def test_client_dry_run_never_shows_a_secret_name_or_key(case, doc):
+    text = yaml.safe_dump(doc)
+    for ref in re.findall(r"secretKeyRef:\n\s+key: (\S+)\n\s+name: (\S+)", text):
+        assert ref == ("<redacted>", "<redacted>")
+    for secret in ("hf-credentials", "wandb", "api-key"):
+        assert secret not in text.replace("WANDB_API_KEY", "")
+
+
+def test_client_dry_run_is_byte_identical_across_runs_and_working_directories(
+        monkeypatch, capsys, tmp_path):
+    config = ROOT / "examples" / "tau" / "train.yaml"
+    outputs = []
+    for cwd in (ROOT / "examples", tmp_path, ROOT / "examples"):
+        monkeypatch.chdir(cwd)
+        assert main(["run", "--config", str(config), "--dry-run=client"]) == 0
+        outputs.append(capsys.readouterr().out)
+    assert outputs[0] == outputs[1] == outputs[2]
+
+
+def test_the_placeholder_warning_names_only_what_was_substituted(monkeypatch, capsys):
+    monkeypatch.chdir(ROOT / "golden" / "job-env-secret-redacted")
+    assert main(["run", "--config", "tau.yaml", "--dry-run=client"]) == 0
+    err = capsys.readouterr().err
+    assert "namespace shown as a placeholder" in err and "queue and namespace" not in err
+
+
+def test_an_unknown_dry_run_mode_is_a_usage_error(monkeypatch, capsys):
+    monkeypatch.chdir(ROOT / "examples")
+    assert main(["run", "train", "--dry-run=local"]) == 1
+    assert "--dry-run must be one of: client, server" in capsys.readouterr().err
+
+
+def test_json_output_holds_the_same_objects_as_yaml(monkeypatch, capsys):
+    import json
+
+    monkeypatch.chdir(ROOT / "golden" / "job-torchrun-multi-node")
+    assert main(["run", "--config", "tau.yaml", "--dry-run=client", "-o", "json"]) == 0
+    as_json = json.loads(capsys.readouterr().out)
+    as_yaml = list(yaml.safe_load_all((ROOT / "golden" / "job-torchrun-multi-node" /
+                                       "rendered.yaml").read_text()))
+    assert as_json["kind"] == "List" and as_json["items"] == as_yaml
