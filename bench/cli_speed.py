@@ -1,0 +1,96 @@
+"""Wall-clock medians of the offline CLI paths and in-process render throughput.
+
+    .venv/bin/python bench/cli_speed.py [--runs N]
+
+Targets: `tau --help` ≤ 200 ms, `tau run validate` ≤ 250 ms, `tau run --dry-run=client`
+≤ 300 ms (each a cold process), in-process render ≥ 2,000 configs/s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = ROOT / "examples"
+TAU = [sys.executable, "-m", "tau"]
+
+
+def wall(argv: list[str], runs: int) -> float:
+    """Median wall time in ms of a fresh process running argv (in examples/)."""
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "0"}
+    subprocess.run(argv, cwd=EXAMPLES, capture_output=True, check=True, env=env)  # warm the disk
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        subprocess.run(argv, cwd=EXAMPLES, capture_output=True, check=True, env=env)
+        times.append((time.perf_counter() - start) * 1000)
+    return statistics.median(times)
+
+
+def render_rates(seconds: float = 2.0) -> tuple[float, float, float]:
+    """Configs per second in-process over the examples and golden inputs.
+
+    Returns (render, render + canonical YAML, the whole pipeline from the file): render is
+    the pure function config + catalog → manifests (resolve and render).
+    """
+    sys.path[:0] = [str(ROOT / "src")]
+    from tau import load, manifests, preview, render, resolve, validate
+
+    paths = [*sorted(EXAMPLES.glob("tau/*.yaml")), *sorted((ROOT / "golden").glob("*/tau.yaml"))]
+    inputs = []
+    for path in paths:
+        if (path.parent / "args").exists():
+            continue
+        valid = validate.validate(load.load(path))
+        inputs.append((valid, preview.catalog_for(valid, {}), preview.read_script(valid)))
+
+    def rate(step) -> float:
+        count, start = 0, time.perf_counter()
+        while time.perf_counter() - start < seconds:
+            for item in inputs:
+                step(item)
+                count += 1
+        return count / (time.perf_counter() - start)
+
+    def pure(item):
+        valid, catalog, script = item
+        return render.render(resolve.resolve(valid, catalog, script).plan, redact=True)
+
+    def whole(item):
+        valid = validate.validate(load.load(item[0].path))
+        return manifests.dump_yaml(preview.client_preview(valid, {}).documents)
+
+    return rate(pure), rate(lambda item: manifests.dump_yaml(pure(item))), rate(whole)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runs", type=int, default=15)
+    args = parser.parse_args()
+    rows = [
+        ("tau --help", wall([*TAU, "--help"], args.runs), 200),
+        ("tau run validate train", wall([*TAU, "run", "validate", "train"], args.runs), 250),
+        ("tau run train --dry-run=client",
+         wall([*TAU, "run", "train", "--dry-run=client"], args.runs), 300),
+        ("tau run finetune --dry-run=client",
+         wall([*TAU, "run", "finetune", "--dry-run=client"], args.runs), 300),
+    ]
+    for label, median, target in rows:
+        verdict = "ok" if median <= target else "SLOW"
+        print(f"{label:40s} median {median:7.1f} ms   target ≤ {target} ms   {verdict}")
+    pure, dumped, whole = render_rates()
+    print(f"{'in-process render (resolve+render)':40s} {pure:9.0f} configs/s target ≥ 2000  "
+          f"{'ok' if pure >= 2000 else 'SLOW'}")
+    print(f"{'  + canonical YAML':40s} {dumped:9.0f} configs/s")
+    print(f"{'  whole pipeline from the file':40s} {whole:9.0f} configs/s")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
