@@ -80,3 +80,12 @@ def client_preview(valid: ValidConfig, env: Mapping[str, str]) -> Preview:
     """Render offline with placeholders and redacted Secret references."""
     resolved = resolve(valid, catalog_for(valid, env), read_script(valid))
     return Preview(render.render(resolved.plan, redact=True), resolved)
+
+
+def cluster_render(valid: ValidConfig, env: Mapping[str, str], *, namespace: str,
+                   queue: str | None) -> Preview:
+    """Render for a real submit: the namespace (and queue, when the workspace gives one) known,
+    Secret references intact. Everything else is the client dry-run's path."""
+    resolved = resolve(valid, catalog_for(valid, env), read_script(valid), namespace=namespace,
+                       queue=queue)
+    return Preview(render.render(resolved.plan, redact=False), resolved)

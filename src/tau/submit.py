@@ -1,0 +1,145 @@
+"""Create a rendered run on the cluster: create semantics, idempotent recovery, server dry-run.
+
+Performs I/O (the Kubernetes API, through the official client passed in). The objects sent
+are the ones `--dry-run=client` prints, with the namespace and queue resolved and the
+submission id stamped; nothing is re-rendered here.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from typing import Any
+
+from tau.errors import ClusterError
+from tau.render import meta
+
+#: Where each kind tau creates lives in the API: (group, version, plural); "" is the core group.
+KINDS = {
+    "Job": ("batch", "v1", "jobs"),
+    "Service": ("", "v1", "services"),
+    "RayJob": ("ray.io", "v1", "rayjobs"),
+}
+
+
+@dataclass(frozen=True)
+class SubmitResult:
+    """What the cluster holds after a submit (or would hold, for a server dry-run)."""
+
+    objects: list[dict[str, Any]] = field(default_factory=list)
+    recovered: bool = False
+
+
+def _create(api_client: Any, kind: str, namespace: str, body: dict[str, Any],
+            dry_run: bool) -> dict[str, Any]:
+    """Create one object through the typed client; returns it as plain data."""
+    from kubernetes import client
+
+    extra = {"dry_run": "All"} if dry_run else {}
+    if kind == "Job":
+        obj = client.BatchV1Api(api_client).create_namespaced_job(namespace, body, **extra)
+    elif kind == "Service":
+        obj = client.CoreV1Api(api_client).create_namespaced_service(namespace, body, **extra)
+    else:
+        group, version, plural = KINDS[kind]
+        obj = client.CustomObjectsApi(api_client).create_namespaced_custom_object(
+            group, version, namespace, plural, body, **extra)
+    return _plain(api_client, obj)
+
+
+def read(api_client: Any, kind: str, namespace: str, name: str) -> dict[str, Any]:
+    """Read one object of a kind tau creates, as plain data."""
+    from kubernetes import client
+
+    if kind == "Job":
+        obj = client.BatchV1Api(api_client).read_namespaced_job(name, namespace)
+    elif kind == "Service":
+        obj = client.CoreV1Api(api_client).read_namespaced_service(name, namespace)
+    else:
+        group, version, plural = KINDS[kind]
+        obj = client.CustomObjectsApi(api_client).get_namespaced_custom_object(
+            group, version, namespace, plural, name)
+    return _plain(api_client, obj)
+
+
+def _plain(api_client: Any, obj: Any) -> dict[str, Any]:
+    data = obj if isinstance(obj, dict) else api_client.sanitize_for_serialization(obj)
+    return data if isinstance(data, dict) else {}
+
+
+def _stamp(doc: dict[str, Any], submission_id: str) -> dict[str, Any]:
+    out = copy.deepcopy(doc)
+    out["metadata"].setdefault("annotations", {})[meta.ANNOTATION_SUBMISSION_ID] = submission_id
+    return out
+
+
+def _workload_first(documents: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The Job or RayJob goes first so the Service can be owned by it."""
+    return sorted(documents, key=lambda d: d["kind"] == "Service")
+
+
+def submit(api_client: Any, documents: list[dict[str, Any]], *, submission_id: str,
+           server_dry_run: bool = False) -> SubmitResult:
+    """Create the run's objects.
+
+    Args:
+        api_client: a `kubernetes.client.ApiClient` for the target cluster.
+        documents: the rendered objects with namespace and queue resolved.
+        submission_id: stamped as an annotation; a retry of the same submission recovers.
+        server_dry_run: send `dryRun=All` and return the server's answer, persisting nothing.
+
+    Raises:
+        ClusterError: the run exists from another submission, or the API refused.
+    """
+    from kubernetes.client.exceptions import ApiException
+
+    from tau.kube_errors import translate
+
+    created: list[dict[str, Any]] = []
+    owner: dict[str, Any] | None = None
+    recovered = False
+    for doc in _workload_first(documents):
+        body = _stamp(doc, submission_id)
+        kind, name, ns = doc["kind"], doc["metadata"]["name"], doc["metadata"]["namespace"]
+        if kind == "Service" and owner is not None and owner.get("metadata", {}).get("uid"):
+            # Owned by the Job, so deleting the Job (or its TTL) removes the Service too.
+            body["metadata"]["ownerReferences"] = [{
+                "apiVersion": owner["apiVersion"], "kind": owner["kind"],
+                "name": owner["metadata"]["name"], "uid": owner["metadata"]["uid"],
+                "blockOwnerDeletion": True,
+            }]
+        try:
+            obj = _create(api_client, kind, ns, body, server_dry_run)
+        except ApiException as exc:
+            if exc.status != 409:
+                raise translate(exc, kind=kind, name=name, namespace=ns, verb="create") from None
+            obj = _recover(api_client, kind, ns, name, submission_id)
+            recovered = True
+        created.append(obj)
+        if kind != "Service":
+            owner = obj
+    return SubmitResult(created, recovered)
+
+
+def _recover(api_client: Any, kind: str, namespace: str, name: str,
+             submission_id: str) -> dict[str, Any]:
+    """On AlreadyExists: the same submission is a no-op; another one is a conflict."""
+    from kubernetes.client.exceptions import ApiException
+
+    from tau.kube_errors import translate
+
+    try:
+        existing = read(api_client, kind, namespace, name)
+    except ApiException as exc:
+        raise translate(exc, kind=kind, name=name, namespace=namespace, verb="get") from None
+    theirs = (existing.get("metadata", {}).get("annotations") or {}).get(
+        meta.ANNOTATION_SUBMISSION_ID)
+    if theirs == submission_id:
+        return existing
+    raise ClusterError(
+        f"run {namespace}/{name} already exists from another submission "
+        f"({kind} {name}, submission-id {theirs or 'none'})",
+        status=409,
+        hint=f"choose a distinct run name, or `tau run cancel {name} -n {namespace}` first, or "
+             f"`tau run resume {name} --config PATH` to continue it",
+    )
