@@ -35,7 +35,11 @@ def _create(api_client: Any, kind: str, namespace: str, body: dict[str, Any],
     """Create one object through the typed client; returns it as plain data."""
     from kubernetes import client
 
-    extra = {"dry_run": "All"} if dry_run else {}
+    # Raw responses: the typed models reject objects they do not fully understand, and
+    # tau only needs the plain data back.
+    extra: dict[str, Any] = {"_preload_content": False}
+    if dry_run:
+        extra["dry_run"] = "All"
     if kind == "Job":
         obj = client.BatchV1Api(api_client).create_namespaced_job(namespace, body, **extra)
     elif kind == "Service":
@@ -44,26 +48,30 @@ def _create(api_client: Any, kind: str, namespace: str, body: dict[str, Any],
         group, version, plural = KINDS[kind]
         obj = client.CustomObjectsApi(api_client).create_namespaced_custom_object(
             group, version, namespace, plural, body, **extra)
-    return _plain(api_client, obj)
+    return decode(obj)
 
 
 def read(api_client: Any, kind: str, namespace: str, name: str) -> dict[str, Any]:
     """Read one object of a kind tau creates, as plain data."""
     from kubernetes import client
 
+    raw = {"_preload_content": False}
     if kind == "Job":
-        obj = client.BatchV1Api(api_client).read_namespaced_job(name, namespace)
+        obj = client.BatchV1Api(api_client).read_namespaced_job(name, namespace, **raw)
     elif kind == "Service":
-        obj = client.CoreV1Api(api_client).read_namespaced_service(name, namespace)
+        obj = client.CoreV1Api(api_client).read_namespaced_service(name, namespace, **raw)
     else:
         group, version, plural = KINDS[kind]
         obj = client.CustomObjectsApi(api_client).get_namespaced_custom_object(
-            group, version, namespace, plural, name)
-    return _plain(api_client, obj)
+            group, version, namespace, plural, name, **raw)
+    return decode(obj)
 
 
-def _plain(api_client: Any, obj: Any) -> dict[str, Any]:
-    data = obj if isinstance(obj, dict) else api_client.sanitize_for_serialization(obj)
+def decode(response: Any) -> dict[str, Any]:
+    """The JSON body of a raw (`_preload_content=False`) response as plain data."""
+    import json
+
+    data = json.loads(response.data or b"{}")
     return data if isinstance(data, dict) else {}
 
 

@@ -89,7 +89,7 @@ def run(
         raise UsageError("--dry-run must be one of: client, server")
     valid = _load_valid(target, config)
     if dry_run != "client":
-        raise NotImplementedYet("tau run TARGET without --dry-run=client (submitting to a cluster)")
+        return _submit(valid, namespace, context, server_dry_run=dry_run == "server", fmt=fmt)
     result = preview.client_preview(valid, os.environ)
     for line in result.warnings:
         print(line, file=sys.stderr)
@@ -148,12 +148,168 @@ def explain_config(*, output: OutputFlag = "markdown") -> int:
     return 0
 
 
+NamespaceFlag = Annotated[str | None, Parameter(name=["--namespace", "-n"])]
+
+
+def _submit(valid, namespace: str | None, context: str | None, *, server_dry_run: bool,  # noqa: ANN001
+            fmt: str) -> int:
+    import os
+    import secrets
+
+    from tau import manifests, preview
+    from tau.cli import _cluster
+    from tau.submit import submit
+
+    ns = _cluster.require_namespace(namespace or valid.get("policy.namespace"))
+    rendered = preview.cluster_render(valid, os.environ, namespace=ns, queue=None)
+    for line in rendered.warnings:
+        print(line, file=sys.stderr)
+    result = _cluster.transport_errors(submit)(
+        _cluster.api_client(context), rendered.documents,
+        submission_id=secrets.token_hex(12), server_dry_run=server_dry_run)
+    if server_dry_run:
+        sys.stdout.write(manifests.dump_yaml(result.objects) if fmt == "yaml"
+                         else manifests.dump_json(result.objects))
+        return 0
+    plan = rendered.resolved.plan
+    from tau.render.labels import profile_name
+
+    ctx = f" --context {context}" if context else ""
+    verb = "recovered" if result.recovered else "submitted"
+    print(f"{verb} {plan.name} (profile={profile_name(plan)}, ns={ns})")
+    print(f"status:  tau run status {plan.name} -n {ns}{ctx}")
+    print(f"logs:    tau run logs {plan.name} -n {ns} -f{ctx}")
+    return 0
+
+
+@app.command(name="list")
+def list_(*, namespace: NamespaceFlag = None, context: str | None = None,
+          output: OutputFlag = "table") -> int:
+    """List Tau-managed Jobs and RayJobs, newest first.
+
+    Parameters
+    ----------
+    namespace
+        Namespace to list.
+    context
+        kubeconfig context (default: $TAU_CONTEXT or current).
+    output
+        table or json.
+    """
+    from datetime import UTC, datetime
+
+    from tau.cli import _cluster
+    from tau.runs import listing
+
+    fmt = check_output(output, ("table", "json"))
+    ns = _cluster.require_namespace(namespace)
+    found = _cluster.transport_errors(listing.fetch_runs)(
+        _cluster.api_client(context), ns, datetime.now(UTC))
+    sys.stdout.write(listing.table(found, ns) if fmt == "table" else listing.as_json(found, ns))
+    return 0
+
+
+@app.command
+def get(name: str, *, namespace: NamespaceFlag = None, context: str | None = None,
+        artifact: str | None = None, output: OutputFlag = "table") -> int:
+    """Durable results recorded by storage.output.
+
+    Parameters
+    ----------
+    name
+        Run name.
+    namespace
+        Namespace of the run.
+    context
+        kubeconfig context (default: $TAU_CONTEXT or current).
+    artifact
+        A file inside the results to print.
+    output
+        table, json or raw (raw prints the --artifact bytes).
+    """
+    from tau.cli import _cluster
+    from tau.runs import results
+
+    fmt = check_output(output, ("table", "json", "raw"))
+    ns = _cluster.require_namespace(namespace)
+    if fmt == "raw" and not artifact:
+        from tau.errors import UsageError
+
+        raise UsageError("-o raw prints one file: pass --artifact PATH")
+    found = _cluster.transport_errors(results.get)(_cluster.api_client(context), ns, name,
+                                                   artifact=artifact)
+    if isinstance(found, bytes):
+        sys.stdout.buffer.write(found)
+        sys.stdout.flush()
+    else:
+        sys.stdout.write(found.table() if fmt == "table" else found.as_json())
+    return 0
+
+
+@app.command
+def logs(name: str, *, namespace: NamespaceFlag = None, context: str | None = None,
+         follow: Annotated[bool, Parameter(name=["--follow", "-f"])] = False,
+         tail: int = 200) -> int:
+    """Ray driver output, or Job pod logs.
+
+    Parameters
+    ----------
+    name
+        Run name.
+    namespace
+        Namespace of the run.
+    context
+        kubeconfig context (default: $TAU_CONTEXT or current).
+    follow
+        Keep streaming.
+    tail
+        Lines from the end (-1: all).
+    """
+    from tau.cli import _cluster
+    from tau.runs import logs as run_logs
+
+    ns = _cluster.require_namespace(namespace)
+
+    def pump() -> None:
+        for chunk in run_logs.stream(_cluster.api_client(context), ns, name, follow=follow,
+                                     tail=tail):
+            sys.stdout.write(chunk)
+            sys.stdout.flush()
+
+    _cluster.transport_errors(pump)()
+    return 0
+
+
+@app.command
+def cancel(name: str, *, namespace: NamespaceFlag = None, context: str | None = None,
+           wait: bool = True, timeout: float = 300.0) -> int:
+    """Delete a run's workload; Kueue reclaims the quota.
+
+    Parameters
+    ----------
+    name
+        Run name.
+    namespace
+        Namespace of the run.
+    context
+        kubeconfig context (default: $TAU_CONTEXT or current).
+    wait
+        Wait until pods and the RayCluster are gone.
+    timeout
+        Seconds to wait for teardown.
+    """
+    from tau.cli import _cluster
+    from tau.runs.cancel import cancel as do_cancel
+
+    ns = _cluster.require_namespace(namespace)
+    result = _cluster.transport_errors(do_cancel)(_cluster.api_client(context), ns, name,
+                                                  wait=wait, timeout=timeout)
+    print(result.message())
+    return 0
+
+
 for _sub, _help in (
-    ("list", "List Tau-managed Jobs and RayJobs"),
     ("status", "The startup phase tree of a run"),
-    ("logs", "Driver or pod logs of a run"),
-    ("get", "Durable results recorded by storage.output"),
-    ("cancel", "Delete a run's workload; Kueue reclaims the quota"),
     ("resume", "Resubmit a failed run from its checkpoint"),
     ("history", "The attempts of a run"),
 ):

@@ -1,0 +1,108 @@
+"""`tau run cancel`: delete the workload and wait until its pods and RayCluster are gone.
+
+Performs I/O. Waiting matters: a resubmit admitted while the old pods still hold their GPUs
+lands on an occupied node, so "cancelled" is only said once teardown is complete.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from tau.errors import ClusterError
+from tau.runs.workload import find
+
+RAY_CLUSTER_LABEL = "ray.io/cluster"
+JOB_NAME_LABEL = "job-name"
+
+
+@dataclass(frozen=True)
+class CancelResult:
+    kind: str
+    namespace: str
+    name: str
+    complete: bool
+
+    def message(self) -> str:
+        what = f"{self.kind} {self.namespace}/{self.name}"
+        if self.complete:
+            return f"cancelled {what}: workload, pods and cluster are gone; Kueue reclaimed the quota"
+        return (f"deletion of {what} requested; teardown is NOT complete: pods may still hold "
+                f"their nodes (check: tau run status {self.name} -n {self.namespace})")
+
+
+def _delete(fn: Callable[[], Any]) -> None:
+    from kubernetes.client.exceptions import ApiException
+
+    try:
+        fn()
+    except ApiException as exc:
+        if exc.status != 404:
+            raise
+
+
+def _remaining(api_client: Any, namespace: str, kind: str, name: str, cluster: str | None) -> int:
+    from kubernetes import client
+
+    core = client.CoreV1Api(api_client)
+    selector = f"{RAY_CLUSTER_LABEL}={cluster}" if kind == "RayJob" else f"{JOB_NAME_LABEL}={name}"
+    count = 0
+    if kind == "Job" or cluster:
+        from tau.submit import decode
+
+        pods = core.list_namespaced_pod(namespace, label_selector=selector,
+                                        _preload_content=False)
+        count = len(decode(pods).get("items", []))
+    if kind == "RayJob" and cluster:
+        from kubernetes.client.exceptions import ApiException
+
+        try:
+            client.CustomObjectsApi(api_client).get_namespaced_custom_object(
+                "ray.io", "v1", namespace, "rayclusters", cluster)
+            count += 1
+        except ApiException as exc:
+            if exc.status != 404:
+                raise
+    return count
+
+
+def cancel(api_client: Any, namespace: str, name: str, *, wait: bool = True,
+           timeout: float = 300.0, sleep: Callable[[float], None] = time.sleep,
+           clock: Callable[[], float] = time.monotonic) -> CancelResult:
+    """Delete the run's RayJob or Job and its headless Service; optionally wait for teardown.
+
+    Raises:
+        ClusterError: the run does not exist, the API refused, or teardown timed out.
+    """
+    from kubernetes import client
+    from kubernetes.client.exceptions import ApiException
+
+    from tau.kube_errors import translate
+
+    kind, obj = find(api_client, namespace, name)
+    cluster = (obj.get("status") or {}).get("rayClusterName")
+    try:
+        if kind == "RayJob":
+            _delete(lambda: client.CustomObjectsApi(api_client).delete_namespaced_custom_object(
+                "ray.io", "v1", namespace, "rayjobs", name, propagation_policy="Foreground"))
+        else:
+            # Background propagation deletes the pods too; the Job's default would orphan them.
+            _delete(lambda: client.BatchV1Api(api_client).delete_namespaced_job(
+                name, namespace, propagation_policy="Background"))
+            _delete(lambda: client.CoreV1Api(api_client).delete_namespaced_service(
+                f"{name}-headless", namespace))
+    except ApiException as exc:
+        raise translate(exc, kind=kind, name=name, namespace=namespace, verb="delete") from None
+    if not wait:
+        return CancelResult(kind, namespace, name, complete=False)
+    deadline = clock() + timeout
+    while _remaining(api_client, namespace, kind, name, cluster):
+        if clock() >= deadline:
+            raise ClusterError(f"{kind} {namespace}/{name} was deleted but its pods are still "
+                               f"terminating after {timeout:.0f}s",
+                               hint=f"check `tau run status {name} -n {namespace}`; the platform "
+                                    "team can see stuck finalizers")
+        sleep(1.0)
+    return CancelResult(kind, namespace, name, complete=True)

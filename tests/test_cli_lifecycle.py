@@ -1,0 +1,160 @@
+"""`tau run TARGET`, list, get, logs and cancel end to end against the local Kubernetes API."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tau.cli import main
+from tau.render import meta
+from tests.kubeapi.kubelet import FakeKubelet
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch, kubeconfig_file):
+    """A repository with the examples' tau/ directory, pointed at the emulator."""
+    shutil.copytree(ROOT / "examples" / "tau", tmp_path / "tau")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("KUBECONFIG", str(kubeconfig_file))
+    monkeypatch.delenv("TAU_CONTEXT", raising=False)
+    return tmp_path
+
+
+def test_submitting_a_target_prints_where_to_follow_it(project, kube_api, capsys):
+    assert main(["run", "finetune", "-n", "team"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out == [
+        "submitted finetune (profile=azure.research.training.xl, ns=team)",
+        "status:  tau run status finetune -n team",
+        "logs:    tau run logs finetune -n team -f",
+    ]
+    job = kube_api.get_object("batch/v1", "Job", "finetune", namespace="team")
+    assert len(job["metadata"]["annotations"][meta.ANNOTATION_SUBMISSION_ID]) == 24
+    assert kube_api.get_object("v1", "Service", "finetune-headless", namespace="team")
+
+
+def test_submitting_without_a_namespace_is_refused_with_the_fix(project, capsys):
+    assert main(["run", "finetune"]) == 1
+    assert "no namespace resolved for this workload" in capsys.readouterr().err
+
+
+def test_a_server_dry_run_prints_the_servers_objects_and_creates_nothing(project, kube_api,
+                                                                          capsys):
+    assert main(["run", "eval", "-n", "team", "--dry-run=server"]) == 0
+    out = capsys.readouterr().out
+    assert "kind: Job" in out and "uid:" in out
+    assert kube_api.list_objects("batch/v1", "Job", namespace="team") == []
+
+
+def test_list_shows_managed_runs_newest_first_with_their_status(project, kube_api, capsys):
+    kube_api.register_kueue_kuberay_tau_kinds()
+    assert main(["run", "eval", "-n", "team"]) == 0
+    assert main(["run", "train", "-n", "team"]) == 0
+    kube_api.put({"apiVersion": "batch/v1", "kind": "Job",
+                  "metadata": {"name": "not-ours", "namespace": "team"}, "spec": {}})
+    capsys.readouterr()
+    assert main(["run", "list", "-n", "team", "-o", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert {(r["name"], r["kind"], r["status"]) for r in doc["runs"]} == {
+        ("eval", "Job", "Suspended"), ("train", "RayJob", "Pending")}
+    assert main(["run", "list", "-n", "team"]) == 0
+    table = capsys.readouterr().out.splitlines()
+    assert table[0].split() == ["NAME", "KIND", "STATUS", "AGE"]
+
+
+def test_list_of_an_empty_namespace_says_so(project, kube_api, capsys):
+    assert main(["run", "list", "-n", "empty"]) == 0
+    assert capsys.readouterr().out == 'No jobs found in namespace "empty"\n'
+
+
+def test_logs_reads_the_job_pods(project, kube_api, capsys):
+    assert main(["run", "eval", "-n", "team"]) == 0
+    kube_api.put({"apiVersion": "v1", "kind": "Pod",
+                  "metadata": {"name": "eval-abc", "namespace": "team",
+                               "labels": {"job-name": "eval"}},
+                  "spec": {"containers": [{"name": "main", "image": "x"}]}})
+    kube_api.set_pod_log("eval-abc", "line one\nline two\n", namespace="team", container="main")
+    capsys.readouterr()
+    assert main(["run", "logs", "eval", "-n", "team"]) == 0
+    assert capsys.readouterr().out == "line one\nline two\n"
+
+
+def test_logs_before_any_pod_exists_points_at_status(project, kube_api, capsys):
+    assert main(["run", "eval", "-n", "team"]) == 0
+    assert main(["run", "logs", "eval", "-n", "team"]) == 3
+    assert "has no pods yet" in capsys.readouterr().err
+
+
+def test_cancel_without_waiting_says_teardown_is_not_complete(project, kube_api, capsys):
+    assert main(["run", "finetune", "-n", "team"]) == 0
+    capsys.readouterr()
+    assert main(["run", "cancel", "finetune", "-n", "team", "--no-wait"]) == 0
+    assert "teardown is NOT complete" in capsys.readouterr().out
+    assert kube_api.list_objects("batch/v1", "Job", namespace="team") == []
+    assert kube_api.list_objects("v1", "Service", namespace="team") == []
+
+
+def test_cancel_waits_until_the_pods_are_gone(project, kube_api, capsys):
+    assert main(["run", "eval", "-n", "team"]) == 0
+    job = kube_api.get_object("batch/v1", "Job", "eval", namespace="team")
+    kube_api.put({"apiVersion": "v1", "kind": "Pod",
+                  "metadata": {"name": "eval-0", "namespace": "team",
+                               "labels": {"job-name": "eval"},
+                               "ownerReferences": [{"apiVersion": "batch/v1", "kind": "Job",
+                                                    "name": "eval",
+                                                    "uid": job["metadata"]["uid"]}]},
+                  "spec": {"containers": [{"name": "main", "image": "x"}]}})
+    capsys.readouterr()
+    assert main(["run", "cancel", "eval", "-n", "team"]) == 0
+    assert capsys.readouterr().out.startswith("cancelled Job team/eval")
+    assert kube_api.list_objects("v1", "Pod", namespace="team") == []
+
+
+def test_cancel_of_a_missing_run_is_a_clear_error(project, kube_api, capsys):
+    assert main(["run", "cancel", "ghost", "-n", "team"]) == 3
+    assert "run team/ghost not found" in capsys.readouterr().err
+
+
+def test_get_lists_and_reads_results_through_a_helper_pod(project, kube_api, tmp_path, capsys):
+    assert main(["run", "finetune", "-n", "team"]) == 0
+    volume = tmp_path / "pvc"
+    out = volume / "checkpoints" / "workflows" / "finetune"
+    out.mkdir(parents=True)
+    (out / "metrics.json").write_text('{"loss": 0.5}\n')
+    capsys.readouterr()
+    with FakeKubelet(kube_api, volume):
+        assert main(["run", "get", "finetune", "-n", "team"]) == 0
+        listing = capsys.readouterr().out
+        assert "results: /data/checkpoints/workflows/finetune on pvc training-data" in listing
+        assert "metrics.json" in listing
+        assert main(["run", "get", "finetune", "-n", "team", "--artifact", "metrics.json",
+                     "-o", "raw"]) == 0
+        assert capsys.readouterr().out == '{"loss": 0.5}\n'
+
+
+def test_get_of_a_run_without_durable_output_explains_why(project, kube_api, capsys):
+    assert main(["run", "eval", "-n", "team"]) == 0
+    kube_api.put({"apiVersion": "batch/v1", "kind": "Job", "metadata": {
+        "name": "scratch", "namespace": "team", "labels": {meta.LABEL_MANAGED_BY: "tau"}},
+        "spec": {}})
+    assert main(["run", "get", "scratch", "-n", "team"]) == 3
+    assert "recorded no durable result" in capsys.readouterr().err
+
+
+def test_an_unauthorized_cluster_is_reported_without_a_traceback(project, kube_api, capsys):
+    kube_api.deny(401)
+    assert main(["run", "list", "-n", "team"]) == 3
+    err = capsys.readouterr().err
+    assert "401 Unauthorized" in err and "Traceback" not in err
+
+
+def test_an_unreachable_cluster_is_reported_without_a_traceback(project, kube_api, capsys):
+    kube_api.stop()
+    assert main(["run", "list", "-n", "team"]) == 3
+    err = capsys.readouterr().err
+    assert "cannot reach the Kubernetes API" in err and "Traceback" not in err
