@@ -84,3 +84,8 @@ def label_value(text: str) -> str:
         digest = hashlib.sha256(text.encode()).hexdigest()[:12]
         value = value[: 63 - 13].rstrip("-_.") + "-" + digest
     return value
+
+# Serving (tau serve): the service a Deployment, Service or RayService belongs to, and the
+# checkpoint it was deployed from (pvc://CLAIM/PATH).
+LABEL_SERVICE = _P + "service"
+ANNOTATION_CHECKPOINT_URI = _P + "checkpoint-uri"
