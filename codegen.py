@@ -125,7 +125,8 @@ def check(files: dict[Path, str]) -> int:
     for path in orphans:
         print(f"orphan: {path.relative_to(ROOT).as_posix()} (no schema under spec/ produces it)")
     if stale or orphans:
-        print(f"generated/ is out of date ({stale} stale, {len(orphans)} orphan): run `make generate`")
+        print(f"generated/ is out of date ({stale} stale, {len(orphans)} orphan): "
+              "run `make generate`")
         return 1
     print(f"generated/ is up to date ({len(files)} files)")
     return 0

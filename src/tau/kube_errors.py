@@ -47,7 +47,7 @@ def translate(exc: Any, *, kind: str, name: str | None = None, namespace: str | 
                             status=status, hint="ask the platform team for access to this "
                             "workspace's namespace; tau cannot grant it")
     if status == 404:
-        if message == _MISSING_TYPE or body.get("details") is None and not name:
+        if message == _MISSING_TYPE or (body.get("details") is None and not name):
             owner = _OWNERS.get(kind)
             text = f"{kind} CRD not installed: is {owner} installed?" if owner else \
                 f"the cluster does not serve {kind}"

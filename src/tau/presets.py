@@ -126,7 +126,8 @@ def parse_catalog(text: str, source: str, where: str) -> Catalog:
     if not isinstance(raw, dict):
         raise ConfigError([Diagnostic("spec.presets", "spec.presets must be a mapping",
                                       location=Location(where))])
-    presets = {normalize_name(n): _preset(normalize_name(n), p or {}, where) for n, p in raw.items()}
+    presets = {normalize_name(n): _preset(normalize_name(n), p or {}, where)
+               for n, p in raw.items()}
     return Catalog(source, presets)
 
 
@@ -153,7 +154,7 @@ _BUILTIN: Catalog | None = None
 
 
 def _builtin() -> Catalog:
-    global _BUILTIN  # noqa: PLW0603 - the built-in catalog is immutable; parse it once
+    global _BUILTIN
     if _BUILTIN is None:
         path = spec_path(PRESET_CATALOG)
         _BUILTIN = parse_catalog(path.read_text(encoding="utf-8"), BUILTIN_SOURCE, str(path))

@@ -335,7 +335,7 @@ def resolve(valid: ValidConfig, catalog: Catalog, script: Script | None, *,
         if nodes > 1 and len(name) > MULTI_NODE_NAME_LIMIT:
             f.error("name", f'job name "{name}" is too long for multi-node: {len(name)} chars; max '
                     f"name length is {MULTI_NODE_NAME_LIMIT}", "the headless Service "
-                    f"<name>-headless must fit in 63 characters")
+                    "<name>-headless must fit in 63 characters")
     elif len(name) > RAYJOB_NAME_LIMIT:
         f.error("name", f'RayJob name "{name}" is too long ({len(name)} chars; KubeRay limit is '
                 f"{RAYJOB_NAME_LIMIT})")

@@ -41,7 +41,7 @@ def api_client(context: str | None) -> Any:
                                 "repository's workspace") from None
 
 
-def transport_errors(fn):  # noqa: ANN001, ANN201 - a decorator for CLI commands
+def transport_errors(fn):
     """Turn connection failures and timeouts into ClusterErrors (no traceback)."""
     import functools
 

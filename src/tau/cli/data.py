@@ -68,7 +68,7 @@ _HERE = Where()
 
 
 def _emit(text: str) -> None:
-    print(text, end="")  # noqa: T201 - the CLI is the only layer that prints
+    print(text, end="")
 
 
 # --- datasets --------------------------------------------------------------------------------

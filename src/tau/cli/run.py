@@ -13,7 +13,6 @@ from typing import Annotated
 from cyclopts import App, Parameter
 
 from tau.cli._common import check_output, not_built
-from tau.errors import NotImplementedYet
 
 #: The real subcommands; a test asserts this set.
 SUBCOMMANDS = ("validate", "schema", "explain-config", "list", "status", "logs", "get", "cancel",
@@ -33,8 +32,9 @@ def _display(path: Path) -> Path:
         return path
 
 
-def _load_valid(target: str | None, config: Path | None):  # noqa: ANN202 - ValidConfig
-    from tau import load, target as targets, validate
+def _load_valid(target: str | None, config: Path | None):
+    from tau import load, validate
+    from tau import target as targets
 
     found = targets.resolve(target, config, Path.cwd())
     valid = validate.validate(load.load(_display(found.path)), name=found.name)
@@ -151,7 +151,7 @@ def explain_config(*, output: OutputFlag = "markdown") -> int:
 NamespaceFlag = Annotated[str | None, Parameter(name=["--namespace", "-n"])]
 
 
-def _submit(valid, namespace: str | None, context: str | None, *, server_dry_run: bool,  # noqa: ANN001
+def _submit(valid, namespace: str | None, context: str | None, *, server_dry_run: bool,
             fmt: str) -> int:
     import os
     import secrets

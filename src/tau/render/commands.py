@@ -11,8 +11,8 @@ import shlex
 from tau.plan import Plan
 
 MASTER_PORT = 29500
-PY_TARGET = "/tmp/tau-entrypoint.py"  # noqa: S108 - a path inside the container
-SH_TARGET = "/tmp/run.sh"  # noqa: S108
+PY_TARGET = "/tmp/tau-entrypoint.py"
+SH_TARGET = "/tmp/run.sh"
 
 # Checks that /mnt (node-local scratch) is writable, has room and is fast; otherwise the hot
 # paths fall back to /data so a slow or full disk degrades speed instead of failing the run.
@@ -22,7 +22,8 @@ tau_hot_fallback() {
   export TAU_DATASETS_DIR=/data/datasets TAU_CHECKPOINTS_DIR=/data/checkpoints
   echo "tau: /mnt unusable ($1); hot datasets and checkpoints use /data" >&2
 }
-if ! mkdir -p /mnt/datasets /mnt/checkpoints 2>/dev/null || ! touch /mnt/.tau-probe 2>/dev/null; then
+if ! mkdir -p /mnt/datasets /mnt/checkpoints 2>/dev/null \\
+    || ! touch /mnt/.tau-probe 2>/dev/null; then
   tau_hot_fallback not-writable
 elif [ "$(df -Pk /mnt | awk 'NR==2 {print $4}')" -lt 1048576 ]; then
   tau_hot_fallback low-space

@@ -125,7 +125,8 @@ def _container(plan: Plan, mounts: list[dict[str, Any]], *, redact: bool) -> dic
 def _annotations(plan: Plan) -> dict[str, str]:
     notes = common.workload_annotations(plan)
     if plan.script is not None:
-        notes[meta.ANNOTATION_SCRIPT_PAYLOAD_DIGEST] = hashlib.sha256(plan.script.content).hexdigest()
+        digest = hashlib.sha256(plan.script.content).hexdigest()
+        notes[meta.ANNOTATION_SCRIPT_PAYLOAD_DIGEST] = digest
     if plan.source_image:
         source = f"{plan.source_image}\n{plan.source_path}\n{plan.source_entrypoint}"
         notes[meta.ANNOTATION_PAYLOAD_DIGEST] = hashlib.sha256(source.encode()).hexdigest()

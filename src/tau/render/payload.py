@@ -48,5 +48,6 @@ def encode(files: dict[str, bytes]) -> tuple[str, str]:
                         mtime=0)
     encoded = base64.b64encode(raw).decode()
     if len(encoded) > MAX_ENV_BYTES:
-        raise PayloadTooLarge(f"compressed payload is {len(encoded)} bytes; at most {MAX_ENV_BYTES}")
+        raise PayloadTooLarge(f"compressed payload is {len(encoded)} bytes; "
+                              f"at most {MAX_ENV_BYTES}")
     return encoded, hashlib.sha256(raw).hexdigest()

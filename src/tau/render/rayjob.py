@@ -30,7 +30,8 @@ _SIDECAR_SECURITY = {"runAsNonRoot": True, "runAsUser": 65532, "readOnlyRootFile
 _MONITORING = {"adx-mon/scrape": "true", "adx-mon/port": "8080",
                "adx-mon/log-destination": "Logs:ContainerLogs"}
 DRIVER_LOG_TAIL = ('mkdir -p /tmp/ray; while :; do for f in /tmp/ray/session_*/logs/'
-                   'job-driver-*.log; do [ -f "$f" ] && exec tail -F -n +1 "$f"; done; sleep 2; done')
+                   'job-driver-*.log; do [ -f "$f" ] && exec tail -F -n +1 "$f"; done; '
+                   "sleep 2; done")
 
 
 def ray_version(image: str) -> str:
@@ -66,7 +67,8 @@ def entrypoint(plan: Plan) -> str:
     body = "\n".join(lines)
     # The completion marker lets the log sidecar and `tau run logs` tell "done" from "lost".
     return ("rc=0\n(\n" + body + "\n) || rc=$?\n"
-            'printf \'{"exit_code":%d}\\n\' "$rc" > /tmp/ray/tau-driver-complete 2>/dev/null || true\n'
+            'printf \'{"exit_code":%d}\\n\' "$rc" > /tmp/ray/tau-driver-complete '
+            "2>/dev/null || true\n"
             "exit $rc")
 
 
@@ -150,7 +152,8 @@ def _head(plan: Plan, encoded: str, digest: str, *, redact: bool) -> dict[str, A
     head = {
         "name": "ray-head",
         "image": plan.image,
-        "ports": [{"containerPort": 8080, "name": "metrics"}, {"containerPort": 6379, "name": "gcs"},
+        "ports": [{"containerPort": 8080, "name": "metrics"},
+                  {"containerPort": 6379, "name": "gcs"},
                   {"containerPort": 8265, "name": "dashboard"},
                   {"containerPort": 10001, "name": "client"}],
         "env": _env(plan, redact=redact, head=True),
@@ -209,7 +212,8 @@ def _worker(plan: Plan, encoded: str, digest: str, *, redact: bool) -> dict[str,
                            "periodSeconds": 10, "timeoutSeconds": 10, "failureThreshold": 3},
         "livenessProbe": {"tcpSocket": {"port": 52365}, "initialDelaySeconds": 60,
                           "periodSeconds": 30, "timeoutSeconds": 10, "failureThreshold": 6},
-        "volumeMounts": [m for m in _mounts(ray_tmp=False) if ships_payload or m["name"] != "script"],
+        "volumeMounts": [m for m in _mounts(ray_tmp=False)
+                         if ships_payload or m["name"] != "script"],
     }
     volumes = [v for v in _shared_volumes(plan) if ships_payload or v["name"] != "script"]
     spec: dict[str, Any] = {"restartPolicy": "Never", "terminationGracePeriodSeconds": 600,

@@ -28,7 +28,8 @@ class CancelResult:
     def message(self) -> str:
         what = f"{self.kind} {self.namespace}/{self.name}"
         if self.complete:
-            return f"cancelled {what}: workload, pods and cluster are gone; Kueue reclaimed the quota"
+            return (f"cancelled {what}: workload, pods and cluster are gone; "
+                    "Kueue reclaimed the quota")
         return (f"deletion of {what} requested; teardown is NOT complete: pods may still hold "
                 f"their nodes (check: tau run status {self.name} -n {self.namespace})")
 

@@ -41,7 +41,8 @@ class Results:
 
 def _relative(path: str, artifact: str | None = None) -> str:
     full = posixpath.normpath(posixpath.join(path, artifact)) if artifact else path
-    if artifact and (artifact.startswith("/") or not (full + "/").startswith(path.rstrip("/") + "/")):
+    inside = (full + "/").startswith(path.rstrip("/") + "/")
+    if artifact and (artifact.startswith("/") or not inside):
         raise UsageError(f'--artifact "{artifact}" must be a relative path inside the results')
     if not (full == MOUNT or full.startswith(MOUNT + "/")):
         raise ClusterError(f"result path {full} is not under {MOUNT}, where tau mounts the PVC")
