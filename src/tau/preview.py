@@ -83,9 +83,9 @@ def client_preview(valid: ValidConfig, env: Mapping[str, str]) -> Preview:
 
 
 def cluster_render(valid: ValidConfig, env: Mapping[str, str], *, namespace: str,
-                   queue: str | None) -> Preview:
+                   queue: str | None, retry_env: dict[str, str] | None = None) -> Preview:
     """Render for a real submit: the namespace (and queue, when the workspace gives one) known,
     Secret references intact. Everything else is the client dry-run's path."""
     resolved = resolve(valid, catalog_for(valid, env), read_script(valid), namespace=namespace,
-                       queue=queue)
+                       queue=queue, retry_env=retry_env)
     return Preview(render.render(resolved.plan, redact=False), resolved)

@@ -305,7 +305,8 @@ def _script(f: _Findings, script: Script | None, entry: str | None) -> None:
 
 
 def resolve(valid: ValidConfig, catalog: Catalog, script: Script | None, *,
-            namespace: str | None = None, queue: str | None = None) -> Resolved:
+            namespace: str | None = None, queue: str | None = None,
+            retry_env: dict[str, str] | None = None) -> Resolved:
     """Turn a validated config into a Plan.
 
     Args:
@@ -313,6 +314,8 @@ def resolve(valid: ValidConfig, catalog: Catalog, script: Script | None, *,
         catalog: the preset catalog (see presets.load_catalog).
         script: the entrypoint read from disk, or None when the image's own command runs.
         namespace, queue: cluster facts when known (submit); None gives placeholders.
+        retry_env: the TAU_RETRY_* / TAU_RESUME_FROM values of a retry or resume attempt;
+            they replace any user values of the same keys.
 
     Raises:
         ConfigError: every render-time problem, with the warnings found on the way.
@@ -398,6 +401,7 @@ def resolve(valid: ValidConfig, catalog: Catalog, script: Script | None, *,
         profiler_duration=valid.get("profiler.duration") or (
             "2m" if valid.get("profiler.mode") == "nsys" else None),
         workspace=valid.get("policy.workspace"), experiment=experiment,
+        retry_env=tuple(sorted((retry_env or {}).items())),
     )
     del entry_path
     return Resolved(plan, tuple(sorted(f.warnings, key=Diagnostic.sort_key)), tuple(placeholders))

@@ -52,8 +52,9 @@ def _env(plan: Plan, *, redact: bool) -> list[dict[str, Any]]:
         if plan.processes_per_node > 1 or plan.multi_node:
             env["OMP_NUM_THREADS"] = "1"
     env.update(common.profiler_env(plan))
-    env.update(plan.retry_env)
     env.update(dict(plan.env))
+    # A retry's values replace the user's own TAU_RESUME_FROM / TAU_RETRY_* entries.
+    env.update(plan.retry_env)
     return pod.env_list(env, plan.secrets, redact=redact)
 
 
