@@ -158,3 +158,32 @@ def test_an_unreachable_cluster_is_reported_without_a_traceback(project, kube_ap
     assert main(["run", "list", "-n", "team"]) == 3
     err = capsys.readouterr().err
     assert "cannot reach the Kubernetes API" in err and "Traceback" not in err
+
+
+def test_history_lists_the_attempts_recorded_as_events(project, kube_api, capsys):
+    from datetime import UTC, datetime
+
+    from tau.runs.events import emit, event_body
+    from tests.kubeapi.fixtures import api_client_for
+
+    assert main(["run", "eval", "-n", "team"]) == 0
+    job = kube_api.get_object("batch/v1", "Job", "eval", namespace="team")
+    api = api_client_for(kube_api, project)
+    now = datetime(2026, 12, 2, 12, 0, tzinfo=UTC)
+    emit(api, event_body("team", "eval-retry-1", "RayJobAttempt",
+                         "submission_id=eval attempt=1/2 failure=Preempted signature=node drained",
+                         job, now))
+    emit(api, event_body("team", "eval-retry-succeeded-1", "RayJobRetrySucceeded",
+                         "submission_id=eval recovered_after_attempt=1 last_failure=Preempted "
+                         "signature=", job, now.replace(hour=13)))
+    capsys.readouterr()
+    assert main(["run", "history", "eval", "-n", "team"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split() == ["ATTEMPT", "OUTCOME", "REASON", "TIME", "SIGNATURE"]
+    assert lines[1].split()[:3] == ["1/2", "retried", "Preempted"]
+    assert "succeeded after attempt 1" in lines[2]
+
+
+def test_history_of_a_run_without_retries_says_so(project, kube_api, capsys):
+    assert main(["run", "history", "eval", "-n", "team", "-o", "json"]) == 0
+    assert '"attempts": []' in capsys.readouterr().out

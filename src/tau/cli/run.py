@@ -308,9 +308,35 @@ def cancel(name: str, *, namespace: NamespaceFlag = None, context: str | None = 
     return 0
 
 
+@app.command
+def history(name: str, *, namespace: NamespaceFlag = None, context: str | None = None,
+            output: OutputFlag = "table") -> int:
+    """The attempts of a run, from its retry Events.
+
+    Parameters
+    ----------
+    name
+        Run name.
+    namespace
+        Namespace of the run.
+    context
+        kubeconfig context (default: $TAU_CONTEXT or current).
+    output
+        table or json.
+    """
+    from tau.cli import _cluster
+    from tau.runs import events
+
+    fmt = check_output(output, ("table", "json"))
+    ns = _cluster.require_namespace(namespace)
+    rows = _cluster.transport_errors(events.fetch)(_cluster.api_client(context), ns, name)
+    sys.stdout.write(events.table(rows, ns, name) if fmt == "table"
+                     else events.as_json(rows, ns, name))
+    return 0
+
+
 for _sub, _help in (
     ("status", "The startup phase tree of a run"),
     ("resume", "Resubmit a failed run from its checkpoint"),
-    ("history", "The attempts of a run"),
 ):
     not_built(app, _sub, _help, f"tau run {_sub}")

@@ -107,6 +107,10 @@ def workload_annotations(plan: Plan) -> dict[str, str]:
             notes[meta.ANNOTATION_PROFILE_WARMUP] = plan.profiler_warmup
         if plan.profiler_duration:
             notes[meta.ANNOTATION_PROFILE_DURATION] = plan.profiler_duration
+    retry = dict(plan.retry_env)
+    if retry.get("TAU_RETRY_ATTEMPT"):
+        notes[meta.ANNOTATION_RETRY_ATTEMPT] = retry["TAU_RETRY_ATTEMPT"]
+        notes[meta.ANNOTATION_RETRY_REASON] = retry.get("TAU_RETRY_REASON", "")
     notes.update(podset_topology(plan))
     return notes
 
