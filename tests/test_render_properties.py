@@ -108,3 +108,29 @@ def test_json_output_holds_the_same_objects_as_yaml(monkeypatch, capsys):
     as_yaml = list(yaml.safe_load_all((ROOT / "golden" / "job-torchrun-multi-node" /
                                        "rendered.yaml").read_text()))
     assert as_json["kind"] == "List" and as_json["items"] == as_yaml
+
+
+def test_the_catalog_comes_from_tau_topology_policy_when_the_config_names_none(
+        monkeypatch, capsys, tmp_path):
+    case = ROOT / "golden" / "job-topology-policy-file"
+    (tmp_path / "train.py").write_text((case / "train.py").read_text())
+    (tmp_path / "tau.yaml").write_text(
+        "name: lab-env\nengine: job\nentrypoint: train.py\npolicy:\n  preset: lab.training.2x\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("TAU_TOPOLOGY_POLICY", str(case / "lab-policy.yaml"))
+    assert main(["run", "--config", "tau.yaml", "--dry-run=client"]) == 0
+    out = capsys.readouterr().out
+    assert "tau.azure.com/topology-policy-source: lab-policy.yaml" in out
+    assert "kueue.x-k8s.io/queue-name: lab-training" in out
+
+
+def test_offline_commands_never_import_the_kubernetes_client():
+    import subprocess
+    import sys
+
+    code = ("import sys; from tau.cli import main; "
+            "main(['run', 'train', '--dry-run=client']); main(['run', 'validate', 'finetune']); "
+            "sys.exit(3 if 'kubernetes' in sys.modules else 0)")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT / "examples",
+                          capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr
