@@ -1,13 +1,297 @@
-"""`tau workspace`: TauWorkspace inspection and the repository's connection. Performs I/O."""
+"""`tau workspace`: TauWorkspace inspection and the repository's connection. Performs I/O.
+
+The commands only parse flags, call `tau.connection` / `tau.kube` / `tau.workspaces`, print,
+and return an exit code. `kubernetes` is imported inside the live commands only.
+"""
 
 from __future__ import annotations
 
-from cyclopts import App
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any
 
-from tau.cli._common import not_built
+from cyclopts import App, Parameter
+
+from tau.cli._common import check_output
+from tau.errors import ExitCode, UsageError
 
 app = App(name="workspace", help="Inspect TauWorkspaces and this repository's connection.")
-not_built(app, "list", "List TauWorkspaces", "tau workspace list")
-not_built(app, "status", "Show one TauWorkspace", "tau workspace status")
-not_built(app, "check", "Exit non-zero unless the workspace is Ready", "tau workspace check")
-not_built(app, "connection", "Inspect tau/workspace.connection.yaml", "tau workspace connection")
+
+_TABLE_JSON = ("table", "json")
+
+
+def _confirm_on_tty() -> Any:
+    """A yes/no prompt when stdin and stderr are a terminal; None otherwise (no prompt)."""
+    if not (sys.stdin.isatty() and sys.stderr.isatty()):
+        return None
+
+    def confirm(question: str) -> bool:
+        print(question, end="", file=sys.stderr, flush=True)
+        answer = sys.stdin.readline().strip().lower()
+        return answer in ("y", "yes")
+
+    return confirm
+
+
+def _connect(context: str | None) -> Any:
+    from tau.connection.activate import activate
+
+    return activate(Path.cwd(), context=context, confirm=_confirm_on_tty())
+
+
+def _system_namespace(connection: Any, namespace: str | None) -> str:
+    return namespace or connection.system_namespace
+
+
+@app.command(name="list")
+def list_(
+    *,
+    namespace: Annotated[str | None, Parameter(name=["--namespace", "-n"])] = None,
+    context: str | None = None,
+    output: Annotated[str, Parameter(name=["--output", "-o"])] = "table",
+) -> int:
+    """List the TauWorkspaces of the cluster.
+
+    Parameters
+    ----------
+    namespace
+        The system namespace holding TauWorkspaces (default: the descriptor's, else tau-system).
+    context
+        kubectl context (default: $TAU_CONTEXT or the repository descriptor's).
+    output
+        table or json.
+    """
+    from tau.kube.client import client_for
+    from tau.kube.workspaces import list_workspaces
+    from tau.workspaces import report
+
+    check_output(output, _TABLE_JSON)
+    conn = _connect(context)
+    objs = list_workspaces(
+        client_for(conn), _system_namespace(conn, namespace), context=conn.context
+    )
+    print(report.list_json(objs) if output == "json" else report.list_text(objs))
+    return int(ExitCode.OK)
+
+
+def _fetch(name: str | None, namespace: str | None, context: str | None) -> tuple[Any, Any, Any]:
+    from tau.kube.client import client_for
+    from tau.kube.workspaces import get_workspace
+
+    conn = _connect(context)
+    name = name or conn.workspace
+    if not name:
+        raise UsageError(
+            "name a workspace: tau workspace status NAME", hint="see `tau workspace list`"
+        )
+    api = client_for(conn)
+    obj = get_workspace(api, name, _system_namespace(conn, namespace), context=conn.context)
+    return conn, api, obj
+
+
+@app.command
+def status(
+    name: str | None = None,
+    *,
+    namespace: Annotated[str | None, Parameter(name=["--namespace", "-n"])] = None,
+    context: str | None = None,
+    output: Annotated[str, Parameter(name=["--output", "-o"])] = "table",
+) -> int:
+    """Show one TauWorkspace: phase, namespace, queue, conditions.
+
+    Parameters
+    ----------
+    name
+        Workspace name (default: the repository descriptor's workspace).
+    namespace
+        The system namespace holding TauWorkspaces.
+    context
+        kubectl context (default: $TAU_CONTEXT or the repository descriptor's).
+    output
+        table or json.
+    """
+    from tau.workspaces import report
+
+    check_output(output, _TABLE_JSON)
+    _, _, obj = _fetch(name, namespace, context)
+    print(report.status_json(obj) if output == "json" else report.status_text(obj))
+    return int(ExitCode.OK)
+
+
+@app.command
+def check(
+    name: str | None = None,
+    *,
+    namespace: Annotated[str | None, Parameter(name=["--namespace", "-n"])] = None,
+    context: str | None = None,
+    data_pvc: str | None = None,
+    output: Annotated[str, Parameter(name=["--output", "-o"])] = "table",
+) -> int:
+    """Exit non-zero unless the workspace is Ready.
+
+    Parameters
+    ----------
+    name
+        Workspace name (default: the repository descriptor's workspace).
+    namespace
+        The system namespace holding TauWorkspaces.
+    context
+        kubectl context (default: $TAU_CONTEXT or the repository descriptor's).
+    data_pvc
+        Also check that this PVC exists and is Bound in the workspace namespace (warning only).
+    output
+        table or json.
+    """
+    from tau.kube.workspaces import get_pvc
+    from tau.workspaces.readiness import not_ready_reason, readiness_hint, view
+
+    check_output(output, _TABLE_JSON)
+    conn, api, obj = _fetch(name, namespace, context)
+    ws = view(obj)
+    reason = not_ready_reason(ws)
+    warnings: list[str] = []
+    pvc_phase = None
+    if reason is None and data_pvc:
+        pvc = get_pvc(api, data_pvc, ws.namespace, context=conn.context)
+        pvc_phase = ((pvc or {}).get("status") or {}).get("phase") if pvc else None
+        if pvc is None:
+            warnings.append(
+                f'PVC "{data_pvc}" not found in namespace "{ws.namespace}"; '
+                "TauWorkspace readiness does not cover storage: ask your platform "
+                "operator to create it"
+            )
+        elif pvc_phase != "Bound":
+            warnings.append(
+                f'PVC "{data_pvc}" in namespace "{ws.namespace}" is '
+                f"{pvc_phase or 'not Bound'}, not Bound"
+            )
+    if output == "json":
+        doc = {
+            "workspace": ws.name,
+            "ready": reason is None,
+            "phase": ws.phase,
+            "namespace": ws.namespace,
+            "queue": ws.queue,
+            "reason": reason,
+            "warnings": warnings,
+        }
+        if data_pvc:
+            doc["dataPVC"] = {"name": data_pvc, "phase": pvc_phase}
+        print(json.dumps(doc, indent=2, sort_keys=True))
+    elif reason is None:
+        print(f'workspace "{ws.name}" is Ready (namespace={ws.namespace}, queue={ws.queue})')
+    for warning in warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    if reason is not None:
+        print(f"error: {reason}\n  hint: {readiness_hint(ws)}", file=sys.stderr)
+        return int(ExitCode.INVALID)
+    return int(ExitCode.OK)
+
+
+@app.command
+def connection(
+    path: Path | None = None,
+    *,
+    trust: bool = False,
+    live: bool = False,
+    context: str | None = None,
+    output: Annotated[str, Parameter(name=["--output", "-o"])] = "table",
+) -> int:
+    """Inspect tau/workspace.connection.yaml (offline unless --trust or --live).
+
+    Parameters
+    ----------
+    path
+        The descriptor file, or a directory to discover it from (default: cwd).
+    trust
+        Confirm this repository's connection without a prompt (for CI and scripts), writing the
+        dedicated kubeconfig and the local trust record.
+    live
+        Also activate the connection and read the workspace from the cluster.
+    context
+        kubectl context (default: $TAU_CONTEXT or the descriptor's).
+    output
+        table, json or yaml.
+    """
+    from tau.connection.descriptor import Discovery, discover, find_repository_root, load
+    from tau.connection.files import config_dir
+    from tau.connection.state import load_state, state_path
+
+    check_output(output, ("table", "json", "yaml"))
+    start = path or Path.cwd()
+    if start.is_file():
+        root = find_repository_root(start.parent) or start.parent.resolve()
+        found: Discovery | None = Discovery(start.resolve(), root, load(start))
+        start = start.parent
+    else:
+        found = discover(start)
+    if found is None:
+        raise UsageError(
+            f"no tau/workspace.connection.yaml between {start} and the Git root",
+            hint="ask your platform operator for the repository's descriptor",
+        )
+    desc = found.descriptor
+    state = load_state(state_path(config_dir(), found))
+    info: dict[str, Any] = {
+        "descriptor": str(found.path),
+        "digest": desc.digest,
+        "workspace": desc.workspace,
+        "context": desc.context_name,
+        "systemNamespace": desc.system_namespace,
+        "access": desc.access_method,
+        "authorization": desc.authorization_mode,
+        "trusted": bool(state and state.descriptor_digest == desc.digest),
+    }
+    if desc.aks:
+        info["resourceID"], info["tenantID"] = desc.aks.resource_id, desc.aks.tenant_id
+    if trust or live:
+        from tau.connection.activate import activate
+
+        conn = activate(start, context=context, confirm=_confirm_on_tty(), trust=trust)
+        info.update(
+            trusted=conn.state is not None or info["trusted"],
+            kubeconfig=str(conn.kubeconfig),
+            context=conn.context,
+        )
+        if live:
+            from tau.workspaces.lookup import resolve_namespace_and_queue
+
+            target = resolve_namespace_and_queue(conn)
+            info.update(status="Ready", namespace=target.namespace, queue=target.queue)
+    _print_connection(info, output, live)
+    return int(ExitCode.OK)
+
+
+def _print_connection(info: dict[str, Any], output: str, live: bool) -> None:
+    if output == "json":
+        print(json.dumps(info, indent=2, sort_keys=True))
+        return
+    if output == "yaml":
+        import yaml
+
+        print(yaml.safe_dump(info, sort_keys=True), end="")
+        return
+    print("Connected." if live else "Workspace connection configuration is valid.")
+    labels = [
+        ("Workspace", "workspace"),
+        ("Context", "context"),
+        ("Access", "access"),
+        ("Resource", "resourceID"),
+        ("Tenant", "tenantID"),
+        ("Authorization", "authorization"),
+        ("System namespace", "systemNamespace"),
+        ("Descriptor", "descriptor"),
+        ("Digest", "digest"),
+        ("Kubeconfig", "kubeconfig"),
+        ("Status", "status"),
+        ("Namespace", "namespace"),
+        ("Queue", "queue"),
+    ]
+    for label, key in labels:
+        if info.get(key):
+            print(f"{label + ':':<18}{info[key]}")
+    trusted = "yes" if info["trusted"] else "no (run: tau workspace connection --trust)"
+    print(f"{'Trusted:':<18}{trusted}")
+    if not live:
+        print("Cluster access was not checked.")

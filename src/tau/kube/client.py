@@ -1,0 +1,62 @@
+"""Build a `kubernetes` ApiClient from tau's dedicated kubeconfig and one context.
+
+Performs I/O (reads the dedicated kubeconfig; may run its exec plugin). `kubernetes` is imported
+here, inside the functions, so `import tau.cli` and offline commands never load it. The client
+reads only the file it is given: never `~/.kube/config`, never `$KUBECONFIG`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from tau.errors import ClusterError
+
+if TYPE_CHECKING:
+    from kubernetes.client import ApiClient
+
+    from tau.connection.activate import Connection
+
+#: Seconds a single API request may take (connect, read); callers pass it as `_request_timeout`.
+DEFAULT_TIMEOUT = 30.0
+
+
+def api_client(kubeconfig: Path, context: str) -> ApiClient:
+    """An ApiClient for `context` of `kubeconfig`.
+
+    Raises:
+        ClusterError: the kubeconfig cannot be loaded or its exec credential plugin failed.
+    """
+    from kubernetes.client import Configuration
+    from kubernetes.config.config_exception import ConfigException
+    from kubernetes.config.kube_config import new_client_from_config
+
+    configuration = Configuration()
+    # One quick retry only: a refused connection should fail in seconds, not after backoff.
+    configuration.retries = 1
+    try:
+        # persist_config=False: the client must not write refreshed tokens back to disk.
+        return new_client_from_config(
+            config_file=str(kubeconfig),
+            context=context,
+            persist_config=False,
+            client_configuration=configuration,
+        )
+    except ConfigException as exc:
+        raise ClusterError(
+            f'cannot use kubeconfig context "{context}" from {kubeconfig}: {_first_line(exc)}',
+            hint="if it signs in through kubelogin, run a tau command on a terminal once "
+            "(or `az login`), then retry",
+        ) from exc
+    except OSError as exc:
+        raise ClusterError(f"cannot read kubeconfig {kubeconfig}: {exc.strerror}") from exc
+
+
+def client_for(connection: Connection) -> ApiClient:
+    """The ApiClient for an activated connection."""
+    return api_client(connection.kubeconfig, connection.context)
+
+
+def _first_line(exc: Any) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__

@@ -1,0 +1,38 @@
+"""The Kubernetes resource types tau reads or writes, and who installs each. Pure."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class ResourceType:
+    """One API resource: where it is served and which product's CRD provides it.
+
+    Attributes:
+        owner: the product whose CRD serves it ("" for built-in kinds).
+    """
+
+    group: str
+    version: str
+    plural: str
+    kind: str
+    owner: str = ""
+
+    @property
+    def qualified(self) -> str:
+        """`plural.group` as kubectl spells it (`workspaces.tau.azure.com`, `pods`)."""
+        return f"{self.plural}.{self.group}" if self.group else self.plural
+
+
+TAU_WORKSPACE = ResourceType("tau.azure.com", "v1alpha1", "workspaces", "TauWorkspace", "TauGrid")
+TAU_CLUSTER = ResourceType("tau.azure.com", "v1alpha1", "clusters", "TauCluster", "TauGrid")
+RAYJOB = ResourceType("ray.io", "v1", "rayjobs", "RayJob", "KubeRay")
+RAYCLUSTER = ResourceType("ray.io", "v1", "rayclusters", "RayCluster", "KubeRay")
+RAYSERVICE = ResourceType("ray.io", "v1", "rayservices", "RayService", "KubeRay")
+WORKLOAD = ResourceType("kueue.x-k8s.io", "v1beta1", "workloads", "Workload", "Kueue")
+LOCALQUEUE = ResourceType("kueue.x-k8s.io", "v1beta1", "localqueues", "LocalQueue", "Kueue")
+CLUSTERQUEUE = ResourceType("kueue.x-k8s.io", "v1beta1", "clusterqueues", "ClusterQueue", "Kueue")
+JOB = ResourceType("batch", "v1", "jobs", "Job")
+POD = ResourceType("", "v1", "pods", "Pod")
+PVC = ResourceType("", "v1", "persistentvolumeclaims", "PersistentVolumeClaim")
