@@ -1,13 +1,301 @@
-"""`tau serve`: model services as a RayService or a Deployment. Performs I/O."""
+"""`tau serve`: model services as a RayService or a Deployment (+ Service).
+
+Performs I/O (terminal; the cluster through tau.serve.apply/observe). This module only parses
+flags, calls the core and prints; the kubernetes client is imported by the core, lazily.
+A service is not a run: there are no run lifecycle verbs here.
+"""
 
 from __future__ import annotations
 
-from cyclopts import App
+import sys
+from typing import TYPE_CHECKING, Annotated
 
-from tau.cli._common import not_built
+from cyclopts import App, Parameter
 
-app = App(name="serve", help="Deploy and manage model services.")
-not_built(app, "deploy", "Render and apply a service", "tau serve deploy")
-not_built(app, "status", "Show a service", "tau serve status")
-not_built(app, "scale", "Scale a Deployment service", "tau serve scale")
-not_built(app, "delete", "Delete a service (idempotent)", "tau serve delete")
+from tau.cli._common import check_output
+
+if TYPE_CHECKING:
+    from tau.presets import Catalog
+    from tau.serve.spec import DeployFlags
+
+app = App(name="serve", help="Deploy and manage model services (RayService or Deployment).")
+
+Kind = Annotated[str, Parameter(name="--kind")]
+Namespace = Annotated[str | None, Parameter(name=["--namespace", "-n"])]
+Output = Annotated[str, Parameter(name=["--output", "-o"])]
+Repeated = Annotated[tuple[str, ...], Parameter(consume_multiple=False)]
+
+NAMESPACE_WARNING = ("warning: no --namespace: the namespace is shown as a placeholder; serving "
+                     "does not read tau/workspace.connection.yaml, so pass -n NAMESPACE to deploy")
+
+
+def _source_refused(from_finetune: str | None, from_model: str | None, checkpoint: str | None,
+                    dry_run: str | None) -> None:
+    """--from-finetune/--from-model read cluster metadata: not offline, not with --checkpoint."""
+    from tau.errors import NotImplementedYet, UsageError
+
+    flag = "--from-finetune" if from_finetune else "--from-model" if from_model else None
+    if flag is None:
+        return
+    if checkpoint is not None:
+        raise UsageError(f"{flag} conflicts with --checkpoint", hint="pass one model source")
+    if dry_run == "client":
+        raise UsageError(f"{flag} reads cluster metadata (the checkpoint's artifacts.json or the "
+                         "model registry), so it cannot be used with --dry-run=client",
+                         hint="use --dry-run=server, or pass --checkpoint PATH for an offline "
+                              "render")
+    raise NotImplementedYet(f"tau serve deploy {flag}")
+
+
+@app.command
+def deploy(
+    name: str,
+    *,
+    kind: Kind = "rayservice",
+    profile: str | None = None,
+    image: str | None = None,
+    namespace: Namespace = None,
+    context: str | None = None,
+    import_path: str | None = None,
+    replicas: str | None = None,
+    min_replicas: str | None = None,
+    max_replicas: str | None = None,
+    env: Repeated = (),
+    env_secret: Repeated = (),
+    checkpoint: str | None = None,
+    checkpoint_pvc: str | None = None,
+    from_finetune: str | None = None,
+    from_model: Annotated[str | None, Parameter(name=["--from-model", "--model-ref"])] = None,
+    readiness_path: str | None = None,
+    startup_path: str | None = None,
+    liveness_path: str | None = None,
+    startup_failure_threshold: str | None = None,
+    port: str | None = None,
+    service_port: str | None = None,
+    service_target_port: str | None = None,
+    gpus: str | None = None,
+    runtime_pip: Repeated = (),
+    ray_version: str | None = None,
+    dry_run: str | None = None,
+    output: Output = "yaml",
+) -> int:
+    """Render a service and apply it, or print it with --dry-run=client.
+
+    Parameters
+    ----------
+    name
+        Service name (a DNS-1035 label).
+    kind
+        rayservice (KubeRay RayService) or deployment (Deployment + Service).
+    profile
+        A preset of the catalog (GPU count, GPU class, priority) or a workload profile name.
+    image
+        Pinned image: a tag other than latest, or a digest.
+    namespace
+        Target namespace (required to deploy; never read from the workspace connection).
+    context
+        kubeconfig context (default: $TAU_CONTEXT or current).
+    import_path
+        Ray Serve import path MODULE:ATTR (rayservice; default serve:app).
+    replicas
+        Fixed size: Ray worker pods or Deployment pods (default 1).
+    min_replicas
+        Autoscaling lower bound (rayservice; default 1).
+    max_replicas
+        Autoscaling upper bound; >0 enables autoscaling, excludes --replicas (rayservice).
+    env
+        KEY=VAL, repeatable.
+    env_secret
+        KEY=SECRET:KEY, repeatable; an env var read from a Secret key.
+    checkpoint
+        Checkpoint path: relative under /data/checkpoints, projects/... under /data, or absolute.
+    checkpoint_pvc
+        PVC mounted at /data for --checkpoint (default blob-training).
+    from_finetune
+        Serve a finetune run's checkpoint (reads cluster metadata).
+    from_model
+        Serve MODEL:alias, MODEL@run or MODEL from the model registry (reads cluster metadata).
+    readiness_path
+        HTTP readiness probe path on the serving port.
+    startup_path
+        HTTP startup probe path on the serving port.
+    liveness_path
+        HTTP liveness probe path on the serving port.
+    startup_failure_threshold
+        Startup probe failures allowed, 10s apart (default 60; needs --startup-path).
+    port
+        Serving port in the container (default 8000).
+    service_port
+        Service port of a deployment (default: --port; 0 means no Service).
+    service_target_port
+        Service target port (default: --port).
+    gpus
+        GPUs per replica pod (default: the preset's shape, else 0).
+    runtime_pip
+        pip requirement for the Serve app's runtime_env, repeatable (rayservice).
+    ray_version
+        KubeRay rayVersion (rayservice; default 2.40.0).
+    dry_run
+        client (print the manifests, offline) or server (API-server dry run, persists nothing).
+    output
+        Manifest format of --dry-run=client: yaml or json.
+    """
+    import os
+
+    from tau import manifests, presets
+    from tau.errors import UsageError
+    from tau.serve import render, spec
+
+    fmt = check_output(output, ("yaml", "json"))
+    if dry_run not in (None, "client", "server"):
+        raise UsageError(f'--dry-run "{dry_run}" must be one of: client, server')
+    _source_refused(from_finetune, from_model, checkpoint, dry_run)
+    n = spec.parse_numbers({
+        "--replicas": replicas, "--min-replicas": min_replicas, "--max-replicas": max_replicas,
+        "--startup-failure-threshold": startup_failure_threshold, "--port": port,
+        "--service-port": service_port, "--service-target-port": service_target_port,
+        "--gpus": gpus})
+    flags = spec.DeployFlags(
+        name=name, kind=kind, profile=profile, image=image, namespace=namespace,
+        import_path=import_path, replicas=n["--replicas"], min_replicas=n["--min-replicas"],
+        max_replicas=n["--max-replicas"] or 0, env=tuple(env), env_secret=tuple(env_secret),
+        checkpoint=checkpoint, checkpoint_pvc=checkpoint_pvc, readiness_path=readiness_path,
+        startup_path=startup_path, liveness_path=liveness_path,
+        startup_failure_threshold=n["--startup-failure-threshold"], port=n["--port"],
+        service_port=n["--service-port"], service_target_port=n["--service-target-port"],
+        gpus=n["--gpus"], runtime_pip=tuple(runtime_pip), ray_version=ray_version)
+    catalog = presets.load_catalog(None, os.environ.get("TAU_TOPOLOGY_POLICY"))
+    if dry_run == "client":
+        serve_spec = spec.build_spec(flags, catalog)
+        if namespace is None:
+            print(NAMESPACE_WARNING, file=sys.stderr)
+        docs = render.render(serve_spec, redact=True)
+        sys.stdout.write(manifests.dump_yaml(docs) if fmt == "yaml" else manifests.dump_json(docs))
+        return 0
+    return _apply(flags, catalog, context, server_dry_run=dry_run == "server")
+
+
+def _apply(flags: DeployFlags, catalog: Catalog, context: str | None, *,
+           server_dry_run: bool) -> int:
+    """Build, render unredacted and apply; print the deployed line and how to track it."""
+    from tau.serve import apply, kube, render, spec
+
+    kube.require_namespace(flags.namespace, "deploy")
+    serve_spec = spec.build_spec(flags, catalog)
+    docs = render.render(serve_spec, redact=False)
+    api = kube.api_client(context)
+    with kube.transport_errors(api):
+        apply.apply_service(api, docs, server_dry_run=server_dry_run)
+    s = serve_spec
+    line = (f"deployed service {s.name} (kind={s.kind}, profile={s.profile}, image={s.image}, "
+            f"ns={s.namespace})")
+    if server_dry_run:
+        print(f"{line} [server dry run: validated, nothing persisted]")
+    else:
+        print(line)
+        print(f"track: tau serve status {s.name} -n {s.namespace} --kind {s.kind}")
+    return 0
+
+
+def _kind(kind: str) -> str:
+    from tau.errors import UsageError
+    from tau.serve.spec import KINDS
+
+    if kind not in KINDS:
+        raise UsageError(f'--kind "{kind}" must be one of: {", ".join(KINDS)}')
+    return kind
+
+
+@app.command
+def status(name: str, *, kind: Kind = "rayservice", namespace: Namespace = None,
+           context: str | None = None, output: Output = "table") -> int:
+    """Show a service: RayService serve status and endpoints, or Deployment replicas.
+
+    Parameters
+    ----------
+    name
+        Service name.
+    kind
+        rayservice or deployment.
+    namespace
+        Namespace of the service (required).
+    context
+        kubeconfig context (default: $TAU_CONTEXT or current).
+    output
+        table or json.
+    """
+    import datetime as dt
+
+    from tau.serve import kube, observe
+
+    fmt = check_output(output, ("table", "json"))
+    kind = _kind(kind)
+    ns = kube.require_namespace(namespace, "status")
+    api = kube.api_client(context)
+    with kube.transport_errors(api):
+        obj = observe.fetch(api, kind, ns, name)
+    now = dt.datetime.now(dt.UTC)
+    sys.stdout.write(observe.table([observe.row(obj, kind, now)], kind) if fmt == "table"
+                     else observe.as_json(obj, kind, now))
+    return 0
+
+
+@app.command
+def scale(name: str, *, replicas: int, kind: Kind = "rayservice", namespace: Namespace = None,
+          context: str | None = None) -> int:
+    """Set the replica count of a Deployment service (a RayService is redeployed instead).
+
+    Parameters
+    ----------
+    name
+        Service name.
+    replicas
+        New replica count.
+    kind
+        deployment (rayservice is refused: redeploy, or autoscale with --max-replicas).
+    namespace
+        Namespace of the service (required).
+    context
+        kubeconfig context (default: $TAU_CONTEXT or current).
+    """
+    from tau.serve import apply, kube
+
+    kind = _kind(kind)
+    if kind == "rayservice":
+        apply.scale_service(None, kind, "", name, replicas)  # raises the explanation
+    ns = kube.require_namespace(namespace, "scale")
+    api = kube.api_client(context)
+    with kube.transport_errors(api):
+        apply.scale_service(api, kind, ns, name, replicas)
+    print(f"scaled deployment {name} to {replicas} replicas (ns={ns})")
+    return 0
+
+
+@app.command
+def delete(name: str, *, kind: Kind = "rayservice", namespace: Namespace = None,
+           context: str | None = None) -> int:
+    """Delete a service; deleting one that is not there succeeds.
+
+    Parameters
+    ----------
+    name
+        Service name.
+    kind
+        rayservice or deployment (a deployment's Service is deleted with it).
+    namespace
+        Namespace of the service (required).
+    context
+        kubeconfig context (default: $TAU_CONTEXT or current).
+    """
+    from tau.serve import apply, kube
+
+    kind = _kind(kind)
+    ns = kube.require_namespace(namespace, "delete")
+    api = kube.api_client(context)
+    with kube.transport_errors(api):
+        deleted = apply.delete_service(api, kind, ns, name)
+    if deleted:
+        print(f"deleted service {name} ({', '.join(deleted)}, ns={ns})")
+    else:
+        print(f"service {name} (kind={kind}) not found in ns={ns}: nothing to delete")
+    return 0

@@ -1,0 +1,190 @@
+"""Apply, scale and delete a rendered service on the cluster.
+
+Performs I/O (the Kubernetes API, through the official client passed in; imported lazily).
+The objects sent are the ones `--dry-run=client` prints, unredacted, with the namespace set;
+nothing is re-rendered here. API failures become ClusterErrors at this boundary.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+from typing import Any
+
+from tau.errors import ClusterError, UsageError
+from tau.render import meta
+
+#: (group, version, plural) of each kind `tau serve` touches; "" is the core group.
+KINDS = {
+    "RayService": ("ray.io", "v1", "rayservices"),
+    "Deployment": ("apps", "v1", "deployments"),
+    "Service": ("", "v1", "services"),
+}
+#: --kind value → the Kubernetes kind of the service object.
+SERVE_KINDS = {"rayservice": "RayService", "deployment": "Deployment"}
+
+MISSING_TYPE = "the server could not find the requested resource"
+RAYSERVICE_SCALE = ("serve scale --kind=rayservice: not yet implemented (serveConfigV2 is a "
+                    "string blob; redeploy with --replicas for now)")
+
+
+@dataclass(frozen=True)
+class Applied:
+    """One object after apply: created or replaced (or would be, on a server dry run)."""
+
+    kind: str
+    name: str
+    action: str
+    object: dict[str, Any]
+
+
+def _plain(api_client: Any, obj: Any) -> dict[str, Any]:
+    data = obj if isinstance(obj, dict) else api_client.sanitize_for_serialization(obj)
+    return data if isinstance(data, dict) else {}
+
+
+def call(api_client: Any, verb: str, kind: str, namespace: str, name: str,
+          body: Any = None, **extra: Any) -> dict[str, Any]:
+    """One typed API call: create, read, replace, patch or delete `kind` `name`."""
+    from kubernetes import client
+
+    group, version, plural = KINDS[kind]
+    if kind == "RayService":
+        api = client.CustomObjectsApi(api_client)
+        fn = {"create": api.create_namespaced_custom_object,
+              "read": api.get_namespaced_custom_object,
+              "replace": api.replace_namespaced_custom_object,
+              "delete": api.delete_namespaced_custom_object}[verb]
+        args = (group, version, namespace, plural) + ((body,) if verb == "create" else
+                                                      (name, body) if body is not None else (name,))
+        return _plain(api_client, fn(*args, **extra))
+    typed = client.AppsV1Api(api_client) if kind == "Deployment" else client.CoreV1Api(api_client)
+    suffix = "deployment" if kind == "Deployment" else "service"
+    method = {"read": "read", "create": "create", "replace": "replace", "patch": "patch",
+              "delete": "delete"}[verb]
+    fn = getattr(typed, f"{method}_namespaced_{suffix}")
+    if verb == "create":
+        return _plain(api_client, fn(namespace, body, **extra))
+    args = (name, namespace) + ((body,) if body is not None else ())
+    return _plain(api_client, fn(*args, **extra))
+
+
+def _translate(exc: Any, kind: str, name: str, namespace: str, verb: str) -> ClusterError:
+    from tau.kube_errors import translate
+
+    return translate(exc, kind=kind, name=name, namespace=namespace, verb=verb)
+
+
+def _owned_by_tau(existing: dict[str, Any], name: str) -> bool:
+    labels = existing.get("metadata", {}).get("labels") or {}
+    return bool(labels.get(meta.LABEL_SERVICE) == name
+                and labels.get(meta.LABEL_MANAGED_BY) == meta.MANAGED_BY_VALUE)
+
+
+def _replacement(doc: dict[str, Any], existing: dict[str, Any]) -> dict[str, Any]:
+    """The rendered object as an update of `existing`: its resourceVersion (custom resources
+    refuse unconditional updates) and, for a Service, its immutable cluster IPs."""
+    body = copy.deepcopy(doc)
+    body["metadata"]["resourceVersion"] = existing["metadata"]["resourceVersion"]
+    if doc["kind"] == "Service":
+        for key in ("clusterIP", "clusterIPs"):
+            if key in existing.get("spec", {}):
+                body["spec"][key] = existing["spec"][key]
+    return body
+
+
+def _apply_one(api_client: Any, doc: dict[str, Any], dry_run: dict[str, str]) -> Applied:
+    from kubernetes.client.exceptions import ApiException
+
+    kind, name, ns = doc["kind"], doc["metadata"]["name"], doc["metadata"]["namespace"]
+    try:
+        return Applied(kind, name, "created", call(api_client, "create", kind, ns, name, doc,
+                                                    **dry_run))
+    except ApiException as exc:
+        if exc.status != 409:
+            raise _translate(exc, kind, name, ns, "create") from None
+    try:
+        existing = call(api_client, "read", kind, ns, name)
+        if not _owned_by_tau(existing, name):
+            raise ClusterError(f"{kind} {ns}/{name} exists and was not deployed by tau serve",
+                               status=409, hint="choose another service name, or remove that "
+                               "object yourself if it is really unused")
+        body = _replacement(doc, existing)
+        return Applied(kind, name, "replaced", call(api_client, "replace", kind, ns, name, body,
+                                                     **dry_run))
+    except ApiException as exc:
+        raise _translate(exc, kind, name, ns, "replace") from None
+
+
+def apply_service(api_client: Any, documents: list[dict[str, Any]], *,
+                  server_dry_run: bool = False) -> list[Applied]:
+    """Create each object, or replace it when it already exists (a redeploy).
+
+    Args:
+        api_client: a `kubernetes.client.ApiClient` for the target cluster.
+        documents: the rendered objects, namespace set, Secret references unredacted.
+        server_dry_run: send `dryRun=All`; the server validates and persists nothing.
+
+    Raises:
+        ClusterError: the API refused, or the name belongs to an object tau did not deploy.
+    """
+    dry_run = {"dry_run": "All"} if server_dry_run else {}
+    return [_apply_one(api_client, doc, dry_run) for doc in documents]
+
+
+def scale_service(api_client: Any, kind: str, namespace: str, name: str,
+                  replicas: int) -> dict[str, Any]:
+    """Set a Deployment's replica count; a RayService cannot be scaled in place.
+
+    Raises:
+        UsageError: `kind` is rayservice, or `replicas` is negative.
+        ClusterError: the Deployment does not exist or the API refused.
+    """
+    from kubernetes.client.exceptions import ApiException
+
+    if kind == "rayservice":
+        raise UsageError(RAYSERVICE_SCALE, hint="a RayService's Serve config is a serialized "
+                         "field: redeploy it (tau serve deploy) with the new size, or create it "
+                         "with --min-replicas/--max-replicas to autoscale")
+    if replicas < 0:
+        raise UsageError(f"--replicas {replicas} must be 0 or more")
+    try:
+        return call(api_client, "patch", "Deployment", namespace, name,
+                     {"spec": {"replicas": replicas}})
+    except ApiException as exc:
+        raise _translate(exc, "Deployment", name, namespace, "scale") from None
+
+
+def delete_service(api_client: Any, kind: str, namespace: str, name: str) -> list[str]:
+    """Delete the service object (and a Deployment's tau-owned Service); idempotent.
+
+    Returns:
+        "Kind/name" of each object deleted; empty when nothing was there.
+    """
+    from kubernetes.client.exceptions import ApiException
+
+    targets = [SERVE_KINDS[kind]] + (["Service"] if kind == "deployment" else [])
+    deleted = []
+    for target in targets:
+        try:
+            if target == "Service" and not _owned_by_tau(
+                    call(api_client, "read", target, namespace, name), name):
+                continue  # a Service of the same name that tau did not create stays
+            call(api_client, "delete", target, namespace, name)
+        except ApiException as exc:
+            if exc.status == 404 and _is_missing_object(exc):
+                continue
+            raise _translate(exc, target, name, namespace, "delete") from None
+        deleted.append(f"{target}/{name}")
+    return deleted
+
+
+def _is_missing_object(exc: Any) -> bool:
+    """404 for the object, not for the whole resource type (a missing CRD is an error)."""
+    import json
+
+    try:
+        body = json.loads(getattr(exc, "body", "") or "{}")
+    except (TypeError, ValueError):
+        return False
+    return isinstance(body, dict) and body.get("message") != MISSING_TYPE
