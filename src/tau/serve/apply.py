@@ -8,6 +8,7 @@ nothing is re-rendered here. API failures become ClusterErrors at this boundary.
 from __future__ import annotations
 
 import copy
+import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,16 +39,21 @@ class Applied:
     object: dict[str, Any]
 
 
-def _plain(api_client: Any, obj: Any) -> dict[str, Any]:
-    data = obj if isinstance(obj, dict) else api_client.sanitize_for_serialization(obj)
+def _json(response: Any) -> dict[str, Any]:
+    data = json.loads(response.data or b"{}")
     return data if isinstance(data, dict) else {}
 
 
 def call(api_client: Any, verb: str, kind: str, namespace: str, name: str,
-          body: Any = None, **extra: Any) -> dict[str, Any]:
-    """One typed API call: create, read, replace, patch or delete `kind` `name`."""
+         body: Any = None, **extra: Any) -> dict[str, Any]:
+    """One API call (create, read, replace, patch or delete `kind` `name`) as plain data.
+
+    The response is read as JSON rather than typed models: the object tau compares and prints
+    is what the server sent, and a sparse object some other tool wrote cannot fail to parse.
+    """
     from kubernetes import client
 
+    extra["_preload_content"] = False
     group, version, plural = KINDS[kind]
     if kind == "RayService":
         api = client.CustomObjectsApi(api_client)
@@ -55,18 +61,15 @@ def call(api_client: Any, verb: str, kind: str, namespace: str, name: str,
               "read": api.get_namespaced_custom_object,
               "replace": api.replace_namespaced_custom_object,
               "delete": api.delete_namespaced_custom_object}[verb]
-        args = (group, version, namespace, plural) + ((body,) if verb == "create" else
-                                                      (name, body) if body is not None else (name,))
-        return _plain(api_client, fn(*args, **extra))
+        head = (group, version, namespace, plural)
+        args = (*head, body) if verb == "create" else (*head, name) + (
+            (body,) if body is not None else ())
+        return _json(fn(*args, **extra))
     typed = client.AppsV1Api(api_client) if kind == "Deployment" else client.CoreV1Api(api_client)
-    suffix = "deployment" if kind == "Deployment" else "service"
-    method = {"read": "read", "create": "create", "replace": "replace", "patch": "patch",
-              "delete": "delete"}[verb]
-    fn = getattr(typed, f"{method}_namespaced_{suffix}")
+    fn = getattr(typed, f"{verb}_namespaced_{kind.lower()}")
     if verb == "create":
-        return _plain(api_client, fn(namespace, body, **extra))
-    args = (name, namespace) + ((body,) if body is not None else ())
-    return _plain(api_client, fn(*args, **extra))
+        return _json(fn(namespace, body, **extra))
+    return _json(fn(name, namespace, *((body,) if body is not None else ()), **extra))
 
 
 def _translate(exc: Any, kind: str, name: str, namespace: str, verb: str) -> ClusterError:
