@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import re
 
-_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
+# Go accepts both micro signs: U+00B5 and U+03BC.
+_UNITS = {"ns": 1e-9, "us": 1e-6, "\u00b5s": 1e-6, "\u03bcs": 1e-6, "ms": 1e-3, "s": 1.0,
+          "m": 60.0, "h": 3600.0}
 _NUMBER = re.compile(r"\d+(?:\.\d*)?|\.\d+")
 _UNIT = re.compile(r"[^0-9.]*")
 

@@ -18,6 +18,7 @@ from tau.errors import ConfigError, Diagnostic, Location
 PathKey = tuple[str | int, ...]
 
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_MERGE_TAG = "tag:yaml.org,2002:merge"
 
 
 def dotted(path: PathKey) -> str:
@@ -84,18 +85,57 @@ class _Builder:
             return self._mapping(node, path)
         if isinstance(node, yaml.SequenceNode):
             return [self.build(item, (*path, i)) for i, item in enumerate(node.value)]
-        return self._scalars.construct_object(node, deep=True)
+        try:
+            return self._scalars.construct_object(node, deep=True)
+        except (yaml.YAMLError, ValueError, TypeError):
+            # An unknown local tag (`!custom x`) or a bad explicit one (`!!int abc`).
+            self.problems.append(
+                Diagnostic(dotted(path), f"invalid YAML: cannot read {node.value!r} tagged "
+                           f"{node.tag}", hint="remove the tag; tau.yaml uses plain YAML values",
+                           location=_loc(self.file, node.start_mark))
+            )
+            return None
+
+    def _pairs(self, node: yaml.MappingNode) -> list[tuple[yaml.Node, yaml.Node]]:
+        """The key/value nodes of a mapping with `<<` merge keys expanded (as yaml.v3 does).
+
+        Keys written in the mapping itself win over merged ones; among merged mappings the
+        first listed wins.
+        """
+        own = [(k, v) for k, v in node.value if k.tag != _MERGE_TAG]
+        merged: list[tuple[yaml.Node, yaml.Node]] = []
+        for key_node, value_node in node.value:
+            if key_node.tag != _MERGE_TAG:
+                continue
+            sources = (value_node.value if isinstance(value_node, yaml.SequenceNode)
+                       else [value_node])
+            for source in sources:
+                if not isinstance(source, yaml.MappingNode):
+                    self.problems.append(
+                        Diagnostic("", "invalid YAML: a `<<` merge key takes a mapping or a list "
+                                   "of mappings", location=_loc(self.file, source.start_mark)))
+                    continue
+                merged.extend(self._pairs(source))
+        taken = {k.value for k, _ in own if isinstance(k, yaml.ScalarNode)}
+        extra: list[tuple[yaml.Node, yaml.Node]] = []
+        for key_node, value_node in merged:
+            name = key_node.value if isinstance(key_node, yaml.ScalarNode) else None
+            if name not in taken:
+                taken.add(name)
+                extra.append((key_node, value_node))
+        return own + extra
 
     def _mapping(self, node: yaml.MappingNode, path: PathKey) -> dict[Any, Any]:
         out: dict[Any, Any] = {}
-        for key_node, value_node in node.value:
+        for key_node, value_node in self._pairs(node):
             if not isinstance(key_node, yaml.ScalarNode):
                 self.problems.append(
                     Diagnostic(dotted(path), "mapping keys must be plain strings",
                                location=_loc(self.file, key_node.start_mark))
                 )
                 continue
-            key = str(self._scalars.construct_object(key_node))
+            # The key as written: `null:`/`true:`/`1:` name fields "null"/"true"/"1", as in Go.
+            key = key_node.value
             child = (*path, key)
             if key in out:
                 first = self.source.keys[child]

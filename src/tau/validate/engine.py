@@ -136,7 +136,10 @@ def check_job(ctx: Context) -> None:
         ctx.error("storage.volumes", "storage.data_pvc cannot be combined with "
                   "storage.volumes for job run configs")
     launcher = ctx.get("execution.launcher")
-    if launcher in ("ray-train", "ray-tune"):
+    if launcher in ("ray-train", "ray-tune") and ctx.intent == "implicit dispatch":
+        ctx.error("execution.launcher", f'execution.launcher "{launcher}" requires engine: '
+                  "rayjob; set engine: rayjob explicitly")
+    elif launcher in ("ray-train", "ray-tune"):
         ctx.error("execution.launcher", f'execution.launcher "{launcher}" requires engine: '
                   "rayjob (needs a Ray cluster); got engine: job")
     nodes = ctx.get("execution.nodes")
@@ -178,7 +181,7 @@ def _check_configs(ctx: Context, launcher: str, configs: dict[str, object]) -> N
     if launcher in ("python", "torchrun"):
         seen: dict[str, str] = {}
         for key, value in configs.items():
-            path = f"execution.configs.{key}"
+            path = ("execution", "configs", key)
             if not _FLAG_KEY.match(key):
                 ctx.error(path, f'execution.configs key "{key}" is not a valid flag name '
                           "(letters, digits, '_', '.', '-'; starting with a letter or digit)")
@@ -199,7 +202,7 @@ def _check_configs(ctx: Context, launcher: str, configs: dict[str, object]) -> N
                 seen.setdefault(flag, key)
     elif launcher == "ray-train":
         for key, value in configs.items():
-            path = f"execution.configs.{key}"
+            path = ("execution", "configs", key)
             if key not in _RAY_TRAIN_SECTIONS:
                 ctx.error(path, f'execution.configs section "{key}" is not valid for ray-train; '
                           f"use {', '.join(_RAY_TRAIN_SECTIONS)}")
@@ -208,6 +211,6 @@ def _check_configs(ctx: Context, launcher: str, configs: dict[str, object]) -> N
             elif key == "scaling_config":
                 for owned in ("num_workers", "resources_per_worker"):
                     if owned in value:
-                        ctx.error(f"{path}.{owned}", f"execution.configs.scaling_config.{owned} "
+                        ctx.error((*path, owned), f"execution.configs.scaling_config.{owned} "
                                   "is derived by Tau from compute.workers × "
                                   "compute.gpus_per_worker and cannot be set")

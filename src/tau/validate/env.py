@@ -48,13 +48,13 @@ def check(ctx: Context) -> None:
                          ("runtime.env_kv", kv)):
         for name in table:
             if not _C_IDENTIFIER.match(name):
-                ctx.error(f"{group}.{name}", f'env var name "{name}" is invalid (use '
+                ctx.error((*group.split("."), name), f'env var name "{name}" is invalid (use '
                           "C_IDENTIFIER format)", "letters, digits and '_', not starting with a digit")
     _sizes(ctx, env)
     _secret_refs(ctx, env, secrets)
     for name in kv:
         if name in env or name in secrets:
-            ctx.error(f"runtime.env_kv.{name}", f"runtime.env_kv.{name} conflicts with another "
+            ctx.error(("runtime", "env_kv", name), f"runtime.env_kv.{name} conflicts with another "
                       f"runtime env entry of the same name; set each env var in only one place")
     if kv:
         ctx.error("runtime.env_kv", "runtime.env_kv is only supported for workflow.file managed "
@@ -73,7 +73,7 @@ def _reserved(ctx: Context, env: dict[str, str], secrets: dict[str, str],
     hint = None
     if any(n.upper().startswith("NCCL_") for n in found):
         hint = "set execution.allow_nccl_override: true to tune NCCL_* deliberately"
-    ctx.error(f"{where}.{found[0]}", "runtime.env contains Tau-managed keys that cannot be "
+    ctx.error((*where.split("."), found[0]), "runtime.env contains Tau-managed keys that cannot be "
               f"overridden: {', '.join(found)}; remove them from runtime.env (settable TAU_ keys: "
               f"{', '.join(SETTABLE_TAU_KEYS)})", hint)
 
@@ -84,8 +84,8 @@ def _sizes(ctx: Context, env: dict[str, str]) -> None:
         size = len(str(value).encode())
         total += len(name.encode()) + 1 + size + 1
         if size > MAX_VALUE_BYTES:
-            ctx.error(f"runtime.env.{name}", f"runtime.env.{name} is {size} bytes; a literal env "
-                      f"value may be at most {MAX_VALUE_BYTES} bytes",
+            ctx.error(("runtime", "env", name), f"runtime.env.{name} is {size} bytes; a literal "
+                      f"env value may be at most {MAX_VALUE_BYTES} bytes",
                       "ship large inputs as files with run.source or on the data PVC")
     if total > MAX_TOTAL_BYTES:
         ctx.error("runtime.env", f"runtime.env totals {total} bytes; literal env may total at "
@@ -95,7 +95,7 @@ def _sizes(ctx: Context, env: dict[str, str]) -> None:
 
 def _secret_refs(ctx: Context, env: dict[str, str], secrets: dict[str, str]) -> None:
     for name, value in secrets.items():
-        path = f"runtime.env_secret.{name}"
+        path = ("runtime", "env_secret", name)
         if name in env:
             ctx.error(path, f"runtime.env_secret.{name} conflicts with runtime.env.{name}; set "
                       "each env var in only one place")

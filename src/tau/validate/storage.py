@@ -29,7 +29,12 @@ def is_clean_absolute(path: str) -> bool:
 
 def is_pinned(ref: str) -> bool:
     """A complete lowercase OCI reference pinned by an @sha256 digest."""
-    return bool(_DIGEST_REF.match(ref)) and "/" in ref.split("@", 1)[0]
+    if not _DIGEST_REF.match(ref):
+        return False
+    # Normalization must not change the reference: the first component is a registry host
+    # (`foo/bar@...` would normalize to docker.io/foo/bar@...).
+    host, sep, _ = ref.split("@", 1)[0].partition("/")
+    return bool(sep) and ("." in host or ":" in host or host == "localhost")
 
 
 def _under(path: str, root: str) -> bool:
