@@ -23,7 +23,8 @@ app = App(name="serve", help="Deploy and manage model services (RayService or De
 Kind = Annotated[str, Parameter(name="--kind")]
 Namespace = Annotated[str | None, Parameter(name=["--namespace", "-n"])]
 Output = Annotated[str, Parameter(name=["--output", "-o"])]
-Repeated = Annotated[tuple[str, ...], Parameter(consume_multiple=False)]
+Repeated = Annotated[tuple[str, ...], Parameter(consume_multiple=False, negative=(),
+                                               show_default=False)]
 
 NAMESPACE_WARNING = ("warning: no --namespace: the namespace is shown as a placeholder; serving "
                      "does not read tau/workspace.connection.yaml, so pass -n NAMESPACE to deploy")
@@ -241,7 +242,7 @@ def status(name: str, *, kind: Kind = "rayservice", namespace: Namespace = None,
 
 
 @app.command
-def scale(name: str, *, replicas: int, kind: Kind = "rayservice", namespace: Namespace = None,
+def scale(name: str, *, replicas: str, kind: Kind = "rayservice", namespace: Namespace = None,
           context: str | None = None) -> int:
     """Set the replica count of a Deployment service (a RayService is redeployed instead).
 
@@ -259,15 +260,15 @@ def scale(name: str, *, replicas: int, kind: Kind = "rayservice", namespace: Nam
         kubeconfig context (default: $TAU_CONTEXT or current).
     """
     from tau.serve import apply, kube
+    from tau.serve.spec import parse_numbers
 
-    kind = _kind(kind)
-    if kind == "rayservice":
-        apply.scale_service(None, kind, "", name, replicas)  # raises the explanation
+    count = parse_numbers({"--replicas": replicas})["--replicas"] or 0
+    apply.check_scalable(_kind(kind), count)  # before any I/O: a RayService is refused
     ns = kube.require_namespace(namespace, "scale")
     api = kube.api_client(context)
     with kube.transport_errors(api):
-        apply.scale_service(api, kind, ns, name, replicas)
-    print(f"scaled deployment {name} to {replicas} replicas (ns={ns})")
+        apply.scale_service(api, kind, ns, name, count)
+    print(f"scaled deployment {name} to {count} replicas (ns={ns})")
     return 0
 
 

@@ -135,6 +135,20 @@ def apply_service(api_client: Any, documents: list[dict[str, Any]], *,
     return [_apply_one(api_client, doc, dry_run) for doc in documents]
 
 
+def check_scalable(kind: str, replicas: int) -> None:
+    """Refuse what scale cannot do, before any API call.
+
+    Raises:
+        UsageError: `kind` is rayservice, or `replicas` is negative.
+    """
+    if kind == "rayservice":
+        raise UsageError(RAYSERVICE_SCALE, hint="a RayService's Serve config is a serialized "
+                         "field: redeploy it (tau serve deploy) with the new size, or create it "
+                         "with --min-replicas/--max-replicas to autoscale")
+    if replicas < 0:
+        raise UsageError(f"--replicas {replicas} must be 0 or more")
+
+
 def scale_service(api_client: Any, kind: str, namespace: str, name: str,
                   replicas: int) -> dict[str, Any]:
     """Set a Deployment's replica count; a RayService cannot be scaled in place.
@@ -145,12 +159,7 @@ def scale_service(api_client: Any, kind: str, namespace: str, name: str,
     """
     from kubernetes.client.exceptions import ApiException
 
-    if kind == "rayservice":
-        raise UsageError(RAYSERVICE_SCALE, hint="a RayService's Serve config is a serialized "
-                         "field: redeploy it (tau serve deploy) with the new size, or create it "
-                         "with --min-replicas/--max-replicas to autoscale")
-    if replicas < 0:
-        raise UsageError(f"--replicas {replicas} must be 0 or more")
+    check_scalable(kind, replicas)
     try:
         return call(api_client, "patch", "Deployment", namespace, name,
                      {"spec": {"replicas": replicas}})
