@@ -33,11 +33,17 @@ def user_kubeconfig(server: str = "https://team.example:6443") -> dict:
         "kind": "Config",
         "current-context": "other",
         "clusters": [
-            {"name": "team-cluster", "cluster": {"server": server, "certificate-authority": "ca.crt"}},
+            {
+                "name": "team-cluster",
+                "cluster": {"server": server, "certificate-authority": "ca.crt"},
+            },
             {"name": "other-cluster", "cluster": {"server": "https://other.example"}},
         ],
         "users": [
-            {"name": "team-user", "user": {"exec": {"command": "./bin/kubelogin", "args": ["get-token"]}}},
+            {
+                "name": "team-user",
+                "user": {"exec": {"command": "./bin/kubelogin", "args": ["get-token"]}},
+            },
             {"name": "other-user", "user": {"token": "other-secret-token"}},
         ],
         "contexts": [
@@ -137,7 +143,7 @@ def test_comments_alone_do_not_change_the_digest(repo: Path, env: dict) -> None:
 def test_a_changed_api_server_needs_review_again(repo: Path, env: dict) -> None:
     activate(repo, env=env, trust=True)
     Path(env["KUBECONFIG"]).write_text(yaml.safe_dump(user_kubeconfig("https://evil.example")))
-    with pytest.raises(TrustRequired, match="API server behind context \"team\" changed"):
+    with pytest.raises(TrustRequired, match='API server behind context "team" changed'):
         activate(repo, env=env)
 
 
@@ -170,7 +176,7 @@ def test_without_descriptor_the_current_context_is_isolated(tmp_path: Path, env:
 
 
 def test_unknown_context_lists_the_known_ones(tmp_path: Path, env: dict) -> None:
-    with pytest.raises(UsageError, match='context "nope" not found .*"other", "team"'):
+    with pytest.raises(UsageError, match=r'context "nope" not found .*"other", "team"'):
         activate(tmp_path, env=env, context="nope")
 
 

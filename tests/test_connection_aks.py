@@ -20,34 +20,62 @@ import yaml
 pytest.importorskip("azure.identity")
 pytest.importorskip("azure.mgmt.containerservice")
 
-import requests  # noqa: E402
-import urllib3  # noqa: E402
-from azure.core.credentials import AccessToken  # noqa: E402
-from azure.core.pipeline.transport import RequestsTransport  # noqa: E402
+import requests
+import urllib3
+from azure.core.credentials import AccessToken
+from azure.core.pipeline.transport import RequestsTransport
 
-from tau.connection.activate import activate  # noqa: E402
-from tau.connection.aks import fetch_kubeconfig, normalize  # noqa: E402
-from tau.connection.descriptor import RELATIVE_PATH, AksAccess  # noqa: E402
-from tau.errors import ClusterError  # noqa: E402
+from tau.connection.activate import activate
+from tau.connection.aks import fetch_kubeconfig, normalize
+from tau.connection.descriptor import RELATIVE_PATH, AksAccess
+from tau.errors import ClusterError
 
 SUB = "00000000-0000-0000-0000-000000000000"
 TENANT = "11111111-1111-1111-1111-111111111111"
-RID = f"/subscriptions/{SUB}/resourceGroups/rg-ai/providers/Microsoft.ContainerService/managedClusters/flex"
+RID = (
+    f"/subscriptions/{SUB}/resourceGroups/rg-ai"
+    "/providers/Microsoft.ContainerService/managedClusters/flex"
+)
 ACCESS = AksAccess(RID, TENANT)
 
 EXEC_KUBECONFIG = {
     "apiVersion": "v1",
     "kind": "Config",
-    "clusters": [{"name": "flex", "cluster": {"server": "https://flex.hcp.eastus.azmk8s.io:443",
-                                              "certificate-authority-data": base64.b64encode(b"ca").decode()}}],
-    "contexts": [{"name": "flex", "context": {"cluster": "flex", "user": "clusterUser_rg-ai_flex"}}],
+    "clusters": [
+        {
+            "name": "flex",
+            "cluster": {
+                "server": "https://flex.hcp.eastus.azmk8s.io:443",
+                "certificate-authority-data": base64.b64encode(b"ca").decode(),
+            },
+        }
+    ],
+    "contexts": [
+        {"name": "flex", "context": {"cluster": "flex", "user": "clusterUser_rg-ai_flex"}}
+    ],
     "current-context": "flex",
-    "users": [{"name": "clusterUser_rg-ai_flex", "user": {"exec": {
-        "apiVersion": "client.authentication.k8s.io/v1beta1",
-        "command": "kubelogin",
-        "args": ["get-token", "--login", "devicecode", "--server-id", "6dae42f8-4368-4678-94ff-3960e28e3630",
-                 "--tenant-id", TENANT, "--environment", "AzurePublicCloud"],
-    }}}],
+    "users": [
+        {
+            "name": "clusterUser_rg-ai_flex",
+            "user": {
+                "exec": {
+                    "apiVersion": "client.authentication.k8s.io/v1beta1",
+                    "command": "kubelogin",
+                    "args": [
+                        "get-token",
+                        "--login",
+                        "devicecode",
+                        "--server-id",
+                        "6dae42f8-4368-4678-94ff-3960e28e3630",
+                        "--tenant-id",
+                        TENANT,
+                        "--environment",
+                        "AzurePublicCloud",
+                    ],
+                }
+            },
+        }
+    ],
 }
 
 
@@ -111,7 +139,9 @@ def test_fetch_asks_for_exec_format_and_normalizes_to_azurecli_login() -> None:
 
 def test_devicecode_auth_mode_is_passed_to_kubelogin() -> None:
     stub = ArmStub(200, credentials_body(EXEC_KUBECONFIG))
-    config = fetch_kubeconfig(ACCESS, "c", env={"TAU_AUTH_MODE": "devicecode"}, **stub_options(stub))
+    config = fetch_kubeconfig(
+        ACCESS, "c", env={"TAU_AUTH_MODE": "devicecode"}, **stub_options(stub)
+    )
     args = config["users"][0]["user"]["exec"]["args"]
     assert args[args.index("--login") + 1] == "devicecode"
 
@@ -145,15 +175,17 @@ def test_activation_writes_an_exec_only_kubeconfig_and_reuses_it(tmp_path: Path)
     (root / ".git").mkdir(parents=True)
     (root / RELATIVE_PATH).parent.mkdir()
     (root / RELATIVE_PATH).write_text(
-        "schema: tau.workspace.connection.v1\nworkspace: sample\ncluster:\n  contextName: aks-flex\n"
+        "schema: tau.workspace.connection.v1\nworkspace: sample\n"
+        "cluster:\n  contextName: aks-flex\n"
         f"access:\n  method: aks\n  aks:\n    resourceID: {RID}\n    tenantID: {TENANT}\n"
         "authorization:\n  mode: cluster-wide\nrequirements:\n  minTauVersion: 0.3.0\n"
     )
     env = {"TAU_CONFIG_DIR": str(tmp_path / "cfg"), "KUBECONFIG": str(tmp_path / "none")}
     stub = ArmStub(200, credentials_body(EXEC_KUBECONFIG))
     asked: list[str] = []
-    conn = activate(root, env=env, confirm=lambda q: asked.append(q) or True,
-                    aks_options=stub_options(stub))
+    conn = activate(
+        root, env=env, confirm=lambda q: asked.append(q) or True, aks_options=stub_options(stub)
+    )
     assert "AKS cluster /subscriptions/" in asked[0]  # reviewed before any credential is fetched
     assert stat.S_IMODE(conn.kubeconfig.stat().st_mode) == 0o600
     written = yaml.safe_load(conn.kubeconfig.read_text())

@@ -33,7 +33,7 @@ cluster:
 access:
   method: aks
   aks:
-    resourceID: /subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/rg/providers/Microsoft.ContainerService/managedClusters/flex
+    resourceID: RESOURCE_ID
     tenantID: 11111111-1111-1111-1111-111111111111
 authorization:
   mode: workspace-rbac
@@ -41,6 +41,11 @@ authorization:
 requirements:
   minTauVersion: 0.3.0
 """
+AKS = AKS.replace(
+    "RESOURCE_ID",
+    "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/rg"
+    "/providers/Microsoft.ContainerService/managedClusters/flex",
+)
 
 
 def errors_of(text: str) -> list[str]:
@@ -73,23 +78,31 @@ def test_valid_aks_descriptor_splits_the_resource_id() -> None:
 def test_unknown_key_names_file_line_col_and_key_with_a_suggestion() -> None:
     text = VALID.replace("  contextName: aks-flex", "  contextName: aks-flex\n  contextNme: x")
     (message,) = errors_of(text)
-    assert message.startswith('tau/workspace.connection.yaml:5:3: error: cluster.contextNme: unknown key "contextNme"')
+    assert message.startswith(
+        'tau/workspace.connection.yaml:5:3: error: cluster.contextNme: unknown key "contextNme"'
+    )
     assert "did you mean `contextName`?" in message
 
 
 def test_every_problem_is_reported_at_once() -> None:
     text = AKS.replace("tenantID: 1111", "tenantID: x1111") + "extra: 1\n"
     messages = errors_of(text)
-    assert any("unknown key \"extra\"" in m for m in messages)
+    assert any('unknown key "extra"' in m for m in messages)
     assert any("access.aks.tenantID" in m and "must be a UUID" in m for m in messages)
 
 
 @pytest.mark.parametrize(
     ("edit", "expected"),
     [
-        (("tau.workspace.connection.v1", "tau.workspace.connection.v9"), 'unsupported schema "tau.workspace.connection.v9"'),
+        (
+            ("tau.workspace.connection.v1", "tau.workspace.connection.v9"),
+            'unsupported schema "tau.workspace.connection.v9"',
+        ),
         (("method: kubeconfig", "method: ssh"), "must be one of: kubeconfig, aks"),
-        (("mode: cluster-wide", "mode: workspace-rbac"), "`authorization.requiredRole` is required"),
+        (
+            ("mode: cluster-wide", "mode: workspace-rbac"),
+            "`authorization.requiredRole` is required",
+        ),
         (("minTauVersion: 0.3.0", "minTauVersion: three"), '"three" must be major.minor.patch'),
         (("privateCluster: false", "privateCluster: true"), "`network.instructions` is required"),
         (("privateCluster: false", "privateCluster: nope"), 'must be true or false (got "nope")'),

@@ -20,13 +20,15 @@ from tau.cli import main
 from tau.connection.descriptor import RELATIVE_PATH
 from tests.kubeapi.fixtures import EMULATOR_CONTEXT
 from tests.kubeapi.server import KubeApiServer
-from tests.workspace_objects import tau_workspace
+from tests.test_workspace_objects import tau_workspace
 
 WS_PATH = "/apis/tau.azure.com/v1alpha1/namespaces/tau-system/workspaces"
 
 
 @pytest.fixture
-def cluster(kube_api: KubeApiServer, kubeconfig_file: Path, tmp_path: Path, monkeypatch) -> KubeApiServer:
+def cluster(
+    kube_api: KubeApiServer, kubeconfig_file: Path, tmp_path: Path, monkeypatch
+) -> KubeApiServer:
     """The emulator with the Tau kinds installed, and a shell that points at it."""
     kube_api.register_kueue_kuberay_tau_kinds()
     work = tmp_path / "work"
@@ -45,8 +47,9 @@ def put_ws(cluster: KubeApiServer, obj: dict, *, stale: bool = False) -> dict:
     status = dict(obj["status"])
     generation = stored["metadata"].get("generation", 1)
     status["observedGeneration"] = generation - 1 if stale else generation
-    return cluster.set_status("tau.azure.com/v1alpha1", "TauWorkspace", obj["metadata"]["name"],
-                              status, "tau-system")
+    return cluster.set_status(
+        "tau.azure.com/v1alpha1", "TauWorkspace", obj["metadata"]["name"], status, "tau-system"
+    )
 
 
 def run(capsys, *argv: str) -> tuple[int, str, str]:
@@ -67,7 +70,10 @@ def test_list_prints_the_table(cluster: KubeApiServer, capsys) -> None:
 
 
 def test_list_empty_and_json(cluster: KubeApiServer, capsys) -> None:
-    assert run(capsys, "workspace", "list", "--context", EMULATOR_CONTEXT)[1] == "no workspaces found\n"
+    assert (
+        run(capsys, "workspace", "list", "--context", EMULATOR_CONTEXT)[1]
+        == "no workspaces found\n"
+    )
     put_ws(cluster, tau_workspace())
     code, out, _ = run(capsys, "workspace", "list", "-o", "json", "--context", EMULATOR_CONTEXT)
     doc = json.loads(out)
@@ -81,10 +87,15 @@ def test_status_text_and_json(cluster: KubeApiServer, capsys) -> None:
     assert out.startswith("Workspace: team-a\n  phase:          Ready\n")
     assert "  queue:          team-a-queue" in out and "Conditions:" in out
     assert "RBACReady" in out
-    code, out, _ = run(capsys, "workspace", "status", "team-a", "-o", "json", "--context", EMULATOR_CONTEXT)
+    code, out, _ = run(
+        capsys, "workspace", "status", "team-a", "-o", "json", "--context", EMULATOR_CONTEXT
+    )
     doc = json.loads(out)
-    assert doc["resolved"] == {"namespace": "team-a-ns", "localQueue": "team-a-queue",
-                               "serviceAccount": "tau-runner"}
+    assert doc["resolved"] == {
+        "namespace": "team-a-ns",
+        "localQueue": "team-a-queue",
+        "serviceAccount": "tau-runner",
+    }
     assert doc["metadata"]["name"] == "team-a"
 
 
@@ -101,8 +112,10 @@ def test_check_ready_exits_zero(cluster: KubeApiServer, capsys) -> None:
 
 @pytest.mark.parametrize(
     ("kwargs", "fragment"),
-    [({"phase": "Degraded"}, "(phase=Degraded)"),
-     ({"stale": True}, "observedGeneration 0 != generation 1")],
+    [
+        ({"phase": "Degraded"}, "(phase=Degraded)"),
+        ({"stale": True}, "observedGeneration 0 != generation 1"),
+    ],
 )
 def test_check_not_ready_exits_non_zero(cluster: KubeApiServer, capsys, kwargs, fragment) -> None:
     stale = kwargs.pop("stale", False)
@@ -113,9 +126,12 @@ def test_check_not_ready_exits_non_zero(cluster: KubeApiServer, capsys, kwargs, 
 
 
 def pvc(phase: str | None) -> dict:
-    obj = {"apiVersion": "v1", "kind": "PersistentVolumeClaim",
-           "metadata": {"name": "training-data", "namespace": "team-a-ns"},
-           "spec": {"accessModes": ["ReadWriteMany"], "resources": {"requests": {"storage": "1Gi"}}}}
+    obj = {
+        "apiVersion": "v1",
+        "kind": "PersistentVolumeClaim",
+        "metadata": {"name": "training-data", "namespace": "team-a-ns"},
+        "spec": {"accessModes": ["ReadWriteMany"], "resources": {"requests": {"storage": "1Gi"}}},
+    }
     if phase:
         obj["status"] = {"phase": phase}
     return obj
@@ -123,13 +139,23 @@ def pvc(phase: str | None) -> dict:
 
 def test_check_data_pvc_warns_when_missing_or_unbound(cluster: KubeApiServer, capsys) -> None:
     put_ws(cluster, tau_workspace())
-    argv = ("workspace", "check", "team-a", "--data-pvc", "training-data", "--context", EMULATOR_CONTEXT)
+    argv = (
+        "workspace",
+        "check",
+        "team-a",
+        "--data-pvc",
+        "training-data",
+        "--context",
+        EMULATOR_CONTEXT,
+    )
     code, _, err = run(capsys, *argv)
     assert code == 0 and 'warning: PVC "training-data" not found in namespace "team-a-ns"' in err
     cluster.put(pvc("Pending"))
     code, _, err = run(capsys, *argv)
     assert code == 0 and "is Pending, not Bound" in err
-    cluster.set_status("v1", "PersistentVolumeClaim", "training-data", {"phase": "Bound"}, "team-a-ns")
+    cluster.set_status(
+        "v1", "PersistentVolumeClaim", "training-data", {"phase": "Bound"}, "team-a-ns"
+    )
     code, _, err = run(capsys, *argv)
     assert code == 0 and "warning" not in err
 
@@ -137,8 +163,16 @@ def test_check_data_pvc_warns_when_missing_or_unbound(cluster: KubeApiServer, ca
 def test_check_data_pvc_forbidden_is_a_failure(cluster: KubeApiServer, capsys) -> None:
     put_ws(cluster, tau_workspace())
     cluster.deny(403, path_prefix="/api/v1/namespaces/team-a-ns/persistentvolumeclaims")
-    code, _, err = run(capsys, "workspace", "check", "team-a", "--data-pvc", "training-data",
-                       "--context", EMULATOR_CONTEXT)
+    code, _, err = run(
+        capsys,
+        "workspace",
+        "check",
+        "team-a",
+        "--data-pvc",
+        "training-data",
+        "--context",
+        EMULATOR_CONTEXT,
+    )
     assert code == 3 and "403 Forbidden" in err
 
 
@@ -149,8 +183,9 @@ def test_missing_workspace_is_a_plain_not_found(cluster: KubeApiServer, capsys) 
     assert "tau workspace list" in err
 
 
-def test_missing_crd_says_what_to_install(kube_api: KubeApiServer, kubeconfig_file: Path,
-                                          tmp_path: Path, monkeypatch, capsys) -> None:
+def test_missing_crd_says_what_to_install(
+    kube_api: KubeApiServer, kubeconfig_file: Path, tmp_path: Path, monkeypatch, capsys
+) -> None:
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("KUBECONFIG", str(kubeconfig_file))
     monkeypatch.setenv("TAU_CONFIG_DIR", str(tmp_path / "cfg"))
@@ -173,8 +208,10 @@ def test_forbidden_names_verb_resource_namespace(cluster: KubeApiServer, capsys)
     cluster.deny(403, path_prefix=WS_PATH)
     code, _, err = run(capsys, "workspace", "list", "--context", EMULATOR_CONTEXT)
     assert code == 3
-    assert err.startswith('error: you are not allowed to list workspaces.tau.azure.com in '
-                          'namespace "tau-system" on context "emulator" (403 Forbidden)')
+    assert err.startswith(
+        "error: you are not allowed to list workspaces.tau.azure.com in "
+        'namespace "tau-system" on context "emulator" (403 Forbidden)'
+    )
     assert "platform operator" in err
 
 
@@ -186,18 +223,28 @@ def free_port() -> int:
 
 def test_connection_refused_is_plain(tmp_path: Path, monkeypatch, capsys) -> None:
     kubeconfig = tmp_path / "kubeconfig"
-    kubeconfig.write_text(yaml.safe_dump({
-        "apiVersion": "v1", "kind": "Config", "current-context": "down",
-        "clusters": [{"name": "down", "cluster": {"server": f"http://127.0.0.1:{free_port()}"}}],
-        "users": [{"name": "down", "user": {"token": "t"}}],
-        "contexts": [{"name": "down", "context": {"cluster": "down", "user": "down"}}],
-    }))
+    kubeconfig.write_text(
+        yaml.safe_dump(
+            {
+                "apiVersion": "v1",
+                "kind": "Config",
+                "current-context": "down",
+                "clusters": [
+                    {"name": "down", "cluster": {"server": f"http://127.0.0.1:{free_port()}"}}
+                ],
+                "users": [{"name": "down", "user": {"token": "t"}}],
+                "contexts": [{"name": "down", "context": {"cluster": "down", "user": "down"}}],
+            }
+        )
+    )
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("KUBECONFIG", str(kubeconfig))
     monkeypatch.setenv("TAU_CONFIG_DIR", str(tmp_path / "cfg"))
     code, _, err = run(capsys, "workspace", "list")
     assert code == 3
-    assert err.startswith('error: connection to the Kubernetes API server for context "down" was refused')
+    assert err.startswith(
+        'error: connection to the Kubernetes API server for context "down" was refused'
+    )
     assert "Traceback" not in err and "urllib3" not in err
 
 
@@ -268,8 +315,15 @@ def test_resolve_namespace_and_queue_from_the_connection(
     with pytest.raises(UsageError) as info:
         resolve_namespace_and_queue(direct, discover_primary=False)
     assert info.value.message == NO_NAMESPACE
-    put_ws(cluster, tau_workspace("primary", namespace="p-ns", queue="p-q",
-                              annotations={"tau.azure.com/v0-primary-workspace": "true"}))
+    put_ws(
+        cluster,
+        tau_workspace(
+            "primary",
+            namespace="p-ns",
+            queue="p-q",
+            annotations={"tau.azure.com/v0-primary-workspace": "true"},
+        ),
+    )
     assert resolve_namespace_and_queue(direct).namespace == "p-ns"
 
 
@@ -277,15 +331,21 @@ def test_offline_imports_do_not_load_kubernetes(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo")
     code = (
         "import sys\n"
-        "import tau.cli, tau.cli.workspace, tau.connection, tau.kube.errors, tau.workspaces.report\n"
+        "import tau.cli, tau.cli.workspace, tau.connection\n"
+        "import tau.kube.errors, tau.workspaces.report\n"
         "from tau.cli import main\n"
         "assert main(['workspace', 'connection']) == 0\n"
         "assert main(['workspace', '--help']) in (0, None)\n"
         "loaded = sorted(m for m in sys.modules if m.split('.')[0] in ('kubernetes', 'azure'))\n"
         "print('LOADED', loaded)\n"
     )
-    result = subprocess.run([sys.executable, "-c", code], cwd=repo, capture_output=True, text=True,
-                            env={"TAU_CONFIG_DIR": str(tmp_path / "cfg"), "PATH": "/usr/bin:/bin"},
-                            check=False)
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        env={"TAU_CONFIG_DIR": str(tmp_path / "cfg"), "PATH": "/usr/bin:/bin"},
+        check=False,
+    )
     assert result.returncode == 0, result.stderr
     assert "LOADED []" in result.stdout

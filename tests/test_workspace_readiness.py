@@ -12,7 +12,7 @@ from tau.workspaces.target import (
     select_primary,
     workspace_target,
 )
-from tests.workspace_objects import tau_workspace
+from tests.test_workspace_objects import tau_workspace
 
 
 @pytest.mark.parametrize(
@@ -36,7 +36,11 @@ def test_phase_rule(conditions: dict[str, str], phase: str) -> None:
 
 def test_ready_workspace_gives_its_namespace_queue_and_defaults() -> None:
     target = workspace_target(view(tau_workspace()))
-    assert (target.namespace, target.queue, target.workspace) == ("team-a-ns", "team-a-queue", "team-a")
+    assert (target.namespace, target.queue, target.workspace) == (
+        "team-a-ns",
+        "team-a-queue",
+        "team-a",
+    )
     assert target.service_account == "tau-runner"
     assert target.priority == "default"  # normal maps to default
     assert target.output_root == "/data/projects/team-a/runs"
@@ -57,8 +61,16 @@ def test_namespace_and_queue_fall_back_to_spec_then_name() -> None:
         ({"phase": ""}, "(phase=-)"),
         ({"observed": 1}, "observedGeneration 1 != generation 2"),
         ({"generation": 0, "observed": 0}, "observedGeneration 0 != generation 0"),
-        ({"conditions": (("RBACReady", "True"), ("QueueReady", "True"), ("DriftDetected", "True"))},
-         "conditions say Degraded"),
+        (
+            {
+                "conditions": (
+                    ("RBACReady", "True"),
+                    ("QueueReady", "True"),
+                    ("DriftDetected", "True"),
+                )
+            },
+            "conditions say Degraded",
+        ),
     ],
 )
 def test_not_ready(kwargs: dict, fragment: str) -> None:
@@ -70,8 +82,10 @@ def test_not_ready(kwargs: dict, fragment: str) -> None:
 
 
 def test_not_ready_hint_names_the_failing_condition_and_the_owner() -> None:
-    obj = tau_workspace(phase="Degraded",
-                        conditions=(("RBACReady", "True"), ("QueueReady", "False", "LocalQueueMissing", "lq gone")))
+    obj = tau_workspace(
+        phase="Degraded",
+        conditions=(("RBACReady", "True"), ("QueueReady", "False", "LocalQueueMissing", "lq gone")),
+    )
     with pytest.raises(WorkspaceNotReady) as info:
         workspace_target(view(obj))
     assert "QueueReady=False (LocalQueueMissing: lq gone)" in (info.value.hint or "")
@@ -90,7 +104,9 @@ def test_conflicting_namespace_or_queue_is_an_error() -> None:
 def test_primary_is_the_annotated_one_else_the_oldest() -> None:
     old = view(tau_workspace("old", created="2025-01-01T00:00:00Z"))
     new = view(tau_workspace("new", created="2026-06-01T00:00:00Z"))
-    marked = view(tau_workspace("marked", annotations={"tau.azure.com/v0-primary-workspace": "true"}))
+    marked = view(
+        tau_workspace("marked", annotations={"tau.azure.com/v0-primary-workspace": "true"})
+    )
     assert select_primary([new, old]).name == "old"
     assert select_primary([new, old, marked]).name == "marked"
     assert select_primary([]) is None

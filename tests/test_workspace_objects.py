@@ -1,4 +1,4 @@
-"""Builders for TauWorkspace objects used by the workspace tests."""
+"""Builders for TauWorkspace objects used by the workspace tests (no tests here)."""
 
 from __future__ import annotations
 
@@ -24,8 +24,12 @@ def tau_workspace(
         "phase": phase,
         "observedGeneration": generation if observed is None else observed,
         "conditions": [
-            {"type": c[0], "status": c[1], "reason": c[2] if len(c) > 2 else "",
-             "message": c[3] if len(c) > 3 else ""}
+            {
+                "type": c[0],
+                "status": c[1],
+                "reason": c[2] if len(c) > 2 else "",
+                "message": c[3] if len(c) > 3 else "",
+            }
             for c in conditions
         ],
     }
@@ -36,11 +40,19 @@ def tau_workspace(
     return {
         "apiVersion": "tau.azure.com/v1alpha1",
         "kind": "TauWorkspace",
-        "metadata": {"name": name, "namespace": system_namespace, "generation": generation,
-                     "uid": f"uid-{name}", "annotations": annotations or {},
-                     "creationTimestamp": created},
-        "spec": {"authorization": {"mode": "cluster-wide"}, "target": {"namespace": namespace},
-                 "defaults": {"outputRoot": f"/data/projects/{name}/runs", "priority": "normal"},
-                 "workloadIdentity": {"serviceAccountName": "tau-runner"}},
+        "metadata": {
+            "name": name,
+            "namespace": system_namespace,
+            "generation": generation,
+            "uid": f"uid-{name}",
+            "annotations": annotations or {},
+            "creationTimestamp": created,
+        },
+        "spec": {
+            "authorization": {"mode": "cluster-wide"},
+            "target": {"namespace": namespace},
+            "defaults": {"outputRoot": f"/data/projects/{name}/runs", "priority": "normal"},
+            "workloadIdentity": {"serviceAccountName": "tau-runner"},
+        },
         "status": status,
     }
