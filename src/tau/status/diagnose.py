@@ -1,0 +1,324 @@
+"""Diagnostics with stable codes and the next actions, each naming who owns the fix.
+
+Pure. `CODES` is the one table of diagnostic codes: severity, owner, suggestion and the actions
+it implies. Detectors read the facts and phases and yield ``(code, message)``; the table turns
+them into Diagnostics so wording and ownership live in one place (cli-contract 5).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+
+from tau.render import meta
+from tau.status import tables
+from tau.status.facts import Facts, metadata
+from tau.status.model import (
+    Action,
+    Diagnostic,
+    Owner,
+    Phase,
+    PhaseResult,
+    PhaseStatus,
+    Severity,
+    State,
+)
+
+E, W, N = Severity.ERROR, Severity.WARNING, Severity.INFO
+R, Q, PL = Owner.RESEARCHER, Owner.QUEUE_OWNER, Owner.PLATFORM
+
+
+@dataclass(frozen=True)
+class ActionTemplate:
+    """An action; `command` may use ``{name}`` and ``{ns}``."""
+
+    name: str
+    owner: Owner
+    description: str
+    command: str | None = None
+
+
+_LOGS = ActionTemplate("logs", R, "read the logs", "tau run logs {name} -n {ns}")
+_WATCH = ActionTemplate("watch", R, "follow startup live", "tau run status {name} -n {ns} --watch")
+_RESULTS = ActionTemplate("results", R, "check that the artifacts landed",
+                          "tau run get {name} -n {ns}")
+_LIST = ActionTemplate("list", R, "list the runs of this namespace", "tau run list -n {ns}")
+_QUOTA = ActionTemplate("quota", Q, "confirm ClusterQueue/LocalQueue capacity and borrowing; "
+                        "raise quota or wait")
+_NODES = ActionTemplate("nodes", PL, "check node pools, taints and device plugins against the "
+                        "run's preset", "tau cluster validate topology")
+_STORAGE = ActionTemplate("storage", PL, "check the PVC and CSI driver the pod mounts")
+_IMAGE = ActionTemplate("image", R, "fix runtime.image (pin an existing tag or digest), check "
+                        "with a client dry-run, then resubmit", "tau run <target> --dry-run=client")
+_RESUME = ActionTemplate("resume", R, "after fixing the cause, resume from the checkpoint "
+                         "deliberately", "tau run resume {name} --config <tau.yaml>")
+
+
+@dataclass(frozen=True)
+class Code:
+    """What a diagnostic code means for the reader."""
+
+    severity: Severity
+    owner: Owner
+    suggestion: str
+    actions: tuple[ActionTemplate, ...] = ()
+
+
+CODES: Mapping[str, Code] = MappingProxyType({
+    # No Job or RayJob of that name in the namespace.
+    "RunNotFound": Code(E, R, "check the run name and namespace", (_LIST,)),
+    # Some sub-query failed (RBAC, API error): parts of the view are empty, not absent.
+    "PartialObservation": Code(W, PL, "the status is incomplete; ask the platform team for "
+                               "read access to the kinds listed"),
+    # The Job exists but Kueue made no Workload for it: LocalQueue or namespace not managed.
+    "WorkloadNotObserved": Code(W, Q, "ask the queue owner whether the LocalQueue exists and "
+                                "Kueue manages this namespace; there is no client-side bypass"),
+    # Kueue could not reserve quota (no capacity, borrowing included).
+    "QuotaPending": Code(W, Q, "wait, or ask the queue owner for quota; editing tau.yaml does "
+                         "not add quota", (_QUOTA,)),
+    # An admission check (e.g. MultiKueue, provisioning) rejected the workload.
+    "AdmissionRejected": Code(E, Q, "ask the queue owner why the admission check rejected it",
+                              (_QUOTA,)),
+    # Kueue preempted the workload to reclaim quota; it is requeued.
+    "Preempted": Code(W, Q, "the run restarts when quota frees up; retry on Preempted is "
+                      "resilience.retry_on config, and resume needs a durable checkpoint",
+                      (_QUOTA,)),
+    # Kueue or the kubelet evicted the workload/pods (node pressure, PodsReady timeout).
+    "Evicted": Code(W, PL, "the platform team can say why the node evicted the pods",
+                    (_NODES,)),
+    # The RayCluster exists but is not ready.
+    "RayClusterNotReady": Code(W, PL, "read the pod phases: the first non-done one names the "
+                               "cause; head/worker replica failures are a platform fix",
+                               (_NODES,)),
+    # Kueue admitted the workload but no pod exists yet (admitted is not scheduled).
+    "AdmittedNotScheduled": Code(N, PL, "pods should appear shortly; if not, the job controller "
+                                 "or KubeRay is not acting on the admission"),
+    # The scheduler finds no node for a pod.
+    "Unschedulable": Code(W, PL, "node selector, taint or capacity do not match any node pool; "
+                          "the platform team owns node pools", (_NODES,)),
+    # A DRA ResourceClaim is not allocated.
+    "DRAClaimPending": Code(W, PL, "no device matches the claim; the platform team can check "
+                            "the ResourceSlices", (_NODES,)),
+    # The image cannot be pulled.
+    "ImagePullBackOff": Code(E, R, "fix runtime.image (tag or digest); if the image exists, "
+                             "registry credentials or node egress are a platform fix", (_IMAGE,)),
+    # A volume does not mount.
+    "VolumeMountFailed": Code(E, PL, "the PVC or CSI driver is not usable", (_STORAGE,)),
+    # An init container fails.
+    "InitContainerFailed": Code(E, R, "read the init container's logs", (_LOGS,)),
+    # A referenced Secret/ConfigMap key is missing, or the runtime cannot create the container.
+    "ContainerConfigError": Code(E, R, "check runtime.env_secret names and keys exist in the "
+                                 "namespace", (_LOGS,)),
+    # The app starts and exits repeatedly.
+    "CrashLoopBackOff": Code(E, R, "the application crashes on start; read the logs",
+                             (_LOGS,)),
+    # A container exited non-zero.
+    "ContainerFailed": Code(E, R, "a container exited with an error; read the logs", (_LOGS,)),
+    # The kernel killed a container for exceeding its memory limit.
+    "OOMKilled": Code(E, R, "raise compute memory before retrying: the same config reproduces "
+                      "the same OOM, so OOMKilled is not retried by default and resume needs "
+                      "--force", (_LOGS, _RESUME)),
+    # The RayJob failed.
+    "RayJobFailed": Code(E, R, "read the driver log", (_LOGS, _RESUME)),
+    # The Job failed (backoff limit, deadline, pod failure policy).
+    "RunFailed": Code(E, R, "locate the first failed layer before retrying or resuming",
+                      (_LOGS, _RESUME)),
+    # Ray pods still hold nodes after the RayJob ended.
+    "ComputeNotReleased": Code(N, PL, "wait for the teardown before resubmitting onto the same "
+                               "nodes"),
+    # Containers run; tau cannot see whether training progresses (running is not progressing).
+    "ProgressUnverified": Code(N, R, "check the logs and metrics for progress", (_LOGS,)),
+    # Completed without a recorded result path: evidence unknown.
+    "EvidenceUnknown": Code(W, R, "declare storage.output so results land on a durable PVC; "
+                            "without it nothing says where the artifacts are"),
+    # Completed with a recorded result path that tau has not checked.
+    "EvidenceUnverified": Code(N, R, "completed is not evidence preserved: check the "
+                               "artifacts landed", (_RESULTS,)),
+})
+
+#: The diagnostic code a failing container reason maps to (anything else: ContainerFailed).
+_CONTAINER_CODES: Mapping[str, str] = MappingProxyType(
+    {**tables.CONTAINER_FAILURES, "OOMKilled": "OOMKilled"})
+
+
+def _phase(phases: tuple[PhaseResult, ...], name: Phase) -> PhaseResult | None:
+    return next((p for p in phases if p.name == name), None)
+
+
+def _admission(f: Facts, phases: tuple[PhaseResult, ...]) -> Iterator[tuple[str, str]]:
+    if f.found and not f.workloads and not f.multikueue:
+        yield "WorkloadNotObserved", f"no Kueue Workload for {f.kind} {f.snapshot.name}"
+    waiting = [w for w in f.workloads if not (w.admitted or w.finished)]
+    for w in waiting:
+        rejected = [c for c in w.checks if c[1] == "Rejected"]
+        if rejected:
+            yield "AdmissionRejected", f"{w.name}: check {rejected[0][0]}: {rejected[0][2]}"
+        elif w.preempted:
+            yield "Preempted", f"{w.name}: {w.evicted_message or 'preempted by Kueue'}"
+        elif w.evicted_reason:
+            yield "Evicted", f"{w.name}: {w.evicted_reason}: {w.evicted_message}".rstrip(": ")
+        elif any(m in w.pending_message.lower() for m in tables.QUOTA_MARKERS):
+            yield "QuotaPending", f"{w.name} (queue {w.queue}): {w.pending_message}"
+    if f.admitted and not f.pods and not f.multikueue and _phase(phases, Phase.READY) and \
+            not _ended(f):
+        yield "AdmittedNotScheduled", "Kueue admitted the workload; no pod exists yet"
+
+
+def _ended(f: Facts) -> bool:
+    from tau.status.state import terminal_state
+
+    return terminal_state(f) is not None
+
+
+def _pods(f: Facts, phases: tuple[PhaseResult, ...]) -> Iterator[tuple[str, str]]:
+    scheduling = _phase(phases, Phase.POD_SCHEDULING)
+    if scheduling and scheduling.status == PhaseStatus.WARNING:
+        blocked = [p for p in f.pods if p.unschedulable_reason]
+        yield "Unschedulable", (f"{len(blocked)} pod(s) unschedulable, e.g. {blocked[0].name}: "
+                                f"{blocked[0].unschedulable_message}")
+    dra = _phase(phases, Phase.DRA_ALLOCATION)
+    if dra and dra.status in (PhaseStatus.WARNING, PhaseStatus.ACTIVE):
+        yield "DRAClaimPending", f"ResourceClaims {dra.detail}"
+    yield from _containers(f)
+    if any(p.phase == "Failed" and p.status_reason == "Evicted" for p in f.pods):
+        pod = next(p for p in f.pods if p.status_reason == "Evicted")
+        yield "Evicted", f"pod {pod.name} was evicted by its node"
+
+
+def _containers(f: Facts) -> Iterator[tuple[str, str]]:
+    seen: set[str] = set()
+    for pod in f.pods:
+        for kind, group in (("init", pod.init), ("app", pod.app)):
+            for c in group:
+                code = _container_code(kind, c.reason, c.last_reason, c.exit_code, c.message)
+                if code and code not in seen:
+                    seen.add(code)
+                    yield code, _container_message(pod.name, c)
+
+
+def _container_code(kind: str, reason: str, last: str, exit_code: int | None,
+                    message: str) -> str | None:
+    if reason == "OOMKilled" or last == "OOMKilled":
+        return "OOMKilled"
+    if reason in tables.IMAGE_PULL_FAILURES:
+        return "ImagePullBackOff"
+    if "mount" in message.lower():
+        return "VolumeMountFailed"
+    failing = reason in _CONTAINER_CODES or exit_code not in (0, None)
+    if not failing:
+        return None
+    if kind == "init":
+        return "InitContainerFailed"
+    return _CONTAINER_CODES.get(reason, "ContainerFailed")
+
+
+def _container_message(pod: str, c: object) -> str:
+    from tau.status.facts import ContainerFacts
+
+    assert isinstance(c, ContainerFacts)
+    parts = [f"{pod}/{c.name}", c.reason or c.last_reason or c.state]
+    if c.exit_code is not None:
+        parts.append(f"exit={c.exit_code}")
+    if c.restarts:
+        parts.append(f"restarts={c.restarts}")
+    if c.message:
+        parts.append(c.message.splitlines()[0][:160])
+    return " ".join(parts)
+
+
+def _ray(f: Facts, phases: tuple[PhaseResult, ...]) -> Iterator[tuple[str, str]]:
+    cluster = _phase(phases, Phase.RAYCLUSTER)
+    if cluster and cluster.status in (PhaseStatus.WARNING, PhaseStatus.ACTIVE) \
+            and f.snapshot.raycluster is not None and not _ended(f):
+        yield "RayClusterNotReady", f"RayCluster {cluster.detail}"
+    release = _phase(phases, Phase.COMPUTE_RELEASE)
+    if release and release.status == PhaseStatus.ACTIVE:
+        yield "ComputeNotReleased", release.detail
+
+
+def _outcome(f: Facts, state: State, phases: tuple[PhaseResult, ...],
+             codes: set[str]) -> Iterator[tuple[str, str]]:
+    if state is State.FAILED and not codes & {"OOMKilled", "CrashLoopBackOff", "ContainerFailed",
+                                              "ImagePullBackOff", "InitContainerFailed"}:
+        if f.is_ray:
+            status = _phase(phases, Phase.RAYJOB_STATUS)
+            yield "RayJobFailed", f"RayJob {f.snapshot.name}: {status.detail if status else ''}"
+        else:
+            yield "RunFailed", f"Job {f.snapshot.name} failed: {_job_failure(f)}"
+    elif state is State.RUNNING:
+        yield "ProgressUnverified", "containers are running; tau cannot see the training loop"
+    elif state is State.SUCCEEDED:
+        yield from _evidence(f)
+
+
+def _job_failure(f: Facts) -> str:
+    from tau.status.facts import conditions
+
+    failed = conditions(f.primary).get("Failed") or conditions(f.primary).get("FailureTarget")
+    if not failed:
+        return "unknown reason"
+    return f"{failed.get('reason', '')}: {failed.get('message', '')}".strip(": ")
+
+
+def _evidence(f: Facts) -> Iterator[tuple[str, str]]:
+    annotations = metadata(f.primary).get("annotations") or {}
+    path = annotations.get(meta.ANNOTATION_RESULT_PATH)
+    if not path:
+        yield "EvidenceUnknown", "completed, but no result path is recorded: artifacts unknown"
+        return
+    pvc = annotations.get(meta.ANNOTATION_RESULT_PVC) or "?"
+    yield "EvidenceUnverified", f"results recorded at {pvc}:{path}; not checked by tau"
+
+
+def diagnose(f: Facts, state: State, phases: tuple[PhaseResult, ...]) -> tuple[Diagnostic, ...]:
+    """Every diagnostic for the run, errors first, then warnings, then notes.
+
+    Args:
+        f: facts read from the snapshot.
+        state: the canonical run state.
+        phases: the phase tree.
+
+    Returns:
+        Diagnostics, deduplicated by code and message.
+    """
+    found: list[tuple[str, str]] = []
+    if not f.found:
+        found.append(("RunNotFound", f"no Job or RayJob {f.snapshot.namespace}/{f.snapshot.name}"))
+    found.extend(("PartialObservation", e) for e in f.snapshot.errors)
+    if f.found:
+        found.extend(_admission(f, phases))
+        found.extend(_ray(f, phases))
+        found.extend(_pods(f, phases))
+        found.extend(_outcome(f, state, phases, {c for c, _ in found}))
+    unique = list(dict.fromkeys(found))
+    order = {E: 0, W: 1, N: 2}
+    diagnostics = [Diagnostic(code, CODES[code].severity, CODES[code].owner, message,
+                              CODES[code].suggestion) for code, message in unique]
+    return tuple(sorted(diagnostics, key=lambda d: order[d.severity]))
+
+
+def actions(f: Facts, state: State, diagnostics: tuple[Diagnostic, ...]) -> tuple[Action, ...]:
+    """Next steps implied by the diagnostics, plus the default one for the state.
+
+    Args:
+        f: facts read from the snapshot.
+        state: the canonical run state.
+        diagnostics: as returned by `diagnose`.
+
+    Returns:
+        Actions, deduplicated by name and owner, in diagnostic order.
+    """
+    templates = [t for d in diagnostics for t in CODES[d.code].actions]
+    if state in (State.QUEUED, State.STARTING):
+        templates.append(_WATCH)
+    elif state is State.RUNNING:
+        templates.append(_LOGS)
+    elif state is State.SUCCEEDED and meta.ANNOTATION_RESULT_PATH in \
+            (metadata(f.primary).get("annotations") or {}):
+        templates.append(_RESULTS)
+    unique = list(dict.fromkeys(templates))
+    ns, name = f.snapshot.namespace, f.snapshot.name
+    return tuple(Action(t.name, t.owner, t.description,
+                        t.command.format(name=name, ns=ns) if t.command else None)
+                 for t in unique)
