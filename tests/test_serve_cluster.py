@@ -140,9 +140,24 @@ def test_the_context_defaults_to_tau_context(tau, kuberay, monkeypatch):
     assert kuberay.get_object(RAY, "RayService", "chat", namespace=NS) is not None
 
 
+def test_without_context_or_tau_context_the_current_context_is_used(tau, kuberay):
+    code, _, _ = tau("serve", "deploy", "chat", "--profile", "serve-cpu", "--image", IMAGE,
+                     "-n", NS)
+    assert code == 0
+    assert kuberay.get_object(RAY, "RayService", "chat", namespace=NS) is not None
+
+
+def test_a_tau_context_naming_a_missing_context_says_where_the_name_came_from(tau, kuberay,
+                                                                               monkeypatch):
+    monkeypatch.setenv("TAU_CONTEXT", "prod")
+    code, _, err = tau("serve", "status", "chat", "-n", NS)
+    assert code == 3 and 'kubeconfig context "prod" ($TAU_CONTEXT) is not in' in err
+
+
 def test_an_unknown_context_is_a_clear_error(tau, kuberay):
     code, _, err = tau("serve", "status", "chat", "-n", NS, "--context", "nope")
-    assert code == 3 and "cannot load the kubeconfig context nope" in err
+    assert code == 3 and 'kubeconfig context "nope" (--context) is not in' in err
+    assert f"available contexts: {EMULATOR_CONTEXT}" in err
 
 
 def test_a_rayservice_without_kuberay_names_the_missing_operator(tau, kube_api):
@@ -195,7 +210,7 @@ def test_status_of_a_deployment_shows_ready_desired_available(tau, kube_api):
 def test_status_of_a_missing_service_says_it_is_not_found(tau, kuberay):
     code, out, err = tau("serve", "status", "ghost", "-n", NS, "--context", EMULATOR_CONTEXT)
     assert (code, out) == (3, "")
-    assert f"RayService ghost not found in namespace {NS}" in err
+    assert f'RayService "ghost" not found in namespace "{NS}"' in err
 
 
 def test_status_rejects_an_unknown_output(tau, kuberay):
@@ -227,7 +242,7 @@ def test_scale_refuses_a_rayservice_and_explains_why(tau, kuberay):
 def test_scaling_a_missing_deployment_is_not_found(tau, kube_api):
     code, _, err = tau("serve", "scale", "ghost", "--kind", "deployment", "--replicas", "2",
                        "-n", NS, "--context", EMULATOR_CONTEXT)
-    assert code == 3 and f"Deployment ghost not found in namespace {NS}" in err
+    assert code == 3 and f'Deployment "ghost" not found in namespace "{NS}"' in err
 
 
 # ------------------------------------------------------------------------------------ delete
@@ -272,7 +287,7 @@ def test_delete_without_kuberay_is_an_error_not_a_silent_success(tau, kube_api):
 def test_an_unreachable_cluster_is_a_clear_error(tau, kube_api):
     kube_api.stop()
     code, _, err = tau("serve", "status", "chat", "-n", NS, "--context", EMULATOR_CONTEXT)
-    assert code == 3 and "cannot reach the Kubernetes API at" in err
+    assert code == 3 and "connection to the Kubernetes API server for context" in err
 
 
 def test_importing_the_serve_cli_does_not_import_the_kubernetes_client():

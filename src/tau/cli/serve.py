@@ -184,9 +184,8 @@ def _apply(flags: DeployFlags, catalog: Catalog, context: str | None, *,
     kube.require_namespace(flags.namespace, "deploy")
     serve_spec = spec.build_spec(flags, catalog)
     docs = render.render(serve_spec, redact=False)
-    api = kube.api_client(context)
-    with kube.transport_errors(api):
-        apply.apply_service(api, docs, server_dry_run=server_dry_run)
+    api, ctx = kube.connect(context)
+    apply.apply_service(api, docs, server_dry_run=server_dry_run, context=ctx)
     s = serve_spec
     line = (f"deployed service {s.name} (kind={s.kind}, profile={s.profile}, image={s.image}, "
             f"ns={s.namespace})")
@@ -232,9 +231,8 @@ def status(name: str, *, kind: Kind = "rayservice", namespace: Namespace = None,
     fmt = check_output(output, ("table", "json"))
     kind = _kind(kind)
     ns = kube.require_namespace(namespace, "status")
-    api = kube.api_client(context)
-    with kube.transport_errors(api):
-        obj = observe.fetch(api, kind, ns, name)
+    api, ctx = kube.connect(context)
+    obj = observe.fetch(api, kind, ns, name, context=ctx)
     now = dt.datetime.now(dt.UTC)
     sys.stdout.write(observe.table([observe.row(obj, kind, now)], kind) if fmt == "table"
                      else observe.as_json(obj, kind, now))
@@ -265,9 +263,8 @@ def scale(name: str, *, replicas: str, kind: Kind = "rayservice", namespace: Nam
     count = parse_numbers({"--replicas": replicas})["--replicas"] or 0
     apply.check_scalable(_kind(kind), count)  # before any I/O: a RayService is refused
     ns = kube.require_namespace(namespace, "scale")
-    api = kube.api_client(context)
-    with kube.transport_errors(api):
-        apply.scale_service(api, kind, ns, name, count)
+    api, ctx = kube.connect(context)
+    apply.scale_service(api, kind, ns, name, count, context=ctx)
     print(f"scaled deployment {name} to {count} replicas (ns={ns})")
     return 0
 
@@ -292,9 +289,8 @@ def delete(name: str, *, kind: Kind = "rayservice", namespace: Namespace = None,
 
     kind = _kind(kind)
     ns = kube.require_namespace(namespace, "delete")
-    api = kube.api_client(context)
-    with kube.transport_errors(api):
-        deleted = apply.delete_service(api, kind, ns, name)
+    api, ctx = kube.connect(context)
+    deleted = apply.delete_service(api, kind, ns, name, context=ctx)
     if deleted:
         print(f"deleted service {name} ({', '.join(deleted)}, ns={ns})")
     else:

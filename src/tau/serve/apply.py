@@ -13,18 +13,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from tau.errors import ClusterError, UsageError
+from tau.kube.errors import api_call
+from tau.kube.resources import RAYSERVICE, ResourceType
 from tau.render import meta
 
-#: (group, version, plural) of each kind `tau serve` touches; "" is the core group.
-KINDS = {
-    "RayService": ("ray.io", "v1", "rayservices"),
-    "Deployment": ("apps", "v1", "deployments"),
-    "Service": ("", "v1", "services"),
-}
+DEPLOYMENT = ResourceType("apps", "v1", "deployments", "Deployment")
+SERVICE = ResourceType("", "v1", "services", "Service")
+#: Each kind `tau serve` touches, by Kubernetes kind.
+RESOURCES = {r.kind: r for r in (RAYSERVICE, DEPLOYMENT, SERVICE)}
 #: --kind value → the Kubernetes kind of the service object.
 SERVE_KINDS = {"rayservice": "RayService", "deployment": "Deployment"}
 
-MISSING_TYPE = "the server could not find the requested resource"
 RAYSERVICE_SCALE = ("serve scale --kind=rayservice: not yet implemented (serveConfigV2 is a "
                     "string blob; redeploy with --replicas for now)")
 
@@ -46,7 +45,7 @@ def _json(response: Any) -> dict[str, Any]:
 
 def call(api_client: Any, verb: str, kind: str, namespace: str, name: str,
          body: Any = None, **extra: Any) -> dict[str, Any]:
-    """One API call (create, read, replace, patch or delete `kind` `name`) as plain data.
+    """One API call (create, get, replace, patch or delete `kind` `name`) as plain data.
 
     The response is read as JSON rather than typed models: the object tau compares and prints
     is what the server sent, and a sparse object some other tool wrote cannot fail to parse.
@@ -54,11 +53,12 @@ def call(api_client: Any, verb: str, kind: str, namespace: str, name: str,
     from kubernetes import client
 
     extra["_preload_content"] = False
-    group, version, plural = KINDS[kind]
+    r = RESOURCES[kind]
+    group, version, plural = r.group, r.version, r.plural
     if kind == "RayService":
         api = client.CustomObjectsApi(api_client)
         fn = {"create": api.create_namespaced_custom_object,
-              "read": api.get_namespaced_custom_object,
+              "get": api.get_namespaced_custom_object,
               "replace": api.replace_namespaced_custom_object,
               "delete": api.delete_namespaced_custom_object}[verb]
         head = (group, version, namespace, plural)
@@ -66,16 +66,18 @@ def call(api_client: Any, verb: str, kind: str, namespace: str, name: str,
             (body,) if body is not None else ())
         return _json(fn(*args, **extra))
     typed = client.AppsV1Api(api_client) if kind == "Deployment" else client.CoreV1Api(api_client)
-    fn = getattr(typed, f"{verb}_namespaced_{kind.lower()}")
+    method = "read" if verb == "get" else verb
+    fn = getattr(typed, f"{method}_namespaced_{kind.lower()}")
     if verb == "create":
         return _json(fn(namespace, body, **extra))
     return _json(fn(name, namespace, *((body,) if body is not None else ()), **extra))
 
 
-def _translate(exc: Any, kind: str, name: str, namespace: str, verb: str) -> ClusterError:
-    from tau.kube_errors import translate
-
-    return translate(exc, kind=kind, name=name, namespace=namespace, verb=verb)
+def guarded(api_client: Any, verb: str, kind: str, namespace: str, name: str,
+            body: Any = None, *, context: str | None = None, **extra: Any) -> dict[str, Any]:
+    """`call`, with any API or transport failure raised as a plain ClusterError."""
+    with api_call(verb, RESOURCES[kind], namespace=namespace, name=name, context=context):
+        return call(api_client, verb, kind, namespace, name, body, **extra)
 
 
 def _owned_by_tau(existing: dict[str, Any], name: str) -> bool:
@@ -96,43 +98,43 @@ def _replacement(doc: dict[str, Any], existing: dict[str, Any]) -> dict[str, Any
     return body
 
 
-def _apply_one(api_client: Any, doc: dict[str, Any], dry_run: dict[str, str]) -> Applied:
+def _apply_one(api_client: Any, doc: dict[str, Any], dry_run: dict[str, str],
+               context: str | None) -> Applied:
     from kubernetes.client.exceptions import ApiException
 
     kind, name, ns = doc["kind"], doc["metadata"]["name"], doc["metadata"]["namespace"]
-    try:
-        return Applied(kind, name, "created", call(api_client, "create", kind, ns, name, doc,
-                                                    **dry_run))
-    except ApiException as exc:
-        if exc.status != 409:
-            raise _translate(exc, kind, name, ns, "create") from None
-    try:
-        existing = call(api_client, "read", kind, ns, name)
-        if not _owned_by_tau(existing, name):
-            raise ClusterError(f"{kind} {ns}/{name} exists and was not deployed by tau serve",
-                               status=409, hint="choose another service name, or remove that "
-                               "object yourself if it is really unused")
-        body = _replacement(doc, existing)
-        return Applied(kind, name, "replaced", call(api_client, "replace", kind, ns, name, body,
-                                                     **dry_run))
-    except ApiException as exc:
-        raise _translate(exc, kind, name, ns, "replace") from None
+    with api_call("create", RESOURCES[kind], namespace=ns, name=name, context=context):
+        try:
+            return Applied(kind, name, "created",
+                           call(api_client, "create", kind, ns, name, doc, **dry_run))
+        except ApiException as exc:
+            if exc.status != 409:
+                raise
+    existing = guarded(api_client, "get", kind, ns, name, context=context)
+    if not _owned_by_tau(existing, name):
+        raise ClusterError(f"{kind} {ns}/{name} exists and was not deployed by tau serve",
+                           status=409, hint="choose another service name, or remove that "
+                           "object yourself if it is really unused")
+    body = _replacement(doc, existing)
+    return Applied(kind, name, "replaced", guarded(api_client, "replace", kind, ns, name, body,
+                                                   context=context, **dry_run))
 
 
 def apply_service(api_client: Any, documents: list[dict[str, Any]], *,
-                  server_dry_run: bool = False) -> list[Applied]:
+                  server_dry_run: bool = False, context: str | None = None) -> list[Applied]:
     """Create each object, or replace it when it already exists (a redeploy).
 
     Args:
         api_client: a `kubernetes.client.ApiClient` for the target cluster.
         documents: the rendered objects, namespace set, Secret references unredacted.
         server_dry_run: send `dryRun=All`; the server validates and persists nothing.
+        context: the kubeconfig context, named in error messages.
 
     Raises:
         ClusterError: the API refused, or the name belongs to an object tau did not deploy.
     """
     dry_run = {"dry_run": "All"} if server_dry_run else {}
-    return [_apply_one(api_client, doc, dry_run) for doc in documents]
+    return [_apply_one(api_client, doc, dry_run, context) for doc in documents]
 
 
 def check_scalable(kind: str, replicas: int) -> None:
@@ -149,54 +151,56 @@ def check_scalable(kind: str, replicas: int) -> None:
         raise UsageError(f"--replicas {replicas} must be 0 or more")
 
 
-def scale_service(api_client: Any, kind: str, namespace: str, name: str,
-                  replicas: int) -> dict[str, Any]:
+def scale_service(api_client: Any, kind: str, namespace: str, name: str, replicas: int, *,
+                  context: str | None = None) -> dict[str, Any]:
     """Set a Deployment's replica count; a RayService cannot be scaled in place.
 
     Raises:
         UsageError: `kind` is rayservice, or `replicas` is negative.
         ClusterError: the Deployment does not exist or the API refused.
     """
-    from kubernetes.client.exceptions import ApiException
-
     check_scalable(kind, replicas)
-    try:
-        return call(api_client, "patch", "Deployment", namespace, name,
-                     {"spec": {"replicas": replicas}})
-    except ApiException as exc:
-        raise _translate(exc, "Deployment", name, namespace, "scale") from None
+    return guarded(api_client, "patch", "Deployment", namespace, name,
+                   {"spec": {"replicas": replicas}}, context=context)
 
 
-def delete_service(api_client: Any, kind: str, namespace: str, name: str) -> list[str]:
+def delete_service(api_client: Any, kind: str, namespace: str, name: str, *,
+                   context: str | None = None) -> list[str]:
     """Delete the service object (and a Deployment's tau-owned Service); idempotent.
 
     Returns:
         "Kind/name" of each object deleted; empty when nothing was there.
+
+    Raises:
+        ClusterError: the API refused, or the resource type is not served (a missing CRD
+            is an error, not "nothing to delete").
     """
+    targets = [SERVE_KINDS[kind]] + (["Service"] if kind == "deployment" else [])
+    return [f"{t}/{name}" for t in targets
+            if _delete_one(api_client, t, namespace, name, context)]
+
+
+def _delete_one(api_client: Any, kind: str, namespace: str, name: str,
+                context: str | None) -> bool:
     from kubernetes.client.exceptions import ApiException
 
-    targets = [SERVE_KINDS[kind]] + (["Service"] if kind == "deployment" else [])
-    deleted = []
-    for target in targets:
+    with api_call("delete", RESOURCES[kind], namespace=namespace, name=name, context=context):
         try:
-            if target == "Service" and not _owned_by_tau(
-                    call(api_client, "read", target, namespace, name), name):
-                continue  # a Service of the same name that tau did not create stays
-            call(api_client, "delete", target, namespace, name)
+            if kind == "Service" and not _owned_by_tau(
+                    call(api_client, "get", kind, namespace, name), name):
+                return False  # a Service of the same name that tau did not create stays
+            call(api_client, "delete", kind, namespace, name)
         except ApiException as exc:
             if exc.status == 404 and _is_missing_object(exc):
-                continue
-            raise _translate(exc, target, name, namespace, "delete") from None
-        deleted.append(f"{target}/{name}")
-    return deleted
+                return False
+            raise
+    return True
 
 
 def _is_missing_object(exc: Any) -> bool:
-    """404 for the object, not for the whole resource type (a missing CRD is an error)."""
-    import json
-
+    """404 naming the object, not the resource type (the kube-apiserver Status details)."""
     try:
         body = json.loads(getattr(exc, "body", "") or "{}")
     except (TypeError, ValueError):
         return False
-    return isinstance(body, dict) and body.get("message") != MISSING_TYPE
+    return isinstance(body, dict) and bool((body.get("details") or {}).get("name"))

@@ -1,24 +1,31 @@
-"""How `tau serve` reaches a cluster: the context, the namespace and one ApiClient.
+"""How `tau serve` reaches a cluster: the kubeconfig, the context, the namespace, a client.
 
-Performs I/O (reads a kubeconfig; never writes one). Serving does not activate
-tau/workspace.connection.yaml: the context is --context or $TAU_CONTEXT (else the
-kubeconfig's current one) and the namespace is always explicit.
+Performs I/O (reads the user's kubeconfig; never writes one). Serving does not activate
+tau/workspace.connection.yaml: the kubeconfig is $KUBECONFIG or ~/.kube/config, the context
+is --context, else $TAU_CONTEXT, else the kubeconfig's current one, and the namespace is
+always explicit. The client itself comes from the shared factory `tau.kube.client`.
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
-from collections.abc import Iterator
+from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from tau.errors import ClusterError, UsageError
 
 
-def context_name(explicit: str | None, environ: dict[str, str] | None = None) -> str | None:
+def context_name(explicit: str | None, environ: Mapping[str, str] | None = None) -> str | None:
     """--context, else $TAU_CONTEXT, else None (the kubeconfig's current context)."""
     env = os.environ if environ is None else environ
     return explicit or env.get("TAU_CONTEXT") or None
+
+
+def kubeconfig_path(environ: Mapping[str, str] | None = None) -> Path:
+    """$KUBECONFIG (kept whole: the client merges a path list), else ~/.kube/config."""
+    env = os.environ if environ is None else environ
+    return Path(env.get("KUBECONFIG") or Path.home() / ".kube" / "config")
 
 
 def require_namespace(namespace: str | None, verb: str) -> str:
@@ -30,30 +37,32 @@ def require_namespace(namespace: str | None, verb: str) -> str:
     return namespace
 
 
-def api_client(context: str | None) -> Any:
-    """An official ApiClient for the context, from $KUBECONFIG or ~/.kube/config."""
+def _contexts(kubeconfig: Path) -> tuple[list[str], str]:
+    """The context names of the kubeconfig and its current context ("" when unset)."""
     from kubernetes import config
 
-    name = context_name(context)
     try:
-        return config.new_client_from_config(config_file=os.environ.get("KUBECONFIG"),
-                                             context=name)
+        contexts, active = config.list_kube_config_contexts(config_file=str(kubeconfig))
     except Exception as exc:  # ConfigException, a missing file, bad YAML: all the same fix
-        raise ClusterError(f"cannot load the kubeconfig context {name or '(current)'}: {exc}",
-                           hint="pass --context NAME or set $TAU_CONTEXT") from None
+        raise ClusterError(f"cannot read the kubeconfig {kubeconfig}: {exc}",
+                           hint="check $KUBECONFIG, or pass --context NAME") from None
+    return [str(c["name"]) for c in contexts or []], str((active or {}).get("name") or "")
 
 
-@contextlib.contextmanager
-def transport_errors(api: Any) -> Iterator[None]:
-    """Turn connection failures and timeouts into ClusterErrors naming the server."""
-    from tau.kube_errors import translate_transport
+def connect(context: str | None) -> tuple[Any, str]:
+    """An official ApiClient and the context name it uses.
 
-    server = getattr(getattr(api, "configuration", None), "host", "") or "the configured server"
-    try:
-        yield
-    except OSError as exc:
-        raise translate_transport(exc, server) from None
-    except Exception as exc:
-        if type(exc).__module__.startswith("urllib3"):
-            raise translate_transport(exc, server) from None
-        raise
+    Raises:
+        ClusterError: the kubeconfig cannot be read or has no such context.
+    """
+    from tau.kube.client import api_client
+
+    kubeconfig = kubeconfig_path()
+    names, current = _contexts(kubeconfig)
+    name = context_name(context) or current
+    if name not in names:
+        origin = "--context" if context else "$TAU_CONTEXT" if context_name(None) else \
+            "the current context"
+        raise ClusterError(f'kubeconfig context "{name}" ({origin}) is not in {kubeconfig}',
+                           hint=f"available contexts: {', '.join(names) or 'none'}")
+    return api_client(kubeconfig, name), name

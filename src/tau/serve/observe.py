@@ -10,7 +10,7 @@ import datetime as dt
 import json
 from typing import Any
 
-from tau.serve.apply import SERVE_KINDS
+from tau.serve.apply import SERVE_KINDS, guarded
 
 #: Columns per --kind, as the reference's kubectl custom-columns.
 COLUMNS = {
@@ -20,22 +20,14 @@ COLUMNS = {
 NONE = "<none>"
 
 
-def fetch(api_client: Any, kind: str, namespace: str, name: str) -> dict[str, Any]:
+def fetch(api_client: Any, kind: str, namespace: str, name: str, *,
+          context: str | None = None) -> dict[str, Any]:
     """Read the RayService or Deployment `name`.
 
     Raises:
         ClusterError: it does not exist, or the API refused.
     """
-    from kubernetes.client.exceptions import ApiException
-
-    from tau.kube_errors import translate
-    from tau.serve.apply import call
-
-    target = SERVE_KINDS[kind]
-    try:
-        return call(api_client, "read", target, namespace, name)
-    except ApiException as exc:
-        raise translate(exc, kind=target, name=name, namespace=namespace, verb="get") from None
+    return guarded(api_client, "get", SERVE_KINDS[kind], namespace, name, context=context)
 
 
 def age(created: str | None, now: dt.datetime) -> str:
