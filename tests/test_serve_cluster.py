@@ -117,6 +117,13 @@ def test_redeploying_a_deployment_keeps_the_service(tau, kube_api):
     assert kube_api.get_object("v1", "Service", "api", namespace=NS) is not None
 
 
+def test_redeploying_a_deployment_without_a_service_removes_the_earlier_service(tau, kube_api):
+    assert _deploy(tau, "api", "--kind", "deployment")[0] == 0
+    assert _deploy(tau, "api", "--kind", "deployment", "--service-port", "0")[0] == 0
+    assert kube_api.get_object("v1", "Service", "api", namespace=NS) is None
+    assert kube_api.get_object("apps/v1", "Deployment", "api", namespace=NS) is not None
+
+
 def test_a_name_taken_by_an_object_tau_did_not_deploy_is_a_conflict(tau, kube_api):
     kube_api.put({"apiVersion": "apps/v1", "kind": "Deployment",
                   "metadata": {"name": "api", "namespace": NS}, "spec": {"replicas": 1}})

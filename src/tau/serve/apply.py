@@ -134,7 +134,15 @@ def apply_service(api_client: Any, documents: list[dict[str, Any]], *,
         ClusterError: the API refused, or the name belongs to an object tau did not deploy.
     """
     dry_run = {"dry_run": "All"} if server_dry_run else {}
-    return [_apply_one(api_client, doc, dry_run, context) for doc in documents]
+    applied = [_apply_one(api_client, doc, dry_run, context) for doc in documents]
+    kinds = {doc["kind"] for doc in documents}
+    if "Deployment" in kinds and "Service" not in kinds and not server_dry_run:
+        # Redeployed with --service-port 0: the Service an earlier deploy created must go,
+        # or it would keep routing to the new pods.
+        doc = next(d for d in documents if d["kind"] == "Deployment")
+        _delete_one(api_client, "Service", doc["metadata"]["namespace"],
+                    doc["metadata"]["name"], context)
+    return applied
 
 
 def check_scalable(kind: str, replicas: int) -> None:
