@@ -167,3 +167,15 @@ def test_invalid_descriptor_fails_discovery_with_its_location(tmp_path: Path) ->
     with pytest.raises(ConfigError) as info:
         discover(tmp_path)
     assert "workspace.connection.yaml:13:1" in info.value.format()
+
+
+def test_the_example_descriptor_is_valid() -> None:
+    from tau.connection.descriptor import load
+
+    example = Path(__file__).resolve().parents[1] / "examples" / RELATIVE_PATH
+    desc = load(example)
+    assert (desc.workspace, desc.access_method, desc.required_role) == (
+        "team-a",
+        "aks",
+        "tau-researcher-v1",
+    )

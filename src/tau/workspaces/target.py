@@ -5,9 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from tau.errors import TauError, UsageError
+from tau.render.meta import GROUP
 from tau.workspaces.readiness import WorkspaceView, not_ready_reason, readiness_hint
 
-PRIMARY_ANNOTATION = "tau.azure.com/v0-primary-workspace"
+# Label and annotation keys are owned by render/meta.py; this one should move there as
+# ANNOTATION_PRIMARY_WORKSPACE (it is read here, never rendered).
+PRIMARY_ANNOTATION = f"{GROUP}/v0-primary-workspace"
 NO_NAMESPACE = (
     "no namespace resolved for this workload: connect a workspace "
     "(see `tau workspace list`) or pass --namespace"
