@@ -150,6 +150,10 @@ class _Builder:
         return out
 
 
+def _is_empty(node: yaml.Node) -> bool:
+    return isinstance(node, yaml.ScalarNode) and node.tag.endswith(":null") and node.value == ""
+
+
 def parse(text: str, path: Path) -> RawDocument:
     """Parse config text; raise ConfigError listing every syntax problem found.
 
@@ -173,6 +177,9 @@ def parse(text: str, path: Path) -> RawDocument:
         raise ConfigError([Diagnostic("", f"invalid YAML: {problem}", location=loc)]) from None
     except yaml.YAMLError as exc:
         raise ConfigError([Diagnostic("", f"invalid YAML: {exc}", location=Location(file))]) from None
+    # A trailing `---` opens an empty document; only documents with content count.
+    while len(nodes) > 1 and _is_empty(nodes[-1]):
+        nodes.pop()
     if not nodes:
         return RawDocument(path, {}, SourceMap(file))
     if len(nodes) > 1:
