@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from pathlib import Path
 
 import pytest
 import yaml
@@ -16,6 +17,7 @@ from tau.serve import observe, render
 from tau.serve.spec import DeployFlags, build_spec, checkpoint_path, image_problem
 from tests.manifest_check import validate_document
 
+ROOT = Path(__file__).resolve().parents[1]
 CATALOG = load_catalog(None, None)
 IMAGE = "ghcr.io/example/chat:1.4.2"
 
@@ -145,6 +147,18 @@ def test_gpu_pods_request_and_limit_the_gpus_and_tolerate_gpu_nodes():
     assert resources["requests"][pod.GPU_RESOURCE] == resources["limits"][pod.GPU_RESOURCE] == "2"
     assert list(pod.GPU_TOLERATIONS) == pod_spec["tolerations"]
     assert doc["spec"]["strategy"]["rollingUpdate"]["maxSurge"] == 0
+
+
+def test_a_service_lands_on_the_nodes_a_run_of_the_same_preset_does():
+    run = next(d for d in yaml.safe_load_all(
+        (ROOT / "golden" / "job-preset-large-memory-nvlink" / "rendered.yaml").read_text())
+        if d["kind"] == "Job")
+    preset = run["metadata"]["labels"][meta.LABEL_PRESET]
+    doc = render.render(_spec(kind="deployment", profile=preset), redact=True)[-1]
+    pod_spec = doc["spec"]["template"]["spec"]
+    assert pod_spec["nodeSelector"] == run["spec"]["template"]["spec"]["nodeSelector"]
+    assert doc["metadata"]["labels"][meta.LABEL_GPU_CLASS] == \
+        run["metadata"]["labels"][meta.LABEL_GPU_CLASS]
 
 
 def test_the_ray_head_holds_no_gpu_and_no_serve_replica():

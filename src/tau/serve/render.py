@@ -42,8 +42,8 @@ def labels(spec: ServeSpec) -> dict[str, str]:
     }
     if spec.preset:
         out[meta.LABEL_PRESET] = meta.label_value(spec.preset.name)
-        if spec.preset.gpu_class:
-            out[meta.LABEL_GPU_CLASS] = spec.preset.gpu_class
+        if spec.gpu_class:
+            out[meta.LABEL_GPU_CLASS] = spec.gpu_class
     return out
 
 
@@ -108,8 +108,9 @@ def probes(spec: ServeSpec, port: int | str) -> dict[str, Any]:
     return out
 
 
-def _placement(spec: ServeSpec, pod_spec: dict[str, Any], *, gpu_pod: bool) -> dict[str, Any]:
-    """GPU tolerations, the preset's node selector and pod priority class on a serving pod."""
+def _pod_spec(spec: ServeSpec, pod_spec: dict[str, Any], *, gpu_pod: bool) -> dict[str, Any]:
+    """The pod spec around its containers: GPU tolerations and the preset's node selector (GPU
+    pods), the preset's pod priority class, and the checkpoint volume."""
     if gpu_pod and spec.gpus > 0:
         pod_spec["tolerations"] = [dict(t) for t in pod.GPU_TOLERATIONS]
     if gpu_pod and spec.node_selector:
@@ -153,7 +154,7 @@ def _head_group(spec: ServeSpec, *, redact: bool) -> dict[str, Any]:
     ports = [{"containerPort": 6379, "name": "gcs-server"},
              {"containerPort": 8265, "name": "dashboard"},
              {"containerPort": 10001, "name": "client"}]
-    pod_spec = _placement(spec, {
+    pod_spec = _pod_spec(spec, {
         "affinity": _SYSTEM_AFFINITY,
         "containers": [_ray_container(spec, "ray-head", ports, gpus=0, redact=redact)],
         "tolerations": [{"key": "CriticalAddonsOnly", "operator": "Exists",
@@ -169,7 +170,7 @@ def _head_group(spec: ServeSpec, *, redact: bool) -> dict[str, Any]:
 def _worker_group(spec: ServeSpec, *, redact: bool) -> dict[str, Any]:
     low, high = (spec.min_replicas, spec.max_replicas) if spec.autoscaling else (
         spec.replicas, spec.replicas)
-    pod_spec = _placement(spec, {"containers": [
+    pod_spec = _pod_spec(spec, {"containers": [
         _ray_container(spec, "ray-worker", [], gpus=spec.gpus, redact=redact)]}, gpu_pod=True)
     return {
         "groupName": WORKER_GROUP,
@@ -222,7 +223,7 @@ def spec_to_deployment(spec: ServeSpec, *, redact: bool) -> dict[str, Any]:
         "replicas": spec.replicas,
         "selector": {"matchLabels": selector(spec)},
         "template": {"metadata": {"labels": labels(spec)},
-                     "spec": _placement(spec, {"containers": [
+                     "spec": _pod_spec(spec, {"containers": [
                          _deployment_container(spec, redact=redact)]}, gpu_pod=True)},
     }
     if spec.gpus > 0:

@@ -26,6 +26,12 @@ CHECKPOINTS_ROOT = "/data/checkpoints"
 #: Env vars --checkpoint owns; setting them with --env as well would be ambiguous.
 CHECKPOINT_ENV = ("TAU_MODEL_PATH", "TAU_DATA_DIR", "TAU_DURABLE_CHECKPOINTS_DIR")
 
+# The run resolver's GPU-class aliases and Kueue-managed GPU series (tau.resolve), so a service
+# lands on the nodes a run of the same preset does; tests/test_serve_render.py compares the two.
+_GPU_CLASS_ALIASES = {"a100-nvlink-80gb": "a100-80gb", "h100-standalone-95gb": "h100-95gb",
+                      "h200-nvlink-141gb": "h200-141gb"}
+_MANAGED_SERIES = ("ndm-a100-v4", "nd-h200-v5")
+
 _DNS_1035 = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
 _DNS_1123 = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -119,10 +125,21 @@ class ServeSpec:
         return self.max_replicas > 0
 
     @property
+    def gpu_class(self) -> str:
+        """The preset's GPU class under its node-label name ("" without a preset)."""
+        raw = self.preset.gpu_class if self.preset else ""
+        return _GPU_CLASS_ALIASES.get(raw, raw)
+
+    @property
     def node_selector(self) -> dict[str, str]:
-        """The preset's GPU-class node selector ("any" class selects no node label)."""
-        gpu_class = self.preset.gpu_class if self.preset else ""
-        return {meta.NODE_GPU_CLASS: gpu_class} if gpu_class and gpu_class != "any" else {}
+        """The preset's GPU series and GPU class node labels ("any" class selects none)."""
+        out: dict[str, str] = {}
+        series = self.preset.resource_flavor.removesuffix("-dra") if self.preset else ""
+        if series in _MANAGED_SERIES:
+            out[meta.AZURE_GPU_SERIES] = series
+        if self.gpu_class and self.gpu_class != "any":
+            out[meta.NODE_GPU_CLASS] = self.gpu_class
+        return out
 
 
 class _Problems:
