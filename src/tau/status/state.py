@@ -30,7 +30,8 @@ def _rayjob_terminal(f: Facts) -> State | None:
     if by_deployment is State.SUCCEEDED:
         # Complete with an unknown driver status: KubeRay only says Complete once it finished.
         return by_job or State.SUCCEEDED
-    return None
+    # The driver succeeded; KubeRay moves the deployment to Complete on its next reconcile.
+    return by_job
 
 
 def terminal_state(f: Facts) -> State | None:

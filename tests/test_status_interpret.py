@@ -1,0 +1,291 @@
+"""Table tests of `tau.status.interpret` over realistic object fixtures (tests/fixtures/status)."""
+
+from __future__ import annotations
+
+import copy
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tau.status import tables
+from tau.status.interpret import interpret
+from tau.status.model import Owner, Phase, PhaseStatus, RunStatus, State
+from tau.status.snapshot import Snapshot
+
+FIXTURES = Path(__file__).parent / "fixtures" / "status"
+NOW = datetime(2026, 12, 2, 11, 0, tzinfo=UTC)
+
+D, A, P, W, S = "done", "active", "pending", "warning", "skipped"
+JOB_PHASES = ("Submitted", "Kueue admission", "Pod scheduling", "DRA allocation", "Image pull",
+              "Init containers", "Container start", "Ready")
+RAY_PHASES = ("Submitted", "Kueue admission", "RayCluster", "Pod scheduling", "DRA allocation",
+              "Image pull", "Init containers", "Container start", "Ready", "RayJob status",
+              "Compute release")
+
+
+def load_objects(case: str) -> list[dict]:
+    text = (FIXTURES / f"{case}.yaml").read_text()
+    return [d for d in yaml.safe_load_all(text) if isinstance(d, dict)]
+
+
+def snapshot_of(case: str, objects: list[dict] | None = None) -> Snapshot:
+    objects = load_objects(case) if objects is None else objects
+    name = next((o["metadata"]["name"] for o in objects if o["kind"] in ("Job", "RayJob")),
+                "train")
+    return Snapshot.from_objects("research", name, objects)
+
+
+def run(case: str) -> RunStatus:
+    return interpret(snapshot_of(case), NOW)
+
+
+# case, state, phase statuses in tree order, diagnostic codes (in order), owners of the codes.
+CASES = [
+    ("not-found", State.NOT_FOUND, (P, P, P, S, P, S, P, P), ["RunNotFound"], {"researcher"}),
+    ("quota-pending", State.QUEUED, (D, A, P, S, P, S, P, P), ["QuotaPending"],
+     {"queue owner"}),
+    ("preempted", State.QUEUED, (D, W, D, S, D, S, D, A), ["Preempted"], {"queue owner"}),
+    ("admitted-no-pods", State.STARTING, (D, D, P, S, P, S, P, P), ["AdmittedNotScheduled"],
+     {"platform"}),
+    ("unschedulable", State.STARTING, (D, D, W, S, P, S, P, P), ["Unschedulable"],
+     {"platform"}),
+    ("dra-claim-pending", State.STARTING, (D, D, W, W, P, S, P, P),
+     ["Unschedulable", "DRAClaimPending"], {"platform"}),
+    ("image-pull-backoff", State.STARTING, (D, D, D, S, W, S, A, P), ["ImagePullBackOff"],
+     {"researcher"}),
+    ("init-container-failing", State.STARTING, (D, D, D, S, A, W, A, P),
+     ["InitContainerFailed"], {"researcher"}),
+    ("crashloop-backoff", State.STARTING, (D, D, D, S, D, S, W, P), ["CrashLoopBackOff"],
+     {"researcher"}),
+    ("oomkilled", State.FAILED, (D, D, D, S, D, S, W, W), ["OOMKilled"], {"researcher"}),
+    ("running", State.RUNNING, (D, D, D, S, D, S, D, D), ["ProgressUnverified"],
+     {"researcher"}),
+    ("success", State.SUCCEEDED, (D, D, D, S, D, S, D, D), ["EvidenceUnverified"],
+     {"researcher"}),
+    ("success-no-result-path", State.SUCCEEDED, (D, D, D, S, D, S, D, D), ["EvidenceUnknown"],
+     {"researcher"}),
+    ("raycluster-never-ready", State.STARTING, (D, D, A, D, S, D, S, A, A, A, P),
+     ["RayClusterNotReady"], {"platform"}),
+    ("rayjob-running", State.RUNNING, (D, D, D, D, S, D, S, D, D, D, P), ["ProgressUnverified"],
+     {"researcher"}),
+    ("rayjob-success", State.SUCCEEDED, (D, D, D, D, S, D, S, D, D, D, D),
+     ["EvidenceUnverified"], {"researcher"}),
+]
+
+
+@pytest.mark.parametrize(("case", "state", "phases", "codes", "owners"), CASES,
+                         ids=[c[0] for c in CASES])
+def test_fixture_interprets_to_expected_phases_state_and_diagnostics(case, state, phases, codes,
+                                                                     owners):
+    status = run(case)
+    names = RAY_PHASES if case.startswith("ray") else JOB_PHASES
+    assert [p.name.value for p in status.phases] == list(names)
+    assert tuple(p.status.value for p in status.phases) == phases
+    assert status.state is state
+    assert [d.code for d in status.diagnostics] == codes
+    assert {d.owner.value for d in status.diagnostics} == owners
+
+
+def test_every_fixture_file_has_a_table_case():
+    assert {p.stem for p in FIXTURES.glob("*.yaml")} == {c[0] for c in CASES}
+
+
+def test_interpret_is_pure_and_deterministic():
+    snapshot = snapshot_of("crashloop-backoff")
+    assert interpret(snapshot, NOW) == interpret(snapshot, NOW)
+
+
+def test_admitted_is_not_scheduled():
+    status = run("admitted-no-pods")
+    scheduling = status.phases[2]
+    assert scheduling.status is PhaseStatus.PENDING
+    assert "admitted is not scheduled" in (scheduling.hint or "")
+
+
+def test_running_is_not_progressing():
+    status = run("running")
+    assert "running is not progressing" in (status.phases[-1].hint or "")
+    assert status.diagnostics[0].code == "ProgressUnverified"
+    assert any(a.command == "tau run logs train -n research" for a in status.actions)
+
+
+def test_completed_is_not_evidence_preserved():
+    with_path, without = run("success"), run("success-no-result-path")
+    assert with_path.evidence is not None and with_path.evidence.result_pvc == "training-data"
+    assert "not checked" in with_path.diagnostics[0].message
+    assert "artifacts unknown" in without.diagnostics[0].message
+    assert any(a.name == "results" for a in with_path.actions)
+
+
+def test_quota_pending_names_queue_owner_and_says_yaml_cannot_fix_it():
+    status = run("quota-pending")
+    admission = status.phases[1]
+    assert "0/1 admitted queue=jobqueue reason=couldn't assign flavors" in admission.detail
+    assert "editing tau.yaml does not add quota" in (admission.hint or "")
+    assert status.diagnostics[0].owner is Owner.QUEUE_OWNER
+
+
+def test_oomkilled_is_classified_and_startup_failed():
+    status = run("oomkilled")
+    assert status.failure_reason == "OOMKilled"
+    assert status.startup_failed
+    assert any(a.name == "resume" for a in status.actions)
+
+
+def test_kueue_conditions_are_read_by_type_not_position():
+    objects = load_objects("quota-pending")
+    workload = next(o for o in objects if o["kind"] == "Workload")
+    workload["status"]["conditions"] = [
+        {"type": "Evicted", "status": "False", "reason": "Nope"},
+        {"type": "PodsReady", "status": "False"},
+        *workload["status"]["conditions"],
+        {"type": "Admitted", "status": "False", "reason": "NoReservation"},
+    ]
+    status = interpret(snapshot_of("quota-pending", objects), NOW)
+    assert status.phases[1].status is PhaseStatus.ACTIVE
+    assert [d.code for d in status.diagnostics] == ["QuotaPending"]
+    reordered = copy.deepcopy(objects)
+    next(o for o in reordered if o["kind"] == "Workload")["status"]["conditions"].reverse()
+    assert interpret(snapshot_of("quota-pending", reordered), NOW) == status
+
+
+def test_job_without_workload_waits_for_kueue_and_names_the_queue_label():
+    objects = [o for o in load_objects("quota-pending") if o["kind"] == "Job"]
+    status = interpret(snapshot_of("quota-pending", objects), NOW)
+    assert status.phases[1].status is PhaseStatus.ACTIVE
+    assert "kueue.x-k8s.io/queue-name=jobqueue" in (status.phases[1].hint or "")
+    assert status.diagnostics[0].code == "WorkloadNotObserved"
+
+
+def test_multikueue_manager_view_adds_placement_and_skips_pod_phases():
+    objects = load_objects("admitted-no-pods")
+    job = next(o for o in objects if o["kind"] == "Job")
+    job["spec"]["managedBy"] = "kueue.x-k8s.io/multikueue"
+    workload = next(o for o in objects if o["kind"] == "Workload")
+    workload["status"]["clusterName"] = "worker-east"
+    workload["status"]["admissionChecks"] = [
+        {"name": "multikueue", "state": "Ready", "message": "The workload got reservation"}]
+    status = interpret(snapshot_of("admitted-no-pods", objects), NOW)
+    assert status.phases[2].name is Phase.MULTIKUEUE_PLACEMENT
+    assert status.phases[2].detail == "worker-cluster placement ready on worker-east"
+    assert {p.status for p in status.phases[3:]} == {PhaseStatus.SKIPPED}
+
+
+def test_rejected_admission_check_is_a_warning_and_startup_failure():
+    objects = load_objects("quota-pending")
+    workload = next(o for o in objects if o["kind"] == "Workload")
+    workload["status"]["admissionChecks"] = [
+        {"name": "provisioning", "state": "Rejected", "message": "no capacity in region"}]
+    status = interpret(snapshot_of("quota-pending", objects), NOW)
+    assert status.phases[1].status is PhaseStatus.WARNING
+    assert status.diagnostics[0].code == "AdmissionRejected"
+    assert status.startup_failed
+
+
+def test_kuberay_submitter_job_does_not_hide_the_rayjob():
+    objects = load_objects("rayjob-running")
+    objects.append({"apiVersion": "batch/v1", "kind": "Job", "metadata": {
+        "name": "ray-train", "namespace": "research",
+        "ownerReferences": [{"kind": "RayJob", "name": "ray-train"}]}, "spec": {}})
+    assert interpret(snapshot_of("rayjob-running", objects), NOW).kind == "RayJob"
+
+
+def test_rayjob_still_holding_nodes_after_finish_is_not_released():
+    objects = load_objects("rayjob-running")
+    rayjob = next(o for o in objects if o["kind"] == "RayJob")
+    rayjob["status"].update(jobDeploymentStatus="Complete", jobStatus="SUCCEEDED")
+    status = interpret(snapshot_of("rayjob-running", objects), NOW)
+    assert status.phases[-1].status is PhaseStatus.ACTIVE
+    assert "3 Ray pod(s) still hold 3 node(s)" in status.phases[-1].detail
+    assert "ComputeNotReleased" in [d.code for d in status.diagnostics]
+
+
+def test_partial_observation_is_reported():
+    snapshot = Snapshot.from_objects("research", "train", load_objects("running"),
+                                     errors=("pods: 403 forbidden",))
+    status = interpret(snapshot, NOW)
+    assert status.diagnostics[0].code == "PartialObservation"
+
+
+@pytest.mark.parametrize("value", sorted(tables.RAYJOB_DEPLOYMENT_PHASE))
+def test_every_rayjob_deployment_status_maps_to_its_phase_status(value):
+    objects = load_objects("rayjob-running")
+    rayjob = next(o for o in objects if o["kind"] == "RayJob")
+    rayjob["status"] = {"jobDeploymentStatus": value,
+                        "rayClusterName": "ray-train-raycluster-x2b9k"}
+    status = interpret(snapshot_of("rayjob-running", objects), NOW)
+    phase = next(p for p in status.phases if p.name is Phase.RAYJOB_STATUS)
+    assert phase.status is tables.RAYJOB_DEPLOYMENT_PHASE[value]
+    expected = tables.RAYJOB_TERMINAL_STATE.get(value)
+    if expected is not None:
+        assert status.state is expected
+
+
+@pytest.mark.parametrize("value", sorted(tables.RAY_JOB_STATUS_PHASE))
+def test_every_ray_job_status_maps_to_its_phase_status(value):
+    objects = load_objects("rayjob-running")
+    rayjob = next(o for o in objects if o["kind"] == "RayJob")
+    rayjob["status"]["jobStatus"] = value
+    status = interpret(snapshot_of("rayjob-running", objects), NOW)
+    phase = next(p for p in status.phases if p.name is Phase.RAYJOB_STATUS)
+    assert phase.status is tables.RAY_JOB_STATUS_PHASE[value]
+    if value in tables.RAY_JOB_TERMINAL_STATE:
+        assert status.state is tables.RAY_JOB_TERMINAL_STATE[value]
+
+
+@pytest.mark.parametrize(("condition", "state"), tables.JOB_TERMINAL_CONDITIONS)
+def test_every_job_terminal_condition_sets_the_state(condition, state):
+    objects = load_objects("running")
+    job = next(o for o in objects if o["kind"] == "Job")
+    job["status"] = {"conditions": [{"type": condition, "status": "True"}]}
+    assert interpret(snapshot_of("running", objects), NOW).state is state
+
+
+def _with_waiting_reason(reason: str) -> RunStatus:
+    objects = load_objects("running")
+    pod = next(o for o in objects if o["kind"] == "Pod")
+    container = pod["status"]["containerStatuses"][0]
+    container.update(ready=False, imageID="", state={"waiting": {"reason": reason}})
+    pod["status"]["conditions"][-1]["status"] = "False"
+    return interpret(snapshot_of("running", objects), NOW)
+
+
+@pytest.mark.parametrize("reason", sorted(tables.IMAGE_PULL_FAILURES))
+def test_every_image_pull_failure_warns_image_pull(reason):
+    status = _with_waiting_reason(reason)
+    phase = next(p for p in status.phases if p.name is Phase.IMAGE_PULL)
+    assert phase.status is PhaseStatus.WARNING
+    assert reason in phase.detail
+    assert status.diagnostics[0].code == "ImagePullBackOff"
+
+
+@pytest.mark.parametrize("reason", sorted(tables.CONTAINER_FAILURES))
+def test_every_container_failure_warns_container_start(reason):
+    status = _with_waiting_reason(reason)
+    phase = next(p for p in status.phases if p.name is Phase.CONTAINER_START)
+    assert phase.status is PhaseStatus.WARNING
+    assert status.diagnostics[0].code == tables.CONTAINER_FAILURES[reason]
+
+
+@pytest.mark.parametrize("reason", sorted(tables.CONTAINER_PROGRESS))
+def test_every_progress_reason_is_active_with_a_hint(reason):
+    status = _with_waiting_reason(reason)
+    phase = next(p for p in status.phases if p.name is Phase.CONTAINER_START)
+    assert phase.status is PhaseStatus.ACTIVE
+    assert phase.hint == tables.CONTAINER_PROGRESS[reason]
+
+
+def test_every_diagnostic_code_names_an_owner_and_a_suggestion():
+    from tau.status.diagnose import CODES
+
+    for code, spec in CODES.items():
+        assert spec.owner in Owner, code
+        assert spec.suggestion, code
+
+
+def test_dra_is_skipped_for_device_plugin_gpus_and_that_is_normal():
+    phase = run("running").phases[3]
+    assert phase.status is PhaseStatus.SKIPPED
+    assert "normal" in phase.detail
