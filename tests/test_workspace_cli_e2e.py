@@ -349,3 +349,37 @@ def test_offline_imports_do_not_load_kubernetes(tmp_path: Path) -> None:
     )
     assert result.returncode == 0, result.stderr
     assert "LOADED []" in result.stdout
+
+
+def test_a_changed_workspace_contract_needs_review(
+    cluster: KubeApiServer, tmp_path: Path, monkeypatch, capsys
+) -> None:
+    from tau.connection import TrustRequired, activate
+    from tau.workspaces.lookup import resolve_namespace_and_queue
+
+    repo = make_repo(tmp_path / "repo")
+    put_ws(cluster, tau_workspace())
+    resolve_namespace_and_queue(activate(repo, trust=True))  # pins uid, namespace, queue
+    put_ws(cluster, tau_workspace(queue="moved-queue"))
+    with pytest.raises(TrustRequired, match='queue changed from "team-a-queue" to "moved-queue"'):
+        resolve_namespace_and_queue(activate(repo))
+    monkeypatch.chdir(repo)
+    code, out, _ = run(capsys, "workspace", "connection", "--trust", "--live")
+    assert code == 0 and "Queue:            moved-queue" in out
+    assert resolve_namespace_and_queue(activate(repo)).queue == "moved-queue"
+
+
+def test_lifecycle_outside_a_repository_needs_context_or_namespace(tmp_path: Path) -> None:
+    from tau.connection.activate import require_explicit_outside_repo
+    from tau.errors import UsageError
+
+    with pytest.raises(UsageError) as info:
+        require_explicit_outside_repo(tmp_path, None, None, {})
+    assert info.value.message == (
+        "lifecycle commands outside a Git repository require explicit --context or --namespace"
+    )
+    require_explicit_outside_repo(tmp_path, "ctx", None, {})
+    require_explicit_outside_repo(tmp_path, None, "ns", {})
+    require_explicit_outside_repo(tmp_path, None, None, {"TAU_CONTEXT": "c"})
+    (tmp_path / ".git").mkdir()
+    require_explicit_outside_repo(tmp_path, None, None, {})

@@ -257,7 +257,7 @@ def connection(
         if live:
             from tau.workspaces.lookup import resolve_namespace_and_queue
 
-            target = resolve_namespace_and_queue(conn)
+            target = resolve_namespace_and_queue(conn, trust=trust)
             info.update(status="Ready", namespace=target.namespace, queue=target.queue)
     _print_connection(info, output, live)
     return int(ExitCode.OK)

@@ -62,6 +62,7 @@ class Connection:
     system_namespace: str
     discovery: Discovery | None = None
     state: ConnectionState | None = None
+    state_file: Path | None = None
 
     @property
     def workspace(self) -> str | None:
@@ -187,7 +188,7 @@ def _activate_descriptor(
         state = carry_contract(new_state(discovery, identity, kpath), state)
         save_state(spath, state)
     return Connection(
-        desc.context_name, kpath, "descriptor", desc.system_namespace, discovery, state
+        desc.context_name, kpath, "descriptor", desc.system_namespace, discovery, state, spath
     )
 
 
