@@ -231,3 +231,30 @@ def test_the_status_table_aligns_columns():
     rows = [{"name": "chat", "status": "Running", "ready": 2, "age": "1h"}]
     assert observe.table(rows, "rayservice") == ("NAME   STATUS    READY   AGE\n"
                                                  "chat   Running   2       1h\n")
+
+
+# ------------------------------------------------------------------------------ CLI surface
+
+
+def test_serve_has_exactly_four_verbs_and_no_run_lifecycle_verbs():
+    from tau.cli.serve import app
+
+    verbs = {name for name in app if not name.startswith("-")}
+    assert verbs == {"deploy", "status", "scale", "delete"}
+
+
+def test_a_repository_workspace_connection_does_not_pick_the_namespace(tmp_path, monkeypatch,
+                                                                        capsys):
+    from tau.cli import main
+
+    (tmp_path / "tau").mkdir()
+    (tmp_path / "tau" / "workspace.connection.yaml").write_text(
+        "apiVersion: tau.azure.com/v1alpha1\nkind: WorkspaceConnection\n"
+        "workspace: {name: research, namespace: from-descriptor}\n")
+    monkeypatch.chdir(tmp_path)
+    code = main(["serve", "deploy", "chat", "--profile", "serve-cpu", "--image", IMAGE,
+                 "--dry-run=client"])
+    out, err = capsys.readouterr()
+    assert code == 0 and "from-descriptor" not in out
+    assert "namespace: <unresolved-namespace>" in out
+    assert "does not read tau/workspace.connection.yaml" in err
