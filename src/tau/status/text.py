@@ -13,6 +13,7 @@ from datetime import datetime
 from types import MappingProxyType
 
 from rich.console import Console, Group, RenderableType
+from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 from rich.tree import Tree
@@ -86,8 +87,9 @@ def _phase_tree(status: RunStatus) -> Tree:
 def _table(title: str, columns: tuple[str, ...]) -> Table:
     table = Table(title=Text(title, style="bold"), title_justify="left", box=None,
                   show_edge=False, pad_edge=False, header_style="bold")
-    for column in columns:
-        table.add_column(column, overflow="fold")
+    for index, column in enumerate(columns):
+        # Names stay whole (they get copied into commands); only the last, free-text column folds.
+        table.add_column(column, no_wrap=index < len(columns) - 1, overflow="fold")
     return table
 
 
@@ -121,38 +123,57 @@ def _containers(pods: tuple[PodRow, ...]) -> RenderableType | None:
     rows.sort(key=lambda c: (c.reason in ("", "Completed") and c.exit_code in (None, 0),))
     if not rows:
         return None
-    table = _table("Containers", ("POD", "KIND", "NAME", "STATE", "READY", "RESTARTS", "EXIT",
-                                  "REASON"))
+    table = _table("Containers", ("POD", "CONTAINER", "READY", "RESTARTS", "EXIT", "STATE"))
     for c in rows[:MAX_ROWS]:
-        table.add_row(c.pod, c.kind, c.name, c.state, "yes" if c.ready else "no",
-                      str(c.restarts), "-" if c.exit_code is None else str(c.exit_code),
-                      c.reason or "-")
+        table.add_row(c.pod, f"{c.kind}/{c.name}", "yes" if c.ready else "no", str(c.restarts),
+                      "-" if c.exit_code is None else str(c.exit_code),
+                      f"{c.state} {c.reason}".strip())
     if len(rows) > MAX_ROWS:
-        table.add_row(f"+{len(rows) - MAX_ROWS} more", "", "", "", "", "", "", "")
+        table.add_row(f"+{len(rows) - MAX_ROWS} more", "", "", "", "", "")
     return table
 
 
-def _attention(status: RunStatus) -> Text:
-    text = Text("Attention\n", style="bold")
+def _indented(text: Text, level: int) -> Padding:
+    # Padding (not leading spaces) keeps wrapped continuation lines under their first line.
+    return Padding(text, (0, 0, 0, level))
+
+
+def _attention(status: RunStatus) -> Group:
+    parts: list[RenderableType] = [Text("Attention", style="bold")]
     if not status.diagnostics:
-        text.append("  No current issues.\n")
+        parts.append(_indented(Text("No current issues."), 2))
     for d in status.diagnostics:
-        text.append(f"  {d.severity.value}: ", style=_SEVERITY_STYLE[d.severity])
-        text.append(f"{d.code} — {d.message}\n")
-        text.append(f"    fix: {d.owner.value} — {d.suggestion}\n", style="dim")
-    return text
+        line = Text(f"{d.severity.value}: ", style=_SEVERITY_STYLE[d.severity])
+        line.append(f"{d.code} — {d.message}")
+        parts.append(_indented(line, 2))
+        parts.append(_indented(Text(f"fix: {d.owner.value} — {d.suggestion}", style="dim"), 4))
+    return Group(*parts)
 
 
-def _next(status: RunStatus) -> Text:
-    text = Text("Next\n", style="bold")
+def _next(status: RunStatus) -> Group:
+    parts: list[RenderableType] = [Text("Next", style="bold")]
     if not status.actions:
-        text.append("  No action required.\n")
+        parts.append(_indented(Text("No action required."), 2))
     for a in status.actions:
-        text.append(f"  {a.owner.value}: {a.description}")
+        line = Text(f"{a.owner.value}: {a.description}")
         if a.command:
-            text.append(": ")
-            text.append(a.command, style="bold")
-        text.append("\n")
+            line.append(": ")
+            line.append(a.command, style="bold")
+        parts.append(_indented(line, 2))
+    return Group(*parts)
+
+
+def _resources(status: RunStatus) -> Text:
+    admitted = sum(1 for w in status.workloads if w.admitted or w.phase == "Finished")
+    queues = ",".join(sorted({w.queue for w in status.workloads if w.queue})) or "-"
+    ready = sum(1 for p in status.pods if p.ready)
+    restarts = sum(p.restarts for p in status.pods)
+    nodes = len({p.node for p in status.pods if p.node})
+    text = Text("Resources\n", style="bold")
+    text.append(f"  Kueue: {admitted}/{len(status.workloads)} workloads admitted "
+                f"(queue {queues})\n")
+    text.append(f"  Pods:  {ready}/{len(status.pods)} ready, {restarts} restarts, "
+                f"{nodes} nodes")
     return text
 
 
@@ -160,11 +181,12 @@ def renderable(status: RunStatus) -> Group:
     """The whole view as one rich renderable."""
     parts: list[RenderableType] = [_header(status), Text(""), _phase_tree(status), Text("")]
     if status.kind is not None:
-        parts.extend((_workloads(status), Text(""), _pods(status.pods), Text("")))
+        parts.extend((_resources(status), Text(""), _workloads(status), Text(""),
+                      _pods(status.pods), Text("")))
         containers = _containers(status.pods)
         if containers is not None:
             parts.extend((containers, Text("")))
-    parts.extend((_attention(status), _next(status)))
+    parts.extend((_attention(status), Text(""), _next(status)))
     return Group(*parts)
 
 
