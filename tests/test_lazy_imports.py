@@ -1,0 +1,67 @@
+"""Offline commands stay fast: `tau run validate` never imports the Kubernetes client.
+
+Each check runs a fresh interpreter, because this test process has long imported everything.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+PROBE = """
+import json, sys
+from tau.cli import main
+code = main(sys.argv[1:])
+print(json.dumps({"code": code, "modules": sorted(sys.modules)}))
+"""
+
+
+def modules_after(argv: list[str], cwd: Path) -> tuple[int, set[str]]:
+    """Run `tau ARGV` in a fresh interpreter; its exit code and every module it imported."""
+    proc = subprocess.run([sys.executable, "-c", PROBE, *argv], cwd=cwd, capture_output=True,
+                          text=True, check=False, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout.splitlines()[-1])
+    return report["code"], set(report["modules"])
+
+
+def imported(modules: set[str], package: str) -> bool:
+    return any(m == package or m.startswith(package + ".") for m in modules)
+
+
+@pytest.fixture(scope="module")
+def validate_modules() -> set[str]:
+    code, modules = modules_after(["run", "validate", "train"], ROOT / "examples")
+    assert code == 0
+    return modules
+
+
+def test_run_validate_does_not_import_the_kubernetes_client(validate_modules: set[str]) -> None:
+    assert "tau.validate" in validate_modules  # the probe did run validation
+    assert not imported(validate_modules, "kubernetes")
+
+
+def test_run_validate_does_not_import_the_renderer_or_the_cluster_layers(
+        validate_modules: set[str]) -> None:
+    for package in ("tau.render", "tau.submit", "tau.kube", "tau.registry", "tau.connection",
+                    "urllib3"):
+        assert not imported(validate_modules, package), package
+
+
+def test_run_validate_loads_only_the_run_root_of_the_cli(validate_modules: set[str]) -> None:
+    assert "tau.cli.run" in validate_modules
+    for root in ("cluster", "workspace", "serve", "data", "python", "version"):
+        assert f"tau.cli.{root}" not in validate_modules, root
+
+
+@pytest.mark.parametrize("argv", [["run", "schema"], ["run", "explain-config"], ["version"]])
+def test_other_offline_commands_do_not_import_the_kubernetes_client(argv: list[str]) -> None:
+    code, modules = modules_after(argv, ROOT)
+    assert code == 0
+    assert not imported(modules, "kubernetes")
