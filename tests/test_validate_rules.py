@@ -1017,3 +1017,80 @@ def test_request_and_limit_compare_by_value_not_by_text(project: Path) -> None:
 
 def test_the_test_project_directory_is_the_working_directory(project: Path) -> None:
     assert Path(os.getcwd()).resolve() == project.resolve()
+
+
+# The loader: YAML features a hand-written tau.yaml may use.
+
+def test_merge_keys_are_expanded_and_keys_written_in_the_mapping_win(project: Path) -> None:
+    text = job("runtime:\n  env:\n    <<: [{A: '1', B: '2'}, {B: '3', C: '4'}]\n    A: '0'\n")
+    formatted, valid = check(text)
+    assert formatted == ""
+    assert valid is not None
+    assert valid.get("runtime.env") == {"A": "0", "B": "2", "C": "4"}
+
+
+def test_a_merge_key_needs_a_mapping(project: Path) -> None:
+    formatted, _ = check(job("runtime:\n  env:\n    <<: [a]\n"))
+    assert heads(formatted) == [
+        "tau.yaml:6:10: error: invalid YAML: a `<<` merge key takes a mapping or a list of mappings"]
+
+
+def test_mapping_keys_are_read_as_written_like_yaml_v3(project: Path) -> None:
+    """PyYAML would read `ON:`/`yes:`/`null:` keys as True/None; Go's yaml.v3 keeps the text."""
+    formatted, valid = check(job("policy:\n  node_selector:\n    ON: '1'\n    yes: '2'\n    '3': c\n"))
+    assert formatted == ""
+    assert valid is not None
+    assert valid.get("policy.node_selector") == {"ON": "1", "yes": "2", "3": "c"}
+    formatted, _ = check(job("null: 1\n"))
+    assert heads(formatted) == ["tau.yaml:4:1: error: null: field null not found in type runconfig.Config"]
+
+
+def test_a_value_with_a_bad_explicit_tag_is_a_diagnostic(project: Path) -> None:
+    formatted, valid = check(job("compute:\n  gpus: !!int many\n"))
+    assert valid is None
+    assert heads(formatted) == [
+        "tau.yaml:5:9: error: compute.gpus: invalid YAML: cannot read 'many' tagged tag:yaml.org,2002:int"]
+
+
+def test_a_trailing_document_separator_does_not_make_a_second_document(project: Path) -> None:
+    assert check(job("---\n"))[0] == ""
+    assert heads(check(job("---\n~\n"))[0]) == [
+        "tau.yaml:5:1: error: a run config holds exactly one YAML document"]
+
+
+def test_map_keys_with_brackets_or_dots_are_reported_at_their_own_line(project: Path) -> None:
+    text = job("execution:\n  configs:\n    ok: 1\n    'x[1]': 2\nruntime:\n  env:\n    'a[b]': c\n    my.var: d\n")
+    formatted, _ = check(text)
+    assert heads(formatted) == [
+        "tau.yaml:7:13: error: execution.configs.x[1]: execution.configs key \"x[1]\" is not a valid flag name (letters, digits, '_', '.', '-'; starting with a letter or digit)",
+        'tau.yaml:10:13: error: runtime.env.a[b]: env var name "a[b]" is invalid (use C_IDENTIFIER format)',
+        'tau.yaml:11:13: error: runtime.env.my.var: env var name "my.var" is invalid (use C_IDENTIFIER format)',
+    ]
+
+
+ODD_VALUES = [None, "", "x", "a[b]", "a.b", "/", "../x", "-5s", 0, -1, 2, 99, 2.5, True, [],
+              ["x"], [None], [{"a": 1}], {}, {"k": None}, {"k": [1]}, {"a[b]": "1"}, {"a.b": 1}]
+
+
+def test_no_value_at_any_schema_path_makes_validation_crash(project: Path) -> None:
+    """Every problem is a ConfigError with formatted diagnostics, never a traceback."""
+    import yaml
+
+    from tau.load import parse
+    from tau.validate.structure import known_paths
+
+    for engine in ("job", "rayjob"):
+        for path in known_paths():
+            for value in ODD_VALUES:
+                data: dict = {"name": "demo", "engine": engine, "entrypoint": "main.py"}
+                node = data
+                for part in path[:-1]:
+                    node = node.setdefault(part, {})
+                    if not isinstance(node, dict):
+                        break
+                else:
+                    node[path[-1]] = value
+                    try:
+                        validate(parse(yaml.safe_dump(data), Path("tau.yaml")))
+                    except ConfigError as exc:
+                        assert exc.format()
