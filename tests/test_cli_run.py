@@ -72,7 +72,7 @@ def test_validate_target_with_config_uses_the_target_as_the_run_name(
         0, "exp.yaml is valid\n", "")
     code, _, err = run(capsys, "run", "validate", "--config", "exp.yaml")
     assert code == 1
-    assert "error: name: job runs require a name" in err
+    assert "error: name: job runs require NAME" in err
 
 
 @pytest.mark.parametrize("name", ["tau.yaml", "tau.yml", ".tau.yaml"])

@@ -71,6 +71,16 @@ def hints(formatted: str) -> list[str]:
 
 INVALID = [
     pytest.param(
+        "name: 12\nengine: job\nentrypoint: main.py\n",
+        ['tau.yaml:1:7: error: name must be a string (got integer 12)'],
+        id='type-name-without-a-second-missing-name-error',
+    ),
+    pytest.param(
+        job("policy:\n  lane: Training\n"),
+        ['tau.yaml:5:9: error: policy.lane must be one of: eval, training, large-memory, elastic (got "Training")'],
+        id='enums-other-than-engine-and-launcher-are-case-sensitive',
+    ),
+    pytest.param(
         job("compute:\n  gpu: 2\n"),
         ['tau.yaml:5:3: error: compute.gpu: field gpu not found in type runconfig.Compute'],
         id='unknown-key-in-group',
@@ -137,7 +147,7 @@ INVALID = [
     ),
     pytest.param(
         job("runtime:\n  security:\n    mode: baseline\n"),
-        ['tau.yaml:6:11: error: runtime.security.mode must be one of: restricted (got "baseline")'],
+        ['tau.yaml:6:11: error: runtime.security.mode must be "restricted" or omitted (got "baseline")'],
         id='enum-security-mode',
     ),
     pytest.param(
@@ -228,12 +238,12 @@ INVALID = [
     ),
     pytest.param(
         "engine: job\nentrypoint: main.py\n",
-        ['tau.yaml:1:1: error: name: job runs require a name'],
+        ['tau.yaml:1:1: error: name: job runs require NAME'],
         id='name-required',
     ),
     pytest.param(
         "engine: rayjob\nentrypoint: main.py\n",
-        ['tau.yaml:1:1: error: name: rayjob runs require a name'],
+        ['tau.yaml:1:1: error: name: rayjob runs require NAME'],
         id='ray-name-required',
     ),
     pytest.param(
@@ -732,6 +742,17 @@ INVALID = [
 
 WARNINGS = [
     pytest.param(
+        "name: demo\nengine: Job\nentrypoint: main.py\nexecution:\n  launcher: ' Torchrun'\n  configs: {max-restarts: 0}\n",
+        ['tau.yaml:2:9: warning: engine value "Job" is not canonical; tau reads it as "job"',
+         'tau.yaml:5:13: warning: execution.launcher value " Torchrun" is not canonical; tau reads it as "torchrun"'],
+        id='engine-and-launcher-are-case-folded',
+    ),
+    pytest.param(
+        ray("execution:\n  launcher: ray-tune\n  metric: loss\n  mode: MAX\n  configs: {lr: [1, 2]}\n"),
+        ['tau.yaml:7:9: warning: execution.mode value "MAX" is not canonical; tau reads it as "max"'],
+        id='tune-mode-is-case-folded',
+    ),
+    pytest.param(
         "name: demo\nengine: ray\nentrypoint: main.py\n",
         ['tau.yaml:2:9: warning: engine value "ray" is deprecated; tau reads it as "rayjob"'],
         id='deprecated-engine',
@@ -780,6 +801,7 @@ VALID = [
     pytest.param(job("storage:\n  volumes: ['scratch=pvc:scratch-claim']\n  mounts: ['scratch:/scratch:rw', 'scratch:/ro']\n"), id="job-volumes-and-mounts"),
     pytest.param(job("metrics:\n  history: [metrics.jsonl, 'logs/*.jsonl', /data/metrics/run.jsonl]\n  offload:\n    enabled: true\nexperiment:\n  project: tau-examples\n  name: baseline.v2\n  group: a_b\n"), id="metrics-offload"),
     pytest.param(job("experiment:\n  project: tau-examples\n  title: Baseline vs fine-tune\n"), id="experiment-title"),
+    pytest.param(job("metrics:\n  history: [..hidden/metrics.jsonl, a/../b.jsonl]\n"), id="metrics-history-dot-dot-prefixed-name"),
     pytest.param(job("resilience:\n  max_retries: 2\n  retry_on: [Preempted, Evicted, OOMKilled]\n  backoff_initial: 1m30s\n  backoff_max: 1h\n  checkpoint_path: /data/checkpoints/finetunes/demo\n"), id="resilience"),
     pytest.param(job("profiler:\n  mode: nsys\n  rank: all\n  warmup: 30s\n  duration: 2m\n"), id="profiler-nsys"),
     pytest.param(job("profiler:\n  mode: ncu\n  rank: '3'\n"), id="profiler-ncu"),
@@ -908,7 +930,7 @@ def test_errors_and_warnings_of_one_file_come_together_in_location_order(project
 
 def test_an_empty_file_fails_only_for_the_missing_name(project: Path) -> None:
     formatted, _ = check("")
-    assert heads(formatted) == ["tau.yaml: error: name: job runs require a name"]
+    assert heads(formatted) == ["tau.yaml: error: name: job runs require NAME"]
 
 
 def test_a_missing_config_file_is_a_config_error_not_a_traceback(project: Path) -> None:

@@ -53,9 +53,10 @@ def select_engine(ctx: Context) -> None:
 
 
 def check_name(ctx: Context) -> None:
-    if ctx.name:
+    # A name that is written but unusable (`name: 12`) already has its own diagnostic.
+    if ctx.name or ("name",) in ctx.source.keys or ("run", "name") in ctx.source.keys:
         return
-    ctx.error("name", f"{ctx.engine} runs require a name",
+    ctx.error("name", f"{ctx.engine} runs require NAME",
               "set `name:` in the config, or pass `tau run NAME --config PATH`")
 
 

@@ -147,7 +147,7 @@ def _metrics(ctx: Context) -> None:
         elif entry.startswith("/"):
             if not _under(posixpath.normpath(entry), "/data"):
                 ctx.error(path, f'{path} "{entry}": absolute metric paths must be under /data')
-        elif posixpath.normpath(entry).startswith(".."):
+        elif posixpath.normpath(entry) == ".." or posixpath.normpath(entry).startswith("../"):
             ctx.error(path, f'{path} "{entry}" must not escape storage.output')
     if not ctx.get("metrics.offload.enabled"):
         return

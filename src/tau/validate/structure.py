@@ -41,6 +41,13 @@ _INVALID = object()
 
 _EVAL_KEYS = {("task",), ("eval",), ("run", "task")}
 
+#: Values the reference lower-cases and trims before checking them (NormalizeEngine,
+#: ValidateExecution): `launcher: Torchrun` is valid there, so it is here, with a warning.
+_CASE_FOLDED = {("engine",), ("run", "engine"), ("execution", "launcher"), ("execution", "mode")}
+
+#: Enum messages the reference words its own way.
+_ENUM_WORDING = {("runtime", "security", "mode"): 'must be "restricted" or omitted'}
+
 
 @dataclass
 class Checked:
@@ -198,6 +205,13 @@ class _Walker:
 
     def _scalar(self, node: dict[str, Any], value: Any, path: PathKey) -> Any:
         canonical, aliases = _enum_values(node)
+        if canonical and path in _CASE_FOLDED and isinstance(value, str):
+            folded = value.strip().lower()
+            if folded != value and (folded in canonical or folded in aliases):
+                self.error(path, f"{dotted(path)} value {show(value)} is not canonical; tau "
+                                 f"reads it as {show(folded)}", f"write `{path[-1]}: {folded}`",
+                           severity="warning")
+                value = folded
         if canonical:
             if value in aliases:
                 new = aliases[value]
@@ -206,8 +220,9 @@ class _Walker:
                            severity="warning")
                 return new
             if value not in canonical:
-                self.error(path, f"{dotted(path)} must be one of: "
-                                 f"{', '.join(str(v) for v in canonical)} (got {show(value)})")
+                wording = _ENUM_WORDING.get(path) or (
+                    f"must be one of: {', '.join(str(v) for v in canonical)}")
+                self.error(path, f"{dotted(path)} {wording} (got {show(value)})")
                 return value
         if isinstance(value, int | float) and not isinstance(value, bool):
             low, high = node.get("minimum"), node.get("maximum")
