@@ -1,4 +1,4 @@
-"""The `-o json` RunStatus document (apiVersion tau.azure.com/v1alpha1, kind RunStatus).
+"""The `-o json` RunStatus document (apiVersion `<meta.GROUP>/v1alpha1`, kind RunStatus).
 
 Pure. Keys come out in a fixed order (insertion order, never sorted), so the JSON is stable
 across runs and diffs well; absent values are null rather than missing.
