@@ -11,6 +11,7 @@ import pytest
 from tau.cli import main
 from tau.render import meta
 from tests.kubeapi.kubelet import FakeKubelet
+from tests.test_workspace_objects import tau_workspace
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -19,6 +20,8 @@ ROOT = Path(__file__).resolve().parents[1]
 def project(tmp_path, monkeypatch, kubeconfig_file):
     """A repository with the examples' tau/ directory, pointed at the emulator."""
     shutil.copytree(ROOT / "examples" / "tau", tmp_path / "tau")
+    (tmp_path / "tau" / "workspace.connection.yaml").unlink(missing_ok=True)
+    monkeypatch.setenv("TAU_CONFIG_DIR", str(tmp_path / "tau-config"))
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("KUBECONFIG", str(kubeconfig_file))
     monkeypatch.delenv("TAU_CONTEXT", raising=False)
@@ -38,9 +41,29 @@ def test_submitting_a_target_prints_where_to_follow_it(project, kube_api, capsys
     assert kube_api.get_object("v1", "Service", "finetune-headless", namespace="team")
 
 
-def test_submitting_without_a_namespace_is_refused_with_the_fix(project, capsys):
+def test_outside_a_repository_a_submit_needs_a_context_or_namespace(project, capsys):
+    assert main(["run", "finetune"]) == 1
+    assert ("lifecycle commands outside a Git repository require explicit --context or "
+            "--namespace") in capsys.readouterr().err
+
+
+def test_a_cluster_without_a_workspace_gives_no_default_namespace(project, kube_api, capsys):
+    import subprocess
+
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    kube_api.register_kueue_kuberay_tau_kinds()
     assert main(["run", "finetune"]) == 1
     assert "no namespace resolved for this workload" in capsys.readouterr().err
+
+
+def test_the_workspace_supplies_namespace_and_queue(project, kube_api, capsys):
+    kube_api.register_kueue_kuberay_tau_kinds()
+    kube_api.put(tau_workspace("vision", namespace="vision-team", queue="vision-q",
+                               generation=1))
+    assert main(["run", "finetune", "--workspace", "vision", "--context", "emulator"]) == 0
+    assert "ns=vision-team" in capsys.readouterr().out
+    job = kube_api.get_object("batch/v1", "Job", "finetune", namespace="vision-team")
+    assert job["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] == "vision-q"
 
 
 def test_a_server_dry_run_prints_the_servers_objects_and_creates_nothing(project, kube_api,
@@ -157,7 +180,8 @@ def test_an_unreachable_cluster_is_reported_without_a_traceback(project, kube_ap
     kube_api.stop()
     assert main(["run", "list", "-n", "team"]) == 3
     err = capsys.readouterr().err
-    assert "cannot reach the Kubernetes API" in err and "Traceback" not in err
+    assert "connection to the Kubernetes API server was refused" in err
+    assert "Traceback" not in err
 
 
 def test_history_lists_the_attempts_recorded_as_events(project, kube_api, capsys):

@@ -91,4 +91,5 @@ def test_forbidden_is_reported_in_plain_words(kube_api, kube_client):
     kube_api.deny(403)
     with pytest.raises(ClusterError) as err:
         submit(kube_client, _docs("job-cpu-python"), submission_id="x")
-    assert err.value.message == "not allowed to create Job cpu-python in namespace team (403 Forbidden)"
+    assert err.value.message == (
+        'you are not allowed to create jobs.batch "cpu-python" in namespace "team" (403 Forbidden)')

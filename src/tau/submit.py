@@ -12,14 +12,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tau.errors import ClusterError
+from tau.kube.errors import api_call
+from tau.kube.resources import BY_KIND
 from tau.render import meta
-
-#: Where each kind tau creates lives in the API: (group, version, plural); "" is the core group.
-KINDS = {
-    "Job": ("batch", "v1", "jobs"),
-    "Service": ("", "v1", "services"),
-    "RayJob": ("ray.io", "v1", "rayjobs"),
-}
 
 
 @dataclass(frozen=True)
@@ -45,9 +40,9 @@ def _create(api_client: Any, kind: str, namespace: str, body: dict[str, Any],
     elif kind == "Service":
         obj = client.CoreV1Api(api_client).create_namespaced_service(namespace, body, **extra)
     else:
-        group, version, plural = KINDS[kind]
+        res = BY_KIND[kind]
         obj = client.CustomObjectsApi(api_client).create_namespaced_custom_object(
-            group, version, namespace, plural, body, **extra)
+            res.group, res.version, namespace, res.plural, body, **extra)
     return decode(obj)
 
 
@@ -61,9 +56,9 @@ def read(api_client: Any, kind: str, namespace: str, name: str) -> dict[str, Any
     elif kind == "Service":
         obj = client.CoreV1Api(api_client).read_namespaced_service(name, namespace, **raw)
     else:
-        group, version, plural = KINDS[kind]
+        res = BY_KIND[kind]
         obj = client.CustomObjectsApi(api_client).get_namespaced_custom_object(
-            group, version, namespace, plural, name, **raw)
+            res.group, res.version, namespace, res.plural, name, **raw)
     return decode(obj)
 
 
@@ -99,10 +94,6 @@ def submit(api_client: Any, documents: list[dict[str, Any]], *, submission_id: s
     Raises:
         ClusterError: the run exists from another submission, or the API refused.
     """
-    from kubernetes.client.exceptions import ApiException
-
-    from tau.kube_errors import translate
-
     created: list[dict[str, Any]] = []
     owner: dict[str, Any] | None = None
     recovered = False
@@ -117,10 +108,11 @@ def submit(api_client: Any, documents: list[dict[str, Any]], *, submission_id: s
                 "blockOwnerDeletion": True,
             }]
         try:
-            obj = _create(api_client, kind, ns, body, server_dry_run)
-        except ApiException as exc:
+            with api_call("create", BY_KIND[kind], namespace=ns, name=name):
+                obj = _create(api_client, kind, ns, body, server_dry_run)
+        except ClusterError as exc:
             if exc.status != 409:
-                raise translate(exc, kind=kind, name=name, namespace=ns, verb="create") from None
+                raise
             obj = _recover(api_client, kind, ns, name, submission_id)
             recovered = True
         created.append(obj)
@@ -132,14 +124,8 @@ def submit(api_client: Any, documents: list[dict[str, Any]], *, submission_id: s
 def _recover(api_client: Any, kind: str, namespace: str, name: str,
              submission_id: str) -> dict[str, Any]:
     """On AlreadyExists: the same submission is a no-op; another one is a conflict."""
-    from kubernetes.client.exceptions import ApiException
-
-    from tau.kube_errors import translate
-
-    try:
+    with api_call("get", BY_KIND[kind], namespace=namespace, name=name):
         existing = read(api_client, kind, namespace, name)
-    except ApiException as exc:
-        raise translate(exc, kind=kind, name=name, namespace=namespace, verb="get") from None
     theirs = (existing.get("metadata", {}).get("annotations") or {}).get(
         meta.ANNOTATION_SUBMISSION_ID)
     if theirs == submission_id:

@@ -1,63 +1,51 @@
-"""How lifecycle commands reach a cluster: the context, the namespace, an ApiClient.
+"""How run commands reach a cluster: activate the connection, then resolve namespace and queue.
 
-Performs I/O (reads a kubeconfig; never writes one). There is deliberately no default
-namespace: submitting and observing must agree on it, and a silent default once made runs
-invisible to `status`.
+Performs I/O (terminal prompt, the dedicated kubeconfig, the TauWorkspace). There is
+deliberately no default namespace: submitting and observing must agree on it, and a silent
+default once made runs invisible to `status`.
 """
 
 from __future__ import annotations
 
 import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
-from tau.errors import ClusterError, UsageError
 
-NO_NAMESPACE = ("no namespace resolved for this workload: connect a workspace (see "
-                "`tau workspace list`) or pass --namespace")
+def confirm_on_tty() -> Callable[[str], bool] | None:
+    """A yes/no prompt when stdin and stderr are a terminal; None otherwise (no prompt)."""
+    if not (sys.stdin.isatty() and sys.stderr.isatty()):
+        return None
 
+    def confirm(question: str) -> bool:
+        print(question, end="", file=sys.stderr, flush=True)
+        return sys.stdin.readline().strip().lower() in ("y", "yes")
 
-def context_name(explicit: str | None) -> str | None:
-    """--context, else $TAU_CONTEXT, else None (the kubeconfig's current context)."""
-    return explicit or os.environ.get("TAU_CONTEXT") or None
-
-
-def require_namespace(namespace: str | None) -> str:
-    if not namespace:
-        raise UsageError(NO_NAMESPACE)
-    return namespace
+    return confirm
 
 
-def api_client(context: str | None) -> Any:
-    """An official ApiClient for the context, from $KUBECONFIG or ~/.kube/config (read only)."""
-    from kubernetes import config
+def connect(*, context: str | None, namespace: str | None, workspace: str | None = None,
+            queue: str | None = None) -> tuple[Any, Any]:
+    """(ApiClient, WorkspaceTarget) for a run command.
 
-    try:
-        return config.new_client_from_config(config_file=os.environ.get("KUBECONFIG"),
-                                             context=context_name(context))
-    except Exception as exc:  # ConfigException, missing file, bad YAML: all a usage problem
-        raise ClusterError(f"cannot load the kubeconfig context "
-                           f"{context_name(context) or '(current)'}: {exc}",
-                           hint="pass --context NAME, set $TAU_CONTEXT, or connect the "
-                                "repository's workspace") from None
+    An explicit context (--context or $TAU_CONTEXT) is used directly; otherwise the
+    repository's workspace connection is activated. The namespace and queue come from the
+    Ready TauWorkspace, or from --namespace alone when no workspace is named.
 
+    Raises:
+        UsageError: outside a repository without --context/--namespace; no namespace.
+        ClusterError, TrustRequired, WorkspaceNotReady: from the layers below.
+    """
+    from tau.connection.activate import activate, require_explicit_outside_repo
+    from tau.kube.client import client_for
+    from tau.workspaces.lookup import resolve_namespace_and_queue
 
-def transport_errors(fn):
-    """Turn connection failures and timeouts into ClusterErrors (no traceback)."""
-    import functools
-
-    @functools.wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return fn(*args, **kwargs)
-        except OSError as exc:
-            from tau.kube_errors import translate_transport
-
-            raise translate_transport(exc, "the configured server") from None
-        except Exception as exc:
-            if type(exc).__module__.startswith("urllib3"):
-                from tau.kube_errors import translate_transport
-
-                raise translate_transport(exc, "the configured server") from None
-            raise
-
-    return wrapper
+    cwd = Path.cwd()
+    require_explicit_outside_repo(cwd, context, namespace, os.environ)
+    connection = activate(cwd, context=context, confirm=confirm_on_tty())
+    api = client_for(connection)
+    target = resolve_namespace_and_queue(connection, workspace=workspace, namespace=namespace,
+                                         queue=queue, api=api)
+    return api, target

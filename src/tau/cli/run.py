@@ -7,8 +7,9 @@ target name, so `tau run retry` resolves tau/retry.yaml: retry is configuration,
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 from cyclopts import App, Parameter
 
@@ -22,6 +23,36 @@ app = App(name="run", help="Validate, render, submit and follow runs described b
 
 ConfigFlag = Annotated[Path | None, Parameter(name=["--config", "-c"])]
 OutputFlag = Annotated[str, Parameter(name=["--output", "-o"])]
+NamespaceFlag = Annotated[str | None, Parameter(name=["--namespace", "-n"])]
+
+
+@Parameter(name="*")
+@dataclass(frozen=True)
+class Where:
+    """The lifecycle flags every run verb shares: where the run lives."""
+
+    namespace: NamespaceFlag = None
+    """Namespace of the run (default: from the workspace)."""
+    workspace: str | None = None
+    """TauWorkspace name; must be Ready."""
+    context: str | None = None
+    """kubeconfig context (default: $TAU_CONTEXT or the repository connection)."""
+
+    def target(self, *, namespace: str | None = None, workspace: str | None = None,
+               queue: str | None = None) -> tuple[Any, Any]:
+        """(ApiClient, WorkspaceTarget); the arguments are the config's own values, which
+        the flags override."""
+        from tau.cli import _cluster
+
+        return _cluster.connect(context=self.context, namespace=self.namespace or namespace,
+                                workspace=self.workspace or workspace, queue=queue)
+
+    def connect(self) -> tuple[Any, str]:
+        """(ApiClient, namespace) of the run's cluster."""
+        api, target = self.target()
+        return api, target.namespace
+
+
 
 
 def _display(path: Path) -> Path:
@@ -49,9 +80,7 @@ def run(
     *,
     config: ConfigFlag = None,
     dry_run: str | None = None,
-    namespace: Annotated[str | None, Parameter(name=["--namespace", "-n"])] = None,
-    workspace: str | None = None,
-    context: str | None = None,
+    where: Where | None = None,
     output: OutputFlag = "yaml",
     service_account: str | None = None,
     project: str | None = None,
@@ -66,12 +95,6 @@ def run(
         Explicit config file.
     dry_run
         client (offline render) or server (API-server dry run).
-    namespace
-        Namespace override.
-    workspace
-        TauWorkspace name.
-    context
-        kubeconfig context (default: $TAU_CONTEXT or the repository connection).
     output
         Manifest format of --dry-run: yaml or json.
     service_account
@@ -84,12 +107,13 @@ def run(
     from tau import manifests, preview
     from tau.errors import UsageError
 
+    where = where or Where()
     fmt = check_output(output, ("yaml", "json"))
     if dry_run not in (None, "client", "server"):
         raise UsageError("--dry-run must be one of: client, server")
     valid = _load_valid(target, config)
     if dry_run != "client":
-        return _submit(valid, namespace, context, server_dry_run=dry_run == "server", fmt=fmt)
+        return _submit(valid, where, server_dry_run=dry_run == "server", fmt=fmt)
     result = preview.client_preview(valid, os.environ)
     for line in result.warnings:
         print(line, file=sys.stderr)
@@ -148,25 +172,22 @@ def explain_config(*, output: OutputFlag = "markdown") -> int:
     return 0
 
 
-NamespaceFlag = Annotated[str | None, Parameter(name=["--namespace", "-n"])]
-
-
-def _submit(valid, namespace: str | None, context: str | None, *, server_dry_run: bool,
-            fmt: str) -> int:
+def _submit(valid, where: Where, *, server_dry_run: bool, fmt: str) -> int:
     import os
     import secrets
 
     from tau import manifests, preview
-    from tau.cli import _cluster
     from tau.submit import submit
 
-    ns = _cluster.require_namespace(namespace or valid.get("policy.namespace"))
-    rendered = preview.cluster_render(valid, os.environ, namespace=ns, queue=None)
+    api, target = where.target(namespace=valid.get("policy.namespace"),
+                               workspace=valid.get("policy.workspace"),
+                               queue=valid.get("policy.queue"))
+    ns = target.namespace
+    rendered = preview.cluster_render(valid, os.environ, namespace=ns, queue=target.queue)
     for line in rendered.warnings:
         print(line, file=sys.stderr)
-    result = _cluster.transport_errors(submit)(
-        _cluster.api_client(context), rendered.documents,
-        submission_id=secrets.token_hex(12), server_dry_run=server_dry_run)
+    result = submit(api, rendered.documents, submission_id=secrets.token_hex(12),
+                    server_dry_run=server_dry_run)
     if server_dry_run:
         sys.stdout.write(manifests.dump_yaml(result.objects) if fmt == "yaml"
                          else manifests.dump_json(result.objects))
@@ -174,7 +195,7 @@ def _submit(valid, namespace: str | None, context: str | None, *, server_dry_run
     plan = rendered.resolved.plan
     from tau.render.labels import profile_name
 
-    ctx = f" --context {context}" if context else ""
+    ctx = f" --context {where.context}" if where.context else ""
     verb = "recovered" if result.recovered else "submitted"
     print(f"{verb} {plan.name} (profile={profile_name(plan)}, ns={ns})")
     print(f"status:  tau run status {plan.name} -n {ns}{ctx}")
@@ -183,34 +204,27 @@ def _submit(valid, namespace: str | None, context: str | None, *, server_dry_run
 
 
 @app.command(name="list")
-def list_(*, namespace: NamespaceFlag = None, context: str | None = None,
-          output: OutputFlag = "table") -> int:
+def list_(*, where: Where = Where(), output: OutputFlag = "table") -> int:
     """List Tau-managed Jobs and RayJobs, newest first.
 
     Parameters
     ----------
-    namespace
-        Namespace to list.
-    context
-        kubeconfig context (default: $TAU_CONTEXT or current).
     output
         table or json.
     """
     from datetime import UTC, datetime
 
-    from tau.cli import _cluster
     from tau.runs import listing
 
     fmt = check_output(output, ("table", "json"))
-    ns = _cluster.require_namespace(namespace)
-    found = _cluster.transport_errors(listing.fetch_runs)(
-        _cluster.api_client(context), ns, datetime.now(UTC))
+    api, ns = where.connect()
+    found = listing.fetch_runs(api, ns, datetime.now(UTC))
     sys.stdout.write(listing.table(found, ns) if fmt == "table" else listing.as_json(found, ns))
     return 0
 
 
 @app.command
-def get(name: str, *, namespace: NamespaceFlag = None, context: str | None = None,
+def get(name: str, *, where: Where = Where(),
         artifact: str | None = None, output: OutputFlag = "table") -> int:
     """Durable results recorded by storage.output.
 
@@ -218,26 +232,20 @@ def get(name: str, *, namespace: NamespaceFlag = None, context: str | None = Non
     ----------
     name
         Run name.
-    namespace
-        Namespace of the run.
-    context
-        kubeconfig context (default: $TAU_CONTEXT or current).
     artifact
         A file inside the results to print.
     output
         table, json or raw (raw prints the --artifact bytes).
     """
-    from tau.cli import _cluster
     from tau.runs import results
 
     fmt = check_output(output, ("table", "json", "raw"))
-    ns = _cluster.require_namespace(namespace)
     if fmt == "raw" and not artifact:
         from tau.errors import UsageError
 
         raise UsageError("-o raw prints one file: pass --artifact PATH")
-    found = _cluster.transport_errors(results.get)(_cluster.api_client(context), ns, name,
-                                                   artifact=artifact)
+    api, ns = where.connect()
+    found = results.get(api, ns, name, artifact=artifact)
     if isinstance(found, bytes):
         sys.stdout.buffer.write(found)
         sys.stdout.flush()
@@ -247,7 +255,7 @@ def get(name: str, *, namespace: NamespaceFlag = None, context: str | None = Non
 
 
 @app.command
-def logs(name: str, *, namespace: NamespaceFlag = None, context: str | None = None,
+def logs(name: str, *, where: Where = Where(),
          follow: Annotated[bool, Parameter(name=["--follow", "-f"])] = False,
          tail: int = 200) -> int:
     """Ray driver output, or Job pod logs.
@@ -256,32 +264,23 @@ def logs(name: str, *, namespace: NamespaceFlag = None, context: str | None = No
     ----------
     name
         Run name.
-    namespace
-        Namespace of the run.
-    context
-        kubeconfig context (default: $TAU_CONTEXT or current).
     follow
         Keep streaming.
     tail
         Lines from the end (-1: all).
     """
-    from tau.cli import _cluster
     from tau.runs import logs as run_logs
 
-    ns = _cluster.require_namespace(namespace)
+    api, ns = where.connect()
 
-    def pump() -> None:
-        for chunk in run_logs.stream(_cluster.api_client(context), ns, name, follow=follow,
-                                     tail=tail):
-            sys.stdout.write(chunk)
-            sys.stdout.flush()
-
-    _cluster.transport_errors(pump)()
+    for chunk in run_logs.stream(api, ns, name, follow=follow, tail=tail):
+        sys.stdout.write(chunk)
+        sys.stdout.flush()
     return 0
 
 
 @app.command
-def cancel(name: str, *, namespace: NamespaceFlag = None, context: str | None = None,
+def cancel(name: str, *, where: Where = Where(),
            wait: bool = True, timeout: float = 300.0) -> int:
     """Delete a run's workload; Kueue reclaims the quota.
 
@@ -289,27 +288,21 @@ def cancel(name: str, *, namespace: NamespaceFlag = None, context: str | None = 
     ----------
     name
         Run name.
-    namespace
-        Namespace of the run.
-    context
-        kubeconfig context (default: $TAU_CONTEXT or current).
     wait
         Wait until pods and the RayCluster are gone.
     timeout
         Seconds to wait for teardown.
     """
-    from tau.cli import _cluster
     from tau.runs.cancel import cancel as do_cancel
 
-    ns = _cluster.require_namespace(namespace)
-    result = _cluster.transport_errors(do_cancel)(_cluster.api_client(context), ns, name,
-                                                  wait=wait, timeout=timeout)
+    api, ns = where.connect()
+    result = do_cancel(api, ns, name, wait=wait, timeout=timeout)
     print(result.message())
     return 0
 
 
 @app.command
-def history(name: str, *, namespace: NamespaceFlag = None, context: str | None = None,
+def history(name: str, *, where: Where = Where(),
             output: OutputFlag = "table") -> int:
     """The attempts of a run, from its retry Events.
 
@@ -317,19 +310,14 @@ def history(name: str, *, namespace: NamespaceFlag = None, context: str | None =
     ----------
     name
         Run name.
-    namespace
-        Namespace of the run.
-    context
-        kubeconfig context (default: $TAU_CONTEXT or current).
     output
         table or json.
     """
-    from tau.cli import _cluster
     from tau.runs import events
 
     fmt = check_output(output, ("table", "json"))
-    ns = _cluster.require_namespace(namespace)
-    rows = _cluster.transport_errors(events.fetch)(_cluster.api_client(context), ns, name)
+    api, ns = where.connect()
+    rows = events.fetch(api, ns, name)
     sys.stdout.write(events.table(rows, ns, name) if fmt == "table"
                      else events.as_json(rows, ns, name))
     return 0

@@ -13,6 +13,7 @@ from typing import Annotated, Any
 
 from cyclopts import App, Parameter
 
+from tau.cli._cluster import confirm_on_tty
 from tau.cli._common import check_output
 from tau.errors import ExitCode, UsageError
 
@@ -21,23 +22,10 @@ app = App(name="workspace", help="Inspect TauWorkspaces and this repository's co
 _TABLE_JSON = ("table", "json")
 
 
-def _confirm_on_tty() -> Any:
-    """A yes/no prompt when stdin and stderr are a terminal; None otherwise (no prompt)."""
-    if not (sys.stdin.isatty() and sys.stderr.isatty()):
-        return None
-
-    def confirm(question: str) -> bool:
-        print(question, end="", file=sys.stderr, flush=True)
-        answer = sys.stdin.readline().strip().lower()
-        return answer in ("y", "yes")
-
-    return confirm
-
-
 def _connect(context: str | None) -> Any:
     from tau.connection.activate import activate
 
-    return activate(Path.cwd(), context=context, confirm=_confirm_on_tty())
+    return activate(Path.cwd(), context=context, confirm=confirm_on_tty())
 
 
 def _system_namespace(connection: Any, namespace: str | None) -> str:
@@ -248,7 +236,7 @@ def connection(
     if trust or live:
         from tau.connection.activate import activate
 
-        conn = activate(start, context=context, confirm=_confirm_on_tty(), trust=trust)
+        conn = activate(start, context=context, confirm=confirm_on_tty(), trust=trust)
         info.update(
             trusted=conn.state is not None or info["trusted"],
             kubeconfig=str(conn.kubeconfig),

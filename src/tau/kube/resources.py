@@ -30,9 +30,15 @@ TAU_CLUSTER = ResourceType("tau.azure.com", "v1alpha1", "clusters", "TauCluster"
 RAYJOB = ResourceType("ray.io", "v1", "rayjobs", "RayJob", "KubeRay")
 RAYCLUSTER = ResourceType("ray.io", "v1", "rayclusters", "RayCluster", "KubeRay")
 RAYSERVICE = ResourceType("ray.io", "v1", "rayservices", "RayService", "KubeRay")
-WORKLOAD = ResourceType("kueue.x-k8s.io", "v1beta1", "workloads", "Workload", "Kueue")
-LOCALQUEUE = ResourceType("kueue.x-k8s.io", "v1beta1", "localqueues", "LocalQueue", "Kueue")
-CLUSTERQUEUE = ResourceType("kueue.x-k8s.io", "v1beta1", "clusterqueues", "ClusterQueue", "Kueue")
+# v1beta2 is the storage version of Kueue v0.19 (v1beta1 is still served).
+WORKLOAD = ResourceType("kueue.x-k8s.io", "v1beta2", "workloads", "Workload", "Kueue")
+LOCALQUEUE = ResourceType("kueue.x-k8s.io", "v1beta2", "localqueues", "LocalQueue", "Kueue")
+CLUSTERQUEUE = ResourceType("kueue.x-k8s.io", "v1beta2", "clusterqueues", "ClusterQueue", "Kueue")
 JOB = ResourceType("batch", "v1", "jobs", "Job")
 POD = ResourceType("", "v1", "pods", "Pod")
+SERVICE = ResourceType("", "v1", "services", "Service")
+EVENT = ResourceType("", "v1", "events", "Event")
+
+#: The workload kinds tau creates, by kind name.
+BY_KIND = {r.kind: r for r in (JOB, SERVICE, RAYJOB)}
 PVC = ResourceType("", "v1", "persistentvolumeclaims", "PersistentVolumeClaim")

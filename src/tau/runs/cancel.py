@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from tau.errors import ClusterError
+from tau.kube.errors import api_call
+from tau.kube.resources import JOB, POD, RAYCLUSTER, RAYJOB, SERVICE, ResourceType
 from tau.runs.workload import find
 
 RAY_CLUSTER_LABEL = "ray.io/cluster"
@@ -34,12 +36,12 @@ class CancelResult:
                 f"their nodes (check: tau run status {self.name} -n {self.namespace})")
 
 
-def _delete(fn: Callable[[], Any]) -> None:
-    from kubernetes.client.exceptions import ApiException
-
+def _delete(resource: ResourceType, namespace: str, name: str, fn: Callable[[], Any]) -> None:
+    """Delete; an object already gone is what we wanted."""
     try:
-        fn()
-    except ApiException as exc:
+        with api_call("delete", resource, namespace=namespace, name=name):
+            fn()
+    except ClusterError as exc:
         if exc.status != 404:
             raise
 
@@ -53,17 +55,18 @@ def _remaining(api_client: Any, namespace: str, kind: str, name: str, cluster: s
     if kind == "Job" or cluster:
         from tau.submit import decode
 
-        pods = core.list_namespaced_pod(namespace, label_selector=selector,
-                                        _preload_content=False)
+        with api_call("list", POD, namespace=namespace):
+            pods = core.list_namespaced_pod(namespace, label_selector=selector,
+                                            _preload_content=False)
         count = len(decode(pods).get("items", []))
     if kind == "RayJob" and cluster:
-        from kubernetes.client.exceptions import ApiException
-
         try:
-            client.CustomObjectsApi(api_client).get_namespaced_custom_object(
-                "ray.io", "v1", namespace, "rayclusters", cluster)
+            with api_call("get", RAYCLUSTER, namespace=namespace, name=cluster):
+                client.CustomObjectsApi(api_client).get_namespaced_custom_object(
+                    RAYCLUSTER.group, RAYCLUSTER.version, namespace, RAYCLUSTER.plural, cluster,
+                    _preload_content=False)
             count += 1
-        except ApiException as exc:
+        except ClusterError as exc:
             if exc.status != 404:
                 raise
     return count
@@ -78,24 +81,21 @@ def cancel(api_client: Any, namespace: str, name: str, *, wait: bool = True,
         ClusterError: the run does not exist, the API refused, or teardown timed out.
     """
     from kubernetes import client
-    from kubernetes.client.exceptions import ApiException
-
-    from tau.kube_errors import translate
 
     kind, obj = find(api_client, namespace, name)
     cluster = (obj.get("status") or {}).get("rayClusterName")
-    try:
-        if kind == "RayJob":
-            _delete(lambda: client.CustomObjectsApi(api_client).delete_namespaced_custom_object(
-                "ray.io", "v1", namespace, "rayjobs", name, propagation_policy="Foreground"))
-        else:
-            # Background propagation deletes the pods too; the Job's default would orphan them.
-            _delete(lambda: client.BatchV1Api(api_client).delete_namespaced_job(
-                name, namespace, propagation_policy="Background"))
-            _delete(lambda: client.CoreV1Api(api_client).delete_namespaced_service(
-                f"{name}-headless", namespace))
-    except ApiException as exc:
-        raise translate(exc, kind=kind, name=name, namespace=namespace, verb="delete") from None
+    if kind == "RayJob":
+        _delete(RAYJOB, namespace, name,
+                lambda: client.CustomObjectsApi(api_client).delete_namespaced_custom_object(
+                    RAYJOB.group, RAYJOB.version, namespace, RAYJOB.plural, name,
+                    propagation_policy="Foreground", _preload_content=False))
+    else:
+        # Background propagation deletes the pods too; the Job's default would orphan them.
+        _delete(JOB, namespace, name, lambda: client.BatchV1Api(api_client).delete_namespaced_job(
+            name, namespace, propagation_policy="Background", _preload_content=False))
+        _delete(SERVICE, namespace, f"{name}-headless",
+                lambda: client.CoreV1Api(api_client).delete_namespaced_service(
+                    f"{name}-headless", namespace, _preload_content=False))
     if not wait:
         return CancelResult(kind, namespace, name, complete=False)
     deadline = clock() + timeout

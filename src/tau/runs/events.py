@@ -11,6 +11,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from tau.errors import ClusterError
+from tau.kube.errors import api_call
+from tau.kube.resources import EVENT
 from tau.retry import EVENT_REPORTER
 
 RETRY_REASONS = ("RayJobAttempt", "RayJobRetriesExhausted", "RayJobRetrySucceeded")
@@ -37,17 +40,14 @@ def event_body(namespace: str, name: str, reason: str, message: str,
 def emit(api_client: Any, body: dict[str, Any]) -> None:
     """Create the Event; an existing one of the same name (a re-run) is left as it is."""
     from kubernetes import client
-    from kubernetes.client.exceptions import ApiException
 
-    from tau.kube_errors import translate
-
+    ns, name = body["metadata"]["namespace"], body["metadata"]["name"]
     try:
-        client.CoreV1Api(api_client).create_namespaced_event(
-            body["metadata"]["namespace"], body, _preload_content=False)
-    except ApiException as exc:
+        with api_call("create", EVENT, namespace=ns, name=name):
+            client.CoreV1Api(api_client).create_namespaced_event(ns, body, _preload_content=False)
+    except ClusterError as exc:
         if exc.status != 409:
-            raise translate(exc, kind="Event", name=body["metadata"]["name"],
-                            namespace=body["metadata"]["namespace"], verb="create") from None
+            raise
 
 
 @dataclass(frozen=True)
@@ -112,14 +112,10 @@ def as_json(rows: list[Attempt], namespace: str, name: str) -> str:
 def fetch(api_client: Any, namespace: str, name: str) -> list[Attempt]:
     """One list call: the Events whose involved object is the run."""
     from kubernetes import client
-    from kubernetes.client.exceptions import ApiException
 
-    from tau.kube_errors import translate
     from tau.submit import decode
 
-    try:
+    with api_call("list", EVENT, namespace=namespace):
         raw = client.CoreV1Api(api_client).list_namespaced_event(
             namespace, field_selector=f"involvedObject.name={name}", _preload_content=False)
-    except ApiException as exc:
-        raise translate(exc, kind="Event", namespace=namespace, verb="list") from None
     return attempts(decode(raw).get("items", []), name)

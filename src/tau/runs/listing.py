@@ -104,23 +104,23 @@ def as_json(found: list[RunRow], namespace: str) -> str:
 def fetch_runs(api_client: Any, namespace: str, now: datetime) -> list[RunRow]:
     """List Jobs and RayJobs (a cluster without KubeRay simply has no RayJobs)."""
     from kubernetes import client
-    from kubernetes.client.exceptions import ApiException
 
-    from tau.kube_errors import translate
+    from tau.errors import ClusterError
+    from tau.kube.errors import api_call
+    from tau.kube.resources import JOB, RAYJOB
     from tau.submit import decode
 
-    try:
+    with api_call("list", JOB, namespace=namespace):
         jobs = client.BatchV1Api(api_client).list_namespaced_job(namespace,
                                                                  _preload_content=False)
-        job_items = decode(jobs).get("items", [])
-    except ApiException as exc:
-        raise translate(exc, kind="Job", namespace=namespace, verb="list") from None
+    job_items = decode(jobs).get("items", [])
+    ray_items: list[dict[str, Any]] = []
     try:
-        rayjobs = client.CustomObjectsApi(api_client).list_namespaced_custom_object(
-            "ray.io", "v1", namespace, "rayjobs", _preload_content=False)
+        with api_call("list", RAYJOB, namespace=namespace):
+            rayjobs = client.CustomObjectsApi(api_client).list_namespaced_custom_object(
+                RAYJOB.group, RAYJOB.version, namespace, RAYJOB.plural, _preload_content=False)
         ray_items = decode(rayjobs).get("items", [])
-    except ApiException as exc:
-        if exc.status != 404:
-            raise translate(exc, kind="RayJob", namespace=namespace, verb="list") from None
-        ray_items = []
+    except ClusterError as exc:
+        if exc.status != 404:  # a cluster without KubeRay simply has no RayJobs
+            raise
     return rows(job_items, ray_items, now)

@@ -10,6 +10,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from tau.errors import ClusterError
+from tau.kube.errors import api_call
+from tau.kube.resources import POD
 from tau.runs.workload import find
 
 DRIVER_LOG_CONTAINER = "ray-driver-log-offload"
@@ -20,8 +22,9 @@ def _pods(api_client: Any, namespace: str, selector: str) -> list[str]:
 
     from tau.submit import decode
 
-    pods = client.CoreV1Api(api_client).list_namespaced_pod(namespace, label_selector=selector,
-                                                            _preload_content=False)
+    with api_call("list", POD, namespace=namespace):
+        pods = client.CoreV1Api(api_client).list_namespaced_pod(
+            namespace, label_selector=selector, _preload_content=False)
     return sorted(p["metadata"]["name"] for p in decode(pods).get("items", []))
 
 
@@ -33,9 +36,6 @@ def stream(api_client: Any, namespace: str, name: str, *, follow: bool = False,
         ClusterError: the run does not exist, has no pods yet, or the API refused.
     """
     from kubernetes import client
-    from kubernetes.client.exceptions import ApiException
-
-    from tau.kube_errors import translate
 
     kind, obj = find(api_client, namespace, name)
     if kind == "RayJob":
@@ -56,7 +56,7 @@ def stream(api_client: Any, namespace: str, name: str, *, follow: bool = False,
         args: dict[str, Any] = {"container": container}
         if tail >= 0:
             args["tail_lines"] = tail
-        try:
+        with api_call("read logs of", POD, namespace=namespace, name=pod_name):
             if follow:
                 response = core.read_namespaced_pod_log(pod_name, namespace, follow=True,
                                                         _preload_content=False, **args)
@@ -64,9 +64,6 @@ def stream(api_client: Any, namespace: str, name: str, *, follow: bool = False,
                     yield chunk.decode(errors="replace")
                 continue
             text = core.read_namespaced_pod_log(pod_name, namespace, **args)
-        except ApiException as exc:
-            raise translate(exc, kind="Pod", name=pod_name, namespace=namespace,
-                            verb="read logs of") from None
         if len(chosen) > 1:
             text = "".join(f"[{pod_name}] {line}\n" for line in text.splitlines())
         yield text

@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from tau.errors import ClusterError
+from tau.kube.errors import api_call
+from tau.kube.resources import BY_KIND
 
 
 def find(api_client: Any, namespace: str, name: str) -> tuple[str, dict[str, Any]]:
@@ -13,16 +15,15 @@ def find(api_client: Any, namespace: str, name: str) -> tuple[str, dict[str, Any
     Raises:
         ClusterError: neither exists (404), or the API refused.
     """
-    from kubernetes.client.exceptions import ApiException
-
-    from tau.kube_errors import translate
     from tau.submit import read
 
     for kind in ("RayJob", "Job"):
         try:
-            return kind, read(api_client, kind, namespace, name)
-        except ApiException as exc:
+            with api_call("get", BY_KIND[kind], namespace=namespace, name=name):
+                return kind, read(api_client, kind, namespace, name)
+        except ClusterError as exc:
+            # Not found, or no KubeRay on this cluster: try the next kind.
             if exc.status != 404:
-                raise translate(exc, kind=kind, name=name, namespace=namespace) from None
+                raise
     raise ClusterError(f"run {namespace}/{name} not found: no RayJob or Job of that name",
                        status=404, hint=f"list the runs with `tau run list -n {namespace}`")
