@@ -33,6 +33,8 @@ def build_app() -> App:
         help="Repository-first AI workloads on Kubernetes.",
         version_flags=[],
         result_action="return_value",
+        # Parse errors are raised to main(), which exits 1 for bad usage like any bad input.
+        exit_on_error=False,
     )
     for root in ROOTS:
         app.command(f"tau.cli.{root}:app", name=root, help=_HELP[root])
@@ -42,8 +44,12 @@ def build_app() -> App:
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI and return the process exit code; TauError never becomes a traceback."""
     args = sys.argv[1:] if argv is None else argv
+    from cyclopts import CycloptsError
+
     try:
         result = build_app()(args)
+    except CycloptsError:
+        return int(ExitCode.INVALID)  # cyclopts has already printed the error panel
     except TauError as exc:
         print(exc.format(), file=sys.stderr)
         return int(exc.exit_code)
