@@ -846,6 +846,8 @@ def test_a_warning_does_not_fail_validation_and_is_reported_at_its_value(
     pytest.param(job("runtime:\n  env:\n    NCCL_DEBUG: INFO\n"), "set execution.allow_nccl_override: true to tune NCCL_* deliberately", id="nccl"),
     pytest.param("schema_version: 1\n", "a direct config sets `engine: job` or `engine: rayjob`", id="managed-manifest"),
     pytest.param("name: demo\nname: again\n", "keep exactly one entry for each key", id="duplicate-key"),
+    pytest.param(job("runtime:\n  env:\n    EPOCHS: 3\n"), "quote the value to make it a string", id="number-for-string"),
+    pytest.param(job("policy:\n  node_selector:\n    spot: yes\n"), "quote the value to make it a string", id="yaml-1.1-boolean-for-string"),
 ])
 def test_a_diagnostic_says_what_to_do_about_it(project: Path, text: str, hint: str) -> None:
     formatted, _ = check(text)

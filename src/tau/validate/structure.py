@@ -148,7 +148,11 @@ class _Walker:
             options = wanted if isinstance(wanted, list) else [wanted]
             if not any(_matches_type(value, t) for t in options):
                 words = " or ".join(_TYPE_WORDS.get(t, t) for t in options)
-                self.error(path, f"{dotted(path)} must be {words} (got {describe(value)})")
+                hint = None
+                if "string" in options and value is not None and not isinstance(value, dict | list):
+                    # YAML reads 3, true, yes and 2024-01-01 as non-strings.
+                    hint = "quote the value to make it a string"
+                self.error(path, f"{dotted(path)} must be {words} (got {describe(value)})", hint)
                 return _INVALID
         if isinstance(value, dict):
             return self._object(node, value, path)
