@@ -289,3 +289,36 @@ def test_dra_is_skipped_for_device_plugin_gpus_and_that_is_normal():
     phase = run("running").phases[3]
     assert phase.status is PhaseStatus.SKIPPED
     assert "normal" in phase.detail
+
+
+def test_indexed_job_without_its_headless_service_is_flagged():
+    objects = load_objects("running")
+    job = next(o for o in objects if o["kind"] == "Job")
+    job["spec"].update(completionMode="Indexed", completions=2, parallelism=2)
+    status = interpret(snapshot_of("running", objects), NOW)
+    assert "HeadlessServiceMissing" in [d.code for d in status.diagnostics]
+    objects.append({"apiVersion": "v1", "kind": "Service",
+                    "metadata": {"name": "train-headless", "namespace": "research"}})
+    status = interpret(snapshot_of("running", objects), NOW)
+    assert "HeadlessServiceMissing" not in [d.code for d in status.diagnostics]
+
+
+def test_preemption_event_alone_makes_admission_a_warning():
+    objects = [o for o in load_objects("quota-pending")]
+    objects.append({"kind": "Event", "reason": "Preempted", "type": "Normal",
+                    "message": "Preempted to accommodate a workload",
+                    "involvedObject": {"kind": "Workload", "name": "job-train-3f2a1"},
+                    "lastTimestamp": "2026-12-02T10:30:00Z"})
+    status = interpret(snapshot_of("quota-pending", objects), NOW)
+    assert status.phases[1].status is PhaseStatus.WARNING
+    assert "reason=Preempted" in status.phases[1].detail
+
+
+def test_failed_scheduling_event_without_a_pod_condition_is_a_warning():
+    objects = load_objects("unschedulable")
+    pod = next(o for o in objects if o["kind"] == "Pod")
+    pod["status"]["conditions"] = []
+    status = interpret(snapshot_of("unschedulable", objects), NOW)
+    assert status.phases[2].status is PhaseStatus.WARNING
+    assert "reason=FailedScheduling" in status.phases[2].detail
+    assert status.diagnostics[0].code == "Unschedulable"

@@ -13,7 +13,7 @@ from types import MappingProxyType
 
 from tau.render import meta
 from tau.status import tables
-from tau.status.facts import Facts, metadata
+from tau.status.facts import ContainerFacts, Facts, conditions, metadata
 from tau.status.model import (
     Action,
     Diagnostic,
@@ -24,6 +24,7 @@ from tau.status.model import (
     Severity,
     State,
 )
+from tau.status.state import terminal_state
 
 E, W, N = Severity.ERROR, Severity.WARNING, Severity.INFO
 R, Q, PL = Owner.RESEARCHER, Owner.QUEUE_OWNER, Owner.PLATFORM
@@ -124,6 +125,9 @@ CODES: Mapping[str, Code] = MappingProxyType({
     # The Job failed (backoff limit, deadline, pod failure policy).
     "RunFailed": Code(E, R, "locate the first failed layer before retrying or resuming",
                       (_LOGS, _RESUME)),
+    # An Indexed (torchrun) Job without its headless Service: rank 0 cannot be resolved.
+    "HeadlessServiceMissing": Code(W, R, "cancel and resubmit the run: tau creates the Service "
+                                   "with the Job, and rendezvous needs it", (_LIST,)),
     # Ray pods still hold nodes after the RayJob ended.
     "ComputeNotReleased": Code(N, PL, "wait for the teardown before resubmitting onto the same "
                                "nodes"),
@@ -166,8 +170,6 @@ def _admission(f: Facts, phases: tuple[PhaseResult, ...]) -> Iterator[tuple[str,
 
 
 def _ended(f: Facts) -> bool:
-    from tau.status.state import terminal_state
-
     return terminal_state(f) is not None
 
 
@@ -175,15 +177,27 @@ def _pods(f: Facts, phases: tuple[PhaseResult, ...]) -> Iterator[tuple[str, str]
     scheduling = _phase(phases, Phase.POD_SCHEDULING)
     if scheduling and scheduling.status == PhaseStatus.WARNING:
         blocked = [p for p in f.pods if p.unschedulable_reason]
-        yield "Unschedulable", (f"{len(blocked)} pod(s) unschedulable, e.g. {blocked[0].name}: "
-                                f"{blocked[0].unschedulable_message}")
+        if blocked:
+            yield "Unschedulable", (f"{len(blocked)} pod(s) unschedulable, e.g. "
+                                    f"{blocked[0].name}: {blocked[0].unschedulable_message}")
+        else:
+            yield "Unschedulable", f"pods not scheduled: {scheduling.detail}"
     dra = _phase(phases, Phase.DRA_ALLOCATION)
     if dra and dra.status in (PhaseStatus.WARNING, PhaseStatus.ACTIVE):
         yield "DRAClaimPending", f"ResourceClaims {dra.detail}"
     yield from _containers(f)
+    yield from _service(f)
     if any(p.phase == "Failed" and p.status_reason == "Evicted" for p in f.pods):
         pod = next(p for p in f.pods if p.status_reason == "Evicted")
         yield "Evicted", f"pod {pod.name} was evicted by its node"
+
+
+def _service(f: Facts) -> Iterator[tuple[str, str]]:
+    spec = (f.primary or {}).get("spec") or {}
+    indexed = spec.get("completionMode") == "Indexed" and int(spec.get("completions") or 1) > 1
+    if f.kind == "Job" and indexed and f.snapshot.service is None and not _ended(f):
+        yield "HeadlessServiceMissing", (f"Service {f.snapshot.name}-headless not found; pods "
+                                         f"cannot resolve {f.snapshot.name}-0 for rendezvous")
 
 
 def _containers(f: Facts) -> Iterator[tuple[str, str]]:
@@ -213,10 +227,7 @@ def _container_code(kind: str, reason: str, last: str, exit_code: int | None,
     return _CONTAINER_CODES.get(reason, "ContainerFailed")
 
 
-def _container_message(pod: str, c: object) -> str:
-    from tau.status.facts import ContainerFacts
-
-    assert isinstance(c, ContainerFacts)
+def _container_message(pod: str, c: ContainerFacts) -> str:
     parts = [f"{pod}/{c.name}", c.reason or c.last_reason or c.state]
     if c.exit_code is not None:
         parts.append(f"exit={c.exit_code}")
@@ -253,8 +264,6 @@ def _outcome(f: Facts, state: State, phases: tuple[PhaseResult, ...],
 
 
 def _job_failure(f: Facts) -> str:
-    from tau.status.facts import conditions
-
     failed = conditions(f.primary).get("Failed") or conditions(f.primary).get("FailureTarget")
     if not failed:
         return "unknown reason"
