@@ -211,3 +211,38 @@ def test_history_lists_the_attempts_recorded_as_events(project, kube_api, capsys
 def test_history_of_a_run_without_retries_says_so(project, kube_api, capsys):
     assert main(["run", "history", "eval", "-n", "team", "-o", "json"]) == 0
     assert '"attempts": []' in capsys.readouterr().out
+
+
+def _pending_workload(job: dict) -> dict:
+    return {
+        "apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload",
+        "metadata": {"name": "job-eval-1", "namespace": "team",
+                     "labels": {"kueue.x-k8s.io/job-uid": job["metadata"]["uid"]}},
+        "spec": {"queueName": "research-eval", "podSets": [{"name": "main", "count": 1,
+                                                             "template": {}}]},
+        "status": {"conditions": [{
+            "type": "QuotaReserved", "status": "False", "reason": "Pending",
+            "message": "couldn't assign flavors to pod set main: insufficient quota for cpu",
+            "lastTransitionTime": "2026-12-02T10:00:02Z"}]},
+    }
+
+
+def test_status_says_a_run_waits_on_quota_and_who_owns_the_fix(project, kube_api, capsys):
+    kube_api.register_kueue_kuberay_tau_kinds()
+    assert main(["run", "eval", "-n", "team"]) == 0
+    kube_api.put(_pending_workload(kube_api.get_object("batch/v1", "Job", "eval",
+                                                       namespace="team")))
+    capsys.readouterr()
+    assert main(["run", "status", "eval", "-n", "team", "-o", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert (doc["kind"], doc["status"]["state"]) == ("RunStatus", "queued")
+    assert "QuotaPending" in {d["code"] for d in doc["diagnostics"]}
+    assert main(["run", "status", "eval", "-n", "team"]) == 0
+    view = capsys.readouterr().out
+    assert "Kueue admission" in view and "queue owner" in view
+
+
+def test_status_of_a_missing_run_exits_1(project, kube_api, capsys):
+    kube_api.register_kueue_kuberay_tau_kinds()
+    assert main(["run", "status", "ghost", "-n", "team", "-o", "json"]) == 1
+    assert json.loads(capsys.readouterr().out)["status"]["state"] == "not_found"

@@ -323,8 +323,54 @@ def history(name: str, *, where: Where = Where(),
     return 0
 
 
-for _sub, _help in (
-    ("status", "The startup phase tree of a run"),
-    ("resume", "Resubmit a failed run from its checkpoint"),
-):
-    not_built(app, _sub, _help, f"tau run {_sub}")
+@app.command
+def status(name: str, *, where: Where = Where(), output: OutputFlag = "table",
+           watch: bool = False, interval: float = 2.0, max_iterations: int = 0) -> int:
+    """The startup phase tree of a run: read it top down; the first phase not done is the layer.
+
+    Exits 1 when the run failed (or is not found), 0 otherwise.
+
+    Parameters
+    ----------
+    name
+        Run name.
+    output
+        table or json (the RunStatus document).
+    watch
+        Follow the run (Kubernetes watch streams) until it completes or fails.
+    interval
+        Minimum seconds between redraws with --watch.
+    max_iterations
+        Stop --watch after this many redraws (0: until done).
+    """
+    from datetime import UTC, datetime
+
+    from rich.console import Console
+
+    from tau.errors import UsageError
+    from tau.status import document, fetch, interpret, text
+    from tau.status.model import State
+
+    fmt = check_output(output, ("table", "json"))
+    if watch and fmt == "json":
+        raise UsageError("--watch redraws a terminal view; use -o json without --watch")
+    if interval <= 0 or max_iterations < 0:
+        raise UsageError("--interval must be > 0 and --max-iterations >= 0")
+    api, ns = where.connect()
+    if watch:
+        from tau.status.watch import watch as follow
+
+        result = follow(api, ns, name, console=Console(), interval=interval,
+                        max_iterations=max_iterations)
+        if result.message:
+            print(result.message, file=sys.stderr)
+        return int(result.exit_code)
+    run_status = interpret.interpret(fetch.fetch(api, ns, name), datetime.now(UTC))
+    if fmt == "json":
+        sys.stdout.write(document.to_json(run_status))
+    else:
+        text.render(run_status, Console())
+    return 1 if run_status.state in (State.FAILED, State.NOT_FOUND) else 0
+
+
+not_built(app, "resume", "Resubmit a failed run from its checkpoint", "tau run resume")
