@@ -70,6 +70,8 @@ CASES = [
      ["RayClusterNotReady"], {"platform"}),
     ("rayjob-running", State.RUNNING, (D, D, D, D, S, D, S, D, D, D, P), ["ProgressUnverified"],
      {"researcher"}),
+    ("rayjob-failed", State.FAILED, (D, D, W, S, S, S, S, S, S, W, D), ["RayJobFailed"],
+     {"researcher"}),
     ("rayjob-success", State.SUCCEEDED, (D, D, D, D, S, D, S, D, D, D, D),
      ["EvidenceUnverified"], {"researcher"}),
 ]
@@ -322,3 +324,14 @@ def test_failed_scheduling_event_without_a_pod_condition_is_a_warning():
     assert status.phases[2].status is PhaseStatus.WARNING
     assert "reason=FailedScheduling" in status.phases[2].detail
     assert status.diagnostics[0].code == "Unschedulable"
+
+
+def test_status_modules_load_without_the_kubernetes_client():
+    import subprocess
+    import sys
+
+    code = ("import sys; import tau.status.interpret, tau.status.text, tau.status.document, "
+            "tau.status.classify, tau.status.fetch, tau.status.watch; "
+            "assert 'kubernetes' not in sys.modules, 'kubernetes imported eagerly'")
+    subprocess.run([sys.executable, "-c", code], check=True,
+                   cwd=Path(__file__).resolve().parents[1] / "src")

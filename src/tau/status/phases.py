@@ -175,7 +175,7 @@ def rayjob_status(f: Facts) -> PhaseResult:
         verdict = P.WARNING
     elif verdict == P.DONE and job_status in tables.RAY_JOB_STATUS_PHASE:
         verdict = tables.RAY_JOB_STATUS_PHASE[job_status]
-    reason = str(status.get("reason") or status.get("message") or "")
+    reason = ": ".join(str(v) for v in (status.get("reason"), status.get("message")) if v)
     if verdict == P.WARNING and reason:
         detail += f" reason={reason}"
     return result(Phase.RAYJOB_STATUS, verdict, detail,
