@@ -335,3 +335,47 @@ def test_status_modules_load_without_the_kubernetes_client():
             "assert 'kubernetes' not in sys.modules, 'kubernetes imported eagerly'")
     subprocess.run([sys.executable, "-c", code], check=True,
                    cwd=Path(__file__).resolve().parents[1] / "src")
+
+
+def test_kueue_eviction_that_is_not_preemption_is_evicted_for_the_platform():
+    objects = load_objects("quota-pending")
+    workload = next(o for o in objects if o["kind"] == "Workload")
+    workload["status"]["conditions"].append(
+        {"type": "Evicted", "status": "True", "reason": "PodsReadyTimeout",
+         "message": "Exceeded the PodsReady timeout research/job-train-3f2a1"})
+    status = interpret(snapshot_of("quota-pending", objects), NOW)
+    assert status.phases[1].status is PhaseStatus.WARNING
+    assert [(d.code, d.owner) for d in status.diagnostics] == [("Evicted", Owner.PLATFORM)]
+
+
+def test_node_evicted_pod_is_evicted():
+    objects = load_objects("running")
+    pod = next(o for o in objects if o["kind"] == "Pod")
+    pod["status"].update(phase="Failed", reason="Evicted",
+                         message="The node was low on resource: memory.")
+    codes = [d.code for d in interpret(snapshot_of("running", objects), NOW).diagnostics]
+    assert "Evicted" in codes
+
+
+def test_volume_mount_failure_is_a_platform_fix():
+    objects = load_objects("running")
+    pod = next(o for o in objects if o["kind"] == "Pod")
+    pod["status"]["containerStatuses"][0].update(ready=False, state={"waiting": {
+        "reason": "CreateContainerConfigError",
+        "message": "failed to mount volume data: PVC training-data not bound"}})
+    status = interpret(snapshot_of("running", objects), NOW)
+    assert (status.diagnostics[0].code, status.diagnostics[0].owner) == \
+        ("VolumeMountFailed", Owner.PLATFORM)
+
+
+def test_failed_job_without_a_container_cause_is_run_failed_and_unknown():
+    objects = [o for o in load_objects("oomkilled") if o["kind"] != "Pod"]
+    job = next(o for o in objects if o["kind"] == "Job")
+    job["status"]["conditions"] = [{"type": "Failed", "status": "True",
+                                    "reason": "DeadlineExceeded",
+                                    "message": "Job was active longer than specified deadline"}]
+    status = interpret(snapshot_of("oomkilled", objects), NOW)
+    assert status.state is State.FAILED and status.failure_reason == "Unknown"
+    assert status.diagnostics[0].code == "RunFailed"
+    assert "DeadlineExceeded" in status.diagnostics[0].message
+    assert {p.status for p in status.phases[2:]} == {PhaseStatus.SKIPPED}
