@@ -1118,3 +1118,14 @@ def test_no_value_at_any_schema_path_makes_validation_crash(project: Path) -> No
                         validate(parse(yaml.safe_dump(data), Path("tau.yaml")))
                     except ConfigError as exc:
                         assert exc.format()
+
+
+def test_duplicate_keys_and_unreadable_values_are_reported_with_every_other_problem(project: Path) -> None:
+    text = job("compute:\n  gpus: 1\n  gpus: 2\n  gpu_count: 3\nruntime:\n  image: !custom x\n")
+    formatted, valid = check(text)
+    assert valid is None
+    assert heads(formatted) == [
+        "tau.yaml:6:3: error: compute.gpus: duplicate key 'gpus' (first set at line 5)",
+        "tau.yaml:7:3: error: compute.gpu_count: field gpu_count not found in type runconfig.Compute",
+        "tau.yaml:9:10: error: runtime.image: invalid YAML: cannot read 'x' tagged !custom",
+    ]

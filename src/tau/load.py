@@ -19,6 +19,7 @@ PathKey = tuple[str | int, ...]
 
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _MERGE_TAG = "tag:yaml.org,2002:merge"
+_UNREADABLE = object()
 
 
 def dotted(path: PathKey) -> str:
@@ -64,6 +65,10 @@ class RawDocument:
     path: Path
     data: dict[str, Any]
     source: SourceMap
+    #: Problems that still left a readable mapping (a duplicate key keeps its first value, an
+    #: unreadable tagged value reads as null); `tau.validate.validate` reports them together
+    #: with every other problem of the file.
+    problems: tuple[Diagnostic, ...] = ()
 
 
 def _loc(file: str, mark: yaml.Mark) -> Location:
@@ -84,7 +89,8 @@ class _Builder:
         if isinstance(node, yaml.MappingNode):
             return self._mapping(node, path)
         if isinstance(node, yaml.SequenceNode):
-            return [self.build(item, (*path, i)) for i, item in enumerate(node.value)]
+            items = (self.build(item, (*path, i)) for i, item in enumerate(node.value))
+            return [item for item in items if item is not _UNREADABLE]
         try:
             return self._scalars.construct_object(node, deep=True)
         except (yaml.YAMLError, ValueError, TypeError):
@@ -94,7 +100,7 @@ class _Builder:
                            f"{node.tag}", hint="remove the tag; tau.yaml uses plain YAML values",
                            location=_loc(self.file, node.start_mark))
             )
-            return None
+            return _UNREADABLE  # left out of the data: its problem is reported already
 
     def _pairs(self, node: yaml.MappingNode) -> list[tuple[yaml.Node, yaml.Node]]:
         """The key/value nodes of a mapping with `<<` merge keys expanded (as yaml.v3 does).
@@ -146,7 +152,9 @@ class _Builder:
                 )
                 continue
             self.source.keys[child] = _loc(self.file, key_node.start_mark)
-            out[key] = self.build(value_node, child)
+            value = self.build(value_node, child)
+            if value is not _UNREADABLE:
+                out[key] = value
         return out
 
 
@@ -166,6 +174,8 @@ def parse(text: str, path: Path) -> RawDocument:
 
     Raises:
         ConfigError: the text is not YAML, holds several documents, or is not a mapping.
+            Duplicate keys and unreadable values do not raise: they ride along in
+            `RawDocument.problems`.
     """
     file = str(path)
     try:
@@ -188,14 +198,16 @@ def parse(text: str, path: Path) -> RawDocument:
                                       location=_loc(file, nodes[1].start_mark))])
     builder = _Builder(file)
     data = builder.build(nodes[0], ())
-    if builder.problems:
+    if data is _UNREADABLE:
         raise ConfigError(builder.problems)
     if data is None:
         data = {}
     if not isinstance(data, dict):
-        raise ConfigError([Diagnostic("", f"a run config is a mapping of fields, got {type(data).__name__}",
+        raise ConfigError([*builder.problems,
+                           Diagnostic("", f"a run config is a mapping of fields, got "
+                                      f"{type(data).__name__}",
                                       location=_loc(file, nodes[0].start_mark))])
-    return RawDocument(path, data, builder.source)
+    return RawDocument(path, data, builder.source, tuple(builder.problems))
 
 
 def load(path: Path) -> RawDocument:

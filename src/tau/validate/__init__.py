@@ -56,7 +56,7 @@ def validate(doc: RawDocument, *, name: str | None = None) -> ValidConfig:
         ConfigError: every error found (warnings found on the way ride along).
     """
     if _is_managed(doc.data):
-        raise ConfigError([Diagnostic("schema_version", MANAGED_MANIFEST,
+        raise ConfigError([*doc.problems, Diagnostic("schema_version", MANAGED_MANIFEST,
                                       "a direct config sets `engine: job` or `engine: rayjob`",
                                       doc.source.key(("schema_version",)))])
     checked = structure.check(doc)
@@ -73,7 +73,7 @@ def validate(doc: RawDocument, *, name: str | None = None) -> ValidConfig:
     storage.check(ctx)
     settings.check(ctx)
     imports.check(ctx)
-    found = [*checked.diagnostics, *ctx.out]
+    found = [*doc.problems, *checked.diagnostics, *ctx.out]
     if any(d.severity == "error" for d in found):
         raise ConfigError(found)
     warnings = tuple(sorted(found, key=Diagnostic.sort_key))
