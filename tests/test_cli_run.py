@@ -140,6 +140,19 @@ def test_a_target_that_is_a_path_is_rejected(
                "explicit paths\n")
 
 
+@pytest.mark.parametrize("target", ["Train", "train_v2", "train-"])
+def test_a_target_that_is_not_a_run_name_is_rejected(repo: Path, capsys: Cap, target: str) -> None:
+    assert run(capsys, "run", "validate", target) == (
+        1, "", f'error: run target "{target}" is not a valid run name (lowercase letters, '
+               "digits and '-')\n")
+
+
+def test_the_smoke_target_is_the_platform_probe_not_a_config(repo: Path, capsys: Cap) -> None:
+    write(repo / "tau" / "smoke.yaml")
+    assert run(capsys, "run", "validate", "smoke") == (
+        2, "", "error: tau run smoke (the built-in platform probe): not implemented yet\n")
+
+
 def test_a_target_with_both_extensions_is_ambiguous(repo: Path, capsys: Cap) -> None:
     write(repo / "tau" / "train.yaml")
     write(repo / "tau" / "train.yml")
@@ -296,11 +309,21 @@ def test_the_offline_run_subcommands_are_built() -> None:
     assert not {"validate", "schema", "explain-config"} & set(unbuilt_run_subcommands())
 
 
-@pytest.mark.parametrize("sub", unbuilt_run_subcommands())
-def test_an_unbuilt_run_subcommand_says_not_implemented_yet_and_exits_2(
-        capsys: Cap, sub: str) -> None:
-    assert run(capsys, "run", sub, "some-run") == (
-        2, "", f"error: tau run {sub}: not implemented yet\n")
+def test_an_unbuilt_subcommand_says_not_implemented_yet_and_exits_2(capsys: Cap) -> None:
+    from cyclopts import App
+
+    from tau.cli._common import not_built
+    from tau.errors import ExitCode, NotImplementedYet
+
+    for sub in unbuilt_run_subcommands():  # whichever run verbs are still stubs
+        assert run(capsys, "run", sub, "some-run") == (
+            2, "", f"error: tau run {sub}: not implemented yet\n")
+    app = App(name="thing", result_action="return_value")
+    not_built(app, "frob", "Frobnicate a run", "tau thing frob")
+    with pytest.raises(NotImplementedYet) as caught:
+        app(["frob", "a-run"])
+    assert caught.value.format() == "error: tau thing frob: not implemented yet"
+    assert caught.value.exit_code == ExitCode.NOT_IMPLEMENTED == 2
 
 
 @pytest.mark.parametrize("root", ["submit", "finetune", "experiment", "portal", "exp", "queue"])

@@ -1129,3 +1129,44 @@ def test_duplicate_keys_and_unreadable_values_are_reported_with_every_other_prob
         "tau.yaml:7:3: error: compute.gpu_count: field gpu_count not found in type runconfig.Compute",
         "tau.yaml:9:10: error: runtime.image: invalid YAML: cannot read 'x' tagged !custom",
     ]
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    pytest.param("? [a, b]\n: 1\nname: demo\nengine: job\nentrypoint: main.py\n",
+                 ["tau.yaml:1:3: error: mapping keys must be plain strings"], id="non-scalar-key"),
+    pytest.param("name: demo\nimage: a\x07b\n",
+                 ["tau.yaml:2:9: error: invalid YAML: unacceptable character #x0007: control characters are not allowed"],
+                 id="control-character"),
+    pytest.param("!custom root\n", ["tau.yaml:1:1: error: invalid YAML: cannot read 'root' tagged !custom"],
+                 id="unreadable-root"),
+    pytest.param("name: demo\n\tengine: job\n",
+                 ["tau.yaml:2:1: error: invalid YAML: found a tab character that violates indentation"],
+                 id="tab-indentation"),
+    pytest.param("name: 'demo\n", ["tau.yaml:2:1: error: invalid YAML: found unexpected end of stream"],
+                 id="unterminated-quote"),
+    pytest.param("compute: *gpus\n", ["tau.yaml:1:10: error: invalid YAML: found undefined alias"],
+                 id="undefined-alias"),
+])
+def test_unreadable_yaml_is_one_located_diagnostic(project: Path, text: str, expected: list[str]) -> None:
+    formatted, valid = check(text)
+    assert valid is None
+    assert heads(formatted) == expected
+
+
+def test_a_null_document_is_an_empty_config(project: Path) -> None:
+    assert heads(check("~\n")[0]) == ["tau.yaml:1:1: error: name: job runs require NAME"]
+
+
+def test_a_file_that_is_not_utf8_is_a_config_error(project: Path) -> None:
+    Path("latin1.yaml").write_bytes(b"name: caf\xe9\n")
+    with pytest.raises(ConfigError) as caught:
+        load(Path("latin1.yaml"))
+    assert caught.value.format().startswith("latin1.yaml: error: cannot read config: 'utf-8' codec")
+
+
+def test_run_source_and_run_working_dir_cannot_be_combined(project: Path) -> None:
+    formatted, _ = check(job(f"run:\n  working_dir: .\n  source:\n    image: '{PIN}'\n    path: /src\n"))
+    assert heads(formatted) == [
+        "tau.yaml:5:16: error: run.working_dir: run.source cannot be combined with run.working_dir; choose one way to ship the project",
+        "tau.yaml:5:16: error: run.working_dir is not supported with engine: job; it ships a project archive to a Ray cluster",
+    ]

@@ -43,7 +43,8 @@ class SourceMap:
 
     def key(self, path: PathKey) -> Location:
         """Location of the key at `path`, falling back to its nearest located ancestor."""
-        return self._nearest(self.keys, path) or self._nearest(self.values, path) or Location(self.file)
+        return (self._nearest(self.keys, path) or self._nearest(self.values, path)
+                or Location(self.file))
 
     def value(self, path: PathKey) -> Location:
         """Location of the value at `path`, falling back to its key, then its ancestors."""
@@ -146,7 +147,8 @@ class _Builder:
             if key in out:
                 first = self.source.keys[child]
                 self.problems.append(
-                    Diagnostic(dotted(child), f"duplicate key {key!r} (first set at line {first.line})",
+                    Diagnostic(dotted(child),
+                               f"duplicate key {key!r} (first set at line {first.line})",
                                hint="keep exactly one entry for each key",
                                location=_loc(self.file, key_node.start_mark))
                 )
@@ -185,8 +187,16 @@ def parse(text: str, path: Path) -> RawDocument:
         loc = _loc(file, mark) if mark else Location(file)
         problem = (exc.problem or str(exc)).strip()
         raise ConfigError([Diagnostic("", f"invalid YAML: {problem}", location=loc)]) from None
+    except yaml.reader.ReaderError as exc:
+        # A character YAML does not allow; its position is an offset into the text.
+        line = text.count("\n", 0, exc.position) + 1
+        col = exc.position - (text.rfind("\n", 0, exc.position) + 1) + 1
+        char = exc.character if isinstance(exc.character, int) else ord(exc.character)
+        message = f"invalid YAML: unacceptable character #x{char:04x}: {exc.reason}"
+        raise ConfigError([Diagnostic("", message, location=Location(file, line, col))]) from None
     except yaml.YAMLError as exc:
-        raise ConfigError([Diagnostic("", f"invalid YAML: {exc}", location=Location(file))]) from None
+        message = f"invalid YAML: {exc}"
+        raise ConfigError([Diagnostic("", message, location=Location(file))]) from None
     # A trailing `---` opens an empty document; only documents with content count.
     while len(nodes) > 1 and _is_empty(nodes[-1]):
         nodes.pop()
