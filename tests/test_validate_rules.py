@@ -777,6 +777,10 @@ WARNINGS = [
 #: tests/test_codegen.py also feeds these to jsonschema and to the generated model.
 VALID = [
     pytest.param(job("compute:\n  gpus: 0\n"), id="minimal-cpu-job"),
+    # The shapes the product contract (tau-skill.md) shows.
+    pytest.param("name: train\nengine: rayjob\nentrypoint: main.py\nruntime:\n  image: <pinned-image>\ncompute:\n  workers: 2\n  gpus_per_worker: 8\nstorage:\n  data_pvc: training-data\n  output: /data/checkpoints/workflows/train\n", id="skill-minimal-shape"),
+    pytest.param("name: run-a\nscript: main.py\ncompute:\n  gpus: 0\nexperiment:\n  project: tau-examples\n  name: lr-sweep\n  group: small\n", id="skill-experiment-metadata"),
+    pytest.param(job("resilience:\n  max_retries: 2\n  retry_on: [\"Preempted\", \"Evicted\"]\n  backoff_initial: 30s\n  backoff_max: 5m\n  checkpoint_path: /data/checkpoints/finetunes/<name>\n"), id="skill-resilience"),
     pytest.param(job("compute:\n  gpus: 8\n  gpu_resource_mode: nvidia\n  workload_kind: job\n  cpu_request: 500m\n  cpu_limit: '2'\n  memory_request: 16Gi\n  memory_limit: 32Gi\n"), id="job-compute"),
     pytest.param(implicit("compute:\n  gpus: 1\n"), id="implicit-job"),
     pytest.param(implicit("compute:\n  workers: 2\n  gpus_per_worker: 8\n"), id="implicit-ray-from-workers"),
