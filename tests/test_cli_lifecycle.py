@@ -21,6 +21,9 @@ def project(tmp_path, monkeypatch, kubeconfig_file):
     """A repository with the examples' tau/ directory, pointed at the emulator."""
     shutil.copytree(ROOT / "examples" / "tau", tmp_path / "tau")
     (tmp_path / "tau" / "workspace.connection.yaml").unlink(missing_ok=True)
+    # Without retries, so a submit returns instead of watching the run to its end.
+    train = tmp_path / "tau" / "train.yaml"
+    train.write_text(train.read_text().split("\nresilience:")[0] + "\n")
     monkeypatch.setenv("TAU_CONFIG_DIR", str(tmp_path / "tau-config"))
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("KUBECONFIG", str(kubeconfig_file))
@@ -246,3 +249,122 @@ def test_status_of_a_missing_run_exits_1(project, kube_api, capsys):
     kube_api.register_kueue_kuberay_tau_kinds()
     assert main(["run", "status", "ghost", "-n", "team", "-o", "json"]) == 1
     assert json.loads(capsys.readouterr().out)["status"]["state"] == "not_found"
+
+
+def _fail_job(kube_api, name: str, *, pod_condition: dict | None = None,
+              container_reason: str | None = None) -> None:
+    """Play the Job controller and kubelet: the Job failed, its pod says why."""
+    job = kube_api.get_object("batch/v1", "Job", name, namespace="team")
+    kube_api.set_status("batch/v1", "Job", name, {
+        "failed": 1, "conditions": [{"type": "Failed", "status": "True",
+                                     "reason": "BackoffLimitExceeded"}]}, namespace="team")
+    status: dict = {"phase": "Failed", "conditions": [pod_condition] if pod_condition else []}
+    if container_reason:
+        status["containerStatuses"] = [{"name": "main", "ready": False, "restartCount": 0,
+                                        "image": "x", "imageID": "", "state": {"terminated": {
+                                            "exitCode": 137, "reason": container_reason}}}]
+    kube_api.put({"apiVersion": "v1", "kind": "Pod",
+                  "metadata": {"name": f"{name}-0", "namespace": "team",
+                               "labels": {"job-name": name},
+                               "ownerReferences": [{"apiVersion": "batch/v1", "kind": "Job",
+                                                    "name": name,
+                                                    "uid": job["metadata"]["uid"]}]},
+                  "spec": {"containers": [{"name": "main", "image": "x"}]},
+                  "status": status})
+
+
+PREEMPTED = {"type": "DisruptionTarget", "status": "True", "reason": "PreemptionByScheduler"}
+
+
+def test_resume_replaces_a_preempted_run_with_one_that_resumes(project, kube_api, capsys):
+    kube_api.register_kueue_kuberay_tau_kinds()
+    assert main(["run", "eval", "-n", "team"]) == 0
+    _fail_job(kube_api, "eval", pod_condition=PREEMPTED)
+    capsys.readouterr()
+    assert main(["run", "resume", "eval", "--config", "tau/eval.yaml", "-n", "team"]) == 0
+    assert capsys.readouterr().out.startswith("resumed eval after Preempted (attempt 1")
+    job = kube_api.get_object("batch/v1", "Job", "eval", namespace="team")
+    env = {e["name"]: e.get("value") for e in
+           job["spec"]["template"]["spec"]["containers"][0]["env"]}
+    assert env["TAU_RETRY_ATTEMPT"] == "1" and env["TAU_RETRY_REASON"] == "Preempted"
+    assert env["TAU_RESUME_FROM"] == "/data/checkpoints/finetunes/eval"
+    assert job["metadata"]["annotations"][meta.ANNOTATION_RETRY_ATTEMPT] == "1"
+    assert "status" not in job or not job["status"].get("failed")
+
+
+def test_resume_refuses_an_oomkilled_run_without_force(project, kube_api, capsys):
+    kube_api.register_kueue_kuberay_tau_kinds()
+    assert main(["run", "eval", "-n", "team"]) == 0
+    _fail_job(kube_api, "eval", container_reason="OOMKilled")
+    assert main(["run", "resume", "eval", "--config", "tau/eval.yaml", "-n", "team"]) == 1
+    assert "was OOMKilled" in capsys.readouterr().err
+    assert kube_api.get_object("batch/v1", "Job", "eval", namespace="team")  # untouched
+
+
+def test_resume_refuses_a_run_that_is_still_active(project, kube_api, capsys):
+    kube_api.register_kueue_kuberay_tau_kinds()
+    assert main(["run", "eval", "-n", "team"]) == 0
+    assert main(["run", "resume", "eval", "--config", "tau/eval.yaml", "-n", "team"]) == 1
+    assert "is still" in capsys.readouterr().err
+
+
+def test_resume_dry_run_prints_the_replacement_and_changes_nothing(project, kube_api, capsys):
+    kube_api.register_kueue_kuberay_tau_kinds()
+    assert main(["run", "eval", "-n", "team"]) == 0
+    _fail_job(kube_api, "eval", pod_condition=PREEMPTED)
+    before = kube_api.get_object("batch/v1", "Job", "eval", namespace="team")
+    capsys.readouterr()
+    assert main(["run", "resume", "eval", "--config", "tau/eval.yaml", "-n", "team",
+                 "--dry-run=client"]) == 0
+    out = capsys.readouterr().out
+    assert "TAU_RETRY_ATTEMPT" in out and "kind: Job" in out
+    after = kube_api.get_object("batch/v1", "Job", "eval", namespace="team")
+    assert after["metadata"]["uid"] == before["metadata"]["uid"]
+
+
+def test_a_preempted_run_is_retried_automatically_until_it_succeeds(project, kube_api, capsys,
+                                                                     monkeypatch):
+    import threading
+    import time
+
+    kube_api.register_kueue_kuberay_tau_kinds()
+    config = (project / "tau" / "eval.yaml").read_text().replace("name: eval", "name: retryme")
+    config += ("resilience:\n  max_retries: 2\n  backoff_initial: 10ms\n"
+               "  backoff_max: 20ms\n")
+    (project / "tau" / "retryme.yaml").write_text(config)
+    real_sleep = time.sleep
+    monkeypatch.setattr(time, "sleep", lambda s: real_sleep(min(s, 0.02)))
+    seen: list[str] = []
+    stop = threading.Event()
+
+    def controller() -> None:
+        while not stop.is_set():
+            jobs = kube_api.list_objects("batch/v1", "Job", namespace="team")
+            for job in jobs:
+                uid = job["metadata"]["uid"]
+                if uid in seen:
+                    continue
+                seen.append(uid)
+                if len(seen) == 1:
+                    _fail_job(kube_api, "retryme", pod_condition=PREEMPTED)
+                else:
+                    kube_api.set_status("batch/v1", "Job", "retryme", {
+                        "succeeded": 1, "conditions": [{"type": "Complete", "status": "True"}]},
+                        namespace="team")
+            stop.wait(0.01)
+
+    thread = threading.Thread(target=controller, daemon=True)
+    thread.start()
+    try:
+        code = main(["run", "retryme", "-n", "team"])
+    finally:
+        stop.set()
+        thread.join(5)
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "resilience: watching team/retryme (max 2 retries, retry on: Preempted, Evicted)" in out
+    assert "attempt 1/2 failed (Preempted) — retrying in 10ms" in out
+    assert "workload team/retryme completed successfully" in out
+    events = {e["reason"] for e in kube_api.list_objects("v1", "Event", namespace="team")}
+    assert {"RayJobAttempt", "RayJobRetrySucceeded"} <= events
+    assert len(seen) == 2

@@ -48,7 +48,9 @@ def parse_duration(text: str) -> float:
 
 
 def format_duration(seconds: float) -> str:
-    """Render seconds compactly in Go style: 30s, 5m0s, 1h2m3s."""
+    """Render seconds compactly in Go style: 10ms, 30s, 5m0s, 1h2m3s."""
+    if 0 < seconds < 1:
+        return f"{round(seconds * 1000)}ms"
     whole = int(round(seconds))
     hours, rest = divmod(whole, 3600)
     minutes, secs = divmod(rest, 60)

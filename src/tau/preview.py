@@ -52,13 +52,15 @@ def read_script(valid: ValidConfig) -> Script | None:
     try:
         content = path.read_bytes()
     except OSError as exc:
-        reason = "file not found" if isinstance(exc, FileNotFoundError) else (exc.strerror or str(exc))
+        missing = isinstance(exc, FileNotFoundError)
+        reason = "file not found" if missing else (exc.strerror or str(exc))
         loc = valid.source.value(tuple(path_key.split(".")))
         raise ConfigError([Diagnostic(path_key, f'run.entrypoint "{entry}": {reason} ({path})',
                                       "the entrypoint resolves relative to the config file's "
                                       "directory", loc)]) from None
     first_line = content.split(b"\n", 1)[0]
-    shebang = first_line[2:].decode(errors="replace").strip() if first_line.startswith(b"#!") else None
+    shebang = (first_line[2:].decode(errors="replace").strip()
+               if first_line.startswith(b"#!") else None)
     return Script(path.name, content, shebang)
 
 
@@ -83,9 +85,10 @@ def client_preview(valid: ValidConfig, env: Mapping[str, str]) -> Preview:
 
 
 def cluster_render(valid: ValidConfig, env: Mapping[str, str], *, namespace: str,
-                   queue: str | None, retry_env: dict[str, str] | None = None) -> Preview:
+                   queue: str | None, retry_env: dict[str, str] | None = None,
+                   redact: bool = False) -> Preview:
     """Render for a real submit: the namespace (and queue, when the workspace gives one) known,
-    Secret references intact. Everything else is the client dry-run's path."""
+    Secret references intact unless `redact`. Everything else is the client dry-run's path."""
     resolved = resolve(valid, catalog_for(valid, env), read_script(valid), namespace=namespace,
                        queue=queue, retry_env=retry_env)
-    return Preview(render.render(resolved.plan, redact=False), resolved)
+    return Preview(render.render(resolved.plan, redact=redact), resolved)

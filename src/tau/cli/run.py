@@ -13,7 +13,7 @@ from typing import Annotated, Any
 
 from cyclopts import App, Parameter
 
-from tau.cli._common import check_output, not_built
+from tau.cli._common import check_output
 
 #: The real subcommands; a test asserts this set.
 SUBCOMMANDS = ("validate", "schema", "explain-config", "list", "status", "logs", "get", "cancel",
@@ -200,7 +200,15 @@ def _submit(valid, where: Where, *, server_dry_run: bool, fmt: str) -> int:
     print(f"{verb} {plan.name} (profile={profile_name(plan)}, ns={ns})")
     print(f"status:  tau run status {plan.name} -n {ns}{ctx}")
     print(f"logs:    tau run logs {plan.name} -n {ns} -f{ctx}")
-    return 0
+    from tau import retry
+
+    policy = retry.policy_of(valid)
+    if policy.max_retries <= 0:
+        return 0
+    from tau.runs.recovery import ClusterRun
+
+    return retry.run(policy, ns, plan.name,
+                     ClusterRun(api, ns, valid, os.environ, queue=target.queue))
 
 
 @app.command(name="list")
@@ -373,4 +381,55 @@ def status(name: str, *, where: Where = Where(), output: OutputFlag = "table",
     return 1 if run_status.state in (State.FAILED, State.NOT_FOUND) else 0
 
 
-not_built(app, "resume", "Resubmit a failed run from its checkpoint", "tau run resume")
+@app.command
+def resume(name: str, *, config: Annotated[Path, Parameter(name=["--config", "-c"])],
+           where: Where = Where(), from_: Annotated[str | None, Parameter(name="--from")] = None,
+           force: bool = False, dry_run: str | None = None, output: OutputFlag = "yaml") -> int:
+    """Replace a failed run with one that resumes from its durable checkpoint.
+
+    Parameters
+    ----------
+    name
+        Run name.
+    config
+        The run's config file (required: resume re-renders it).
+    from_
+        Checkpoint directory to resume from (default resilience.checkpoint_path).
+    force
+        Resume an OOMKilled run (raise its memory first).
+    dry_run
+        client: print the replacement and change nothing.
+    output
+        Format of --dry-run=client: yaml or json.
+    """
+    import os
+
+    from tau import manifests, retry
+    from tau.errors import UsageError
+    from tau.runs.recovery import ClusterRun, plan_resume
+    from tau.submit import submit
+
+    fmt = check_output(output, ("yaml", "json"))
+    if dry_run not in (None, "client"):
+        raise UsageError("--dry-run for resume must be client")
+    valid = _load_valid(name, config)
+    api, target = where.target(namespace=valid.get("policy.namespace"),
+                               workspace=valid.get("policy.workspace"),
+                               queue=valid.get("policy.queue"))
+    run = ClusterRun(api, target.namespace, valid, os.environ, queue=target.queue)
+    plan = plan_resume(run, retry.policy_of(valid), force=force, resume_from=from_)
+    for line in plan.warnings:
+        print(line, file=sys.stderr)
+    if dry_run == "client":
+        docs = run.render(plan.env, redact=True)
+        sys.stdout.write(manifests.dump_yaml(docs) if fmt == "yaml" else manifests.dump_json(docs))
+        return 0
+    print(f"replacement for {target.namespace}/{name} renders cleanly (attempt {plan.attempt}); "
+          "deleting the failed run", file=sys.stderr)
+    run.delete_and_wait()
+    import secrets
+
+    submit(api, plan.documents, submission_id=secrets.token_hex(12))
+    print(f"resumed {name} after {plan.reason} (attempt {plan.attempt}, "
+          f"TAU_RESUME_FROM={plan.env['TAU_RESUME_FROM']}, ns={target.namespace})")
+    return 0

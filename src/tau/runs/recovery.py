@@ -1,0 +1,159 @@
+"""Retry and resume against the cluster: observe the run, delete it, submit its replacement.
+
+Performs I/O. The decisions (what is retryable, the backoff, the env of an attempt) live in
+tau.retry and tau.status.classify; this module only supplies the cluster side of them.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from tau.errors import TauError
+from tau.render import meta
+from tau.retry import Outcome, Policy, retry_env
+from tau.validate import ValidConfig
+
+POLL_SECONDS = 5.0
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+@dataclass
+class ClusterRun:
+    """One run on a cluster, and how to observe, delete and resubmit it."""
+
+    api: Any
+    namespace: str
+    valid: ValidConfig
+    env: Mapping[str, str]
+    queue: str | None = None
+    sleep: Callable[[float], None] = time.sleep
+    clock: Callable[[], datetime] = _now
+    echo: Callable[[str], None] = print
+    _last: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        return self.valid.name
+
+    def observe(self) -> tuple[Any, Any]:
+        """(RunStatus, FailureReason) of the run now."""
+        from tau.status import classify, fetch, interpret
+
+        snapshot = fetch.fetch(self.api, self.namespace, self.name)
+        status = interpret.interpret(snapshot, self.clock())
+        self._last = dict(snapshot.rayjob or snapshot.job or {})
+        return status, classify.classify(snapshot, status.state)
+
+    def wait_terminal(self) -> Outcome:
+        from tau.status.model import State
+
+        while True:
+            status, reason = self.observe()
+            if status.state is State.SUCCEEDED:
+                return Outcome(True)
+            if status.state is State.FAILED:
+                first = status.diagnostics[0].message if status.diagnostics else ""
+                return Outcome(False, str(reason), first)
+            if status.state is State.NOT_FOUND:
+                raise TauError(f"run {self.namespace}/{self.name} disappeared while tau was "
+                               "watching it", hint="someone cancelled it; nothing to retry")
+            self.sleep(POLL_SECONDS)
+
+    def delete_and_wait(self) -> None:
+        from tau.runs.cancel import cancel
+
+        cancel(self.api, self.namespace, self.name, wait=True, sleep=self.sleep)
+
+    def render(self, env: dict[str, str] | None, *, redact: bool = False
+               ) -> list[dict[str, Any]]:
+        from tau import preview
+
+        return preview.cluster_render(self.valid, self.env, namespace=self.namespace,
+                                      queue=self.queue, retry_env=env, redact=redact).documents
+
+    def resubmit(self, env: dict[str, str]) -> None:
+        from tau.submit import submit
+
+        submit(self.api, self.render(env), submission_id=secrets.token_hex(12))
+
+    def event(self, name: str, reason: str, message: str) -> None:
+        from tau.runs.events import emit, event_body
+
+        if self._last:
+            emit(self.api, event_body(self.namespace, name, reason, message, self._last,
+                                      self.clock()))
+
+
+def previous_attempt(workload: Mapping[str, Any]) -> int:
+    """The retry attempt a workload was submitted as (0 for a first submit)."""
+    notes = (workload.get("metadata") or {}).get("annotations") or {}
+    try:
+        return int(notes.get(meta.ANNOTATION_RETRY_ATTEMPT, "0"))
+    except ValueError:
+        return 0
+
+
+@dataclass(frozen=True)
+class ResumePlan:
+    """What a resume will do, decided before anything is deleted."""
+
+    reason: str
+    attempt: int
+    env: dict[str, str]
+    documents: list[dict[str, Any]]
+    warnings: tuple[str, ...]
+
+
+def plan_resume(run: ClusterRun, policy: Policy, *, force: bool,
+                resume_from: str | None) -> ResumePlan:
+    """Check that the run may be resumed and render its replacement.
+
+    Raises:
+        TauError: the run is active, succeeded, unclassified, OOMKilled without --force, or
+            the checkpoint is not durable.
+    """
+    from tau.resolve import config_hash
+    from tau.status.classify import FailureReason
+    from tau.status.model import State
+
+    where = f"{run.namespace}/{run.name}"
+    status, reason = run.observe()
+    if status.state is State.NOT_FOUND:
+        raise TauError(f"run {where} not found: nothing to resume",
+                       hint=f"submit it with `tau run {run.name}`")
+    if status.state is State.SUCCEEDED:
+        raise TauError(f"run {where} succeeded: nothing to resume")
+    if status.state is not State.FAILED:
+        raise TauError(f"run {where} is still {status.state.value}; resume replaces a failed run",
+                       hint=f"wait for it, or `tau run cancel {run.name} -n {run.namespace}`")
+    if reason is FailureReason.UNKNOWN:
+        raise TauError(f"run {where} failed for a reason tau cannot classify (Unknown); "
+                       "it cannot be resumed blindly",
+                       hint=f"find the failed layer with `tau run status {run.name} -n "
+                            f"{run.namespace}`, fix it, then submit again")
+    if reason is FailureReason.OOM_KILLED and not force:
+        raise TauError(f"run {where} was OOMKilled; the same config usually runs out of memory "
+                       "again", hint="raise compute memory first, then resume with --force")
+    checkpoint = resume_from or policy.checkpoint_path
+    if not (checkpoint == "/data" or checkpoint.startswith("/data/")):
+        raise TauError(f'resume needs a durable checkpoint under /data (got "{checkpoint}")',
+                       hint="node-local scratch does not survive the workload's deletion")
+    warnings = []
+    recorded = ((run._last.get("metadata") or {}).get("annotations") or {}).get(
+        meta.ANNOTATION_CONFIG_HASH)
+    if recorded and recorded != config_hash(run.valid):
+        warnings.append(f"warning: the config changed since {where} was submitted "
+                        "(config-hash differs); the replacement uses the config as it is now")
+    attempt = previous_attempt(run._last) + 1
+    env = retry_env(Policy(policy.max_retries, policy.retry_on, policy.backoff_initial,
+                           policy.backoff_max, checkpoint), attempt, str(reason))
+    # Rendering first: a config that no longer renders must not cost the user their run.
+    return ResumePlan(str(reason), attempt, env, run.render(env), tuple(warnings))
