@@ -14,10 +14,11 @@ from typing import Protocol
 
 from tau.duration import format_duration, parse_duration
 from tau.errors import TauError
+from tau.status import classify
 from tau.validate import ValidConfig
 
-DEFAULT_RETRY_ON = ("Preempted", "Evicted")
-CANONICAL_REASONS = {"preempted": "Preempted", "evicted": "Evicted", "oomkilled": "OOMKilled"}
+DEFAULT_RETRY_ON = tuple(str(r) for r in classify.DEFAULT_RETRY_ON)
+CANONICAL_REASONS = {str(r).lower(): str(r) for r in classify.RETRYABLE}
 EVENT_REPORTER = "tau-cli"
 
 
@@ -102,7 +103,7 @@ def run(policy: Policy, namespace: str, name: str, hooks: Hooks) -> int:
                             f"last_failure={last_reason} signature={signature(outcome.signature)}")
             return 0
         reason = outcome.reason
-        if reason.lower() not in {r.lower() for r in policy.retry_on}:
+        if not classify.should_retry(reason, policy.retry_on):
             raise TauError(f"workload {where} failed ({reason}) — not in retry_on list "
                            f"[{', '.join(policy.retry_on)}]", hint=_hint(reason, name, namespace))
         attempt += 1

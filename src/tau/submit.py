@@ -13,6 +13,7 @@ from typing import Any
 
 from tau.errors import ClusterError
 from tau.kube.errors import api_call
+from tau.kube.raw import decode
 from tau.kube.resources import BY_KIND
 from tau.render import meta
 
@@ -62,12 +63,7 @@ def read(api_client: Any, kind: str, namespace: str, name: str) -> dict[str, Any
     return decode(obj)
 
 
-def decode(response: Any) -> dict[str, Any]:
-    """The JSON body of a raw (`_preload_content=False`) response as plain data."""
-    import json
 
-    data = json.loads(response.data or b"{}")
-    return data if isinstance(data, dict) else {}
 
 
 def _stamp(doc: dict[str, Any], submission_id: str) -> dict[str, Any]:

@@ -53,7 +53,7 @@ def _remaining(api_client: Any, namespace: str, kind: str, name: str, cluster: s
     selector = f"{RAY_CLUSTER_LABEL}={cluster}" if kind == "RayJob" else f"{JOB_NAME_LABEL}={name}"
     count = 0
     if kind == "Job" or cluster:
-        from tau.submit import decode
+        from tau.kube.raw import decode
 
         with api_call("list", POD, namespace=namespace):
             pods = core.list_namespaced_pod(namespace, label_selector=selector,

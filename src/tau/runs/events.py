@@ -113,7 +113,7 @@ def fetch(api_client: Any, namespace: str, name: str) -> list[Attempt]:
     """One list call: the Events whose involved object is the run."""
     from kubernetes import client
 
-    from tau.submit import decode
+    from tau.kube.raw import decode
 
     with api_call("list", EVENT, namespace=namespace):
         raw = client.CoreV1Api(api_client).list_namespaced_event(

@@ -107,8 +107,8 @@ def fetch_runs(api_client: Any, namespace: str, now: datetime) -> list[RunRow]:
 
     from tau.errors import ClusterError
     from tau.kube.errors import api_call
+    from tau.kube.raw import decode
     from tau.kube.resources import JOB, RAYJOB
-    from tau.submit import decode
 
     with api_call("list", JOB, namespace=namespace):
         jobs = client.BatchV1Api(api_client).list_namespaced_job(namespace,

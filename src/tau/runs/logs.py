@@ -20,7 +20,7 @@ DRIVER_LOG_CONTAINER = "ray-driver-log-offload"
 def _pods(api_client: Any, namespace: str, selector: str) -> list[str]:
     from kubernetes import client
 
-    from tau.submit import decode
+    from tau.kube.raw import decode
 
     with api_call("list", POD, namespace=namespace):
         pods = client.CoreV1Api(api_client).list_namespaced_pod(

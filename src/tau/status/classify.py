@@ -94,10 +94,8 @@ def classify(snapshot: Snapshot, state: State | None = None) -> FailureReason:
 
 def is_retryable(reason: FailureReason | str) -> bool:
     """Whether a retry can help at all (Unknown, Completed and Running never are)."""
-    try:
-        return FailureReason(reason) in RETRYABLE
-    except ValueError:
-        return False
+    # retry_on matching is case-insensitive, so the reason is too.
+    return str(reason).lower() in {str(r).lower() for r in RETRYABLE}
 
 
 def should_retry(reason: FailureReason | str, retry_on: tuple[str, ...] | list[str]) -> bool:

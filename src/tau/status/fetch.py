@@ -15,6 +15,9 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from tau.errors import ClusterError
+from tau.kube.raw import RAW as _RAW
+from tau.kube.raw import decode
 from tau.status.facts import (
     JOB_NAME_LABEL,
     KUEUE_JOB_UID_LABEL,
@@ -26,17 +29,11 @@ from tau.status.facts import (
 from tau.status.snapshot import Snapshot
 
 Obj = dict[str, Any]
-_RAW = {"_preload_content": False}
 _KUEUE = ("kueue.x-k8s.io", "v1beta2", "workloads")
 _RAYJOB = ("ray.io", "v1", "rayjobs")
 _RAYCLUSTER = ("ray.io", "v1", "rayclusters")
 #: DRA went GA in Kubernetes 1.34 as resource.k8s.io/v1.
 _CLAIMS = ("resource.k8s.io", "v1", "resourceclaims")
-
-
-def _decode(response: Any) -> Obj:
-    data = json.loads(response.data or b"{}")
-    return data if isinstance(data, dict) else {}
 
 
 def _reason(exc: Exception) -> str:
@@ -62,23 +59,23 @@ class _Reader:
 
     def required(self, kind: str, name: str, call: Callable[[], Any]) -> Obj | None:
         """A get that may 404 (absent, or its type not served) but must not fail otherwise."""
-        from kubernetes.client.exceptions import ApiException
-
-        from tau.kube_errors import translate
+        from tau.kube.errors import api_call
+        from tau.kube.resources import BY_KIND
 
         try:
-            return _decode(call())
-        except ApiException as exc:
+            with api_call("get", BY_KIND[kind], namespace=self.namespace, name=name):
+                return decode(call())
+        except ClusterError as exc:
             if exc.status == 404:
                 return None
-            raise translate(exc, kind=kind, name=name, namespace=self.namespace) from None
+            raise
 
     def soft(self, what: str, call: Callable[[], Any], *, missing_ok: bool = False) -> Obj | None:
         """A get or list whose failure leaves its part empty; a 404 is just "none"."""
         from kubernetes.client.exceptions import ApiException
 
         try:
-            return _decode(call())
+            return decode(call())
         except ApiException as exc:
             if exc.status == 404 and missing_ok:
                 return None
