@@ -11,6 +11,7 @@ from datetime import datetime
 from typing import Any
 
 from tau.render import meta
+from tau.timefmt import age
 
 _PREFIX = meta.GROUP + "/"
 
@@ -47,21 +48,6 @@ def job_status(job: dict[str, Any]) -> str:
 def rayjob_status(rayjob: dict[str, Any]) -> str:
     status = rayjob.get("status") or {}
     return status.get("jobDeploymentStatus") or status.get("jobStatus") or "Pending"
-
-
-def age(created: str | None, now: datetime) -> str:
-    """One truncated unit: 30s, 45m, 2h, 3d; `<unknown>` without a timestamp."""
-    if not created:
-        return "<unknown>"
-    try:
-        then = datetime.fromisoformat(created.replace("Z", "+00:00"))
-    except ValueError:
-        return "<unknown>"
-    seconds = max(0, int((now - then).total_seconds()))
-    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
-        if seconds >= size:
-            return f"{seconds // size}{unit}"
-    return f"{seconds}s"
 
 
 def rows(jobs: list[dict[str, Any]], rayjobs: list[dict[str, Any]], now: datetime

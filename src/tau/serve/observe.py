@@ -10,6 +10,7 @@ import datetime as dt
 import json
 from typing import Any
 
+from tau import timefmt
 from tau.serve.apply import SERVE_KINDS, guarded
 
 #: Columns per --kind, as the reference's kubectl custom-columns.
@@ -32,17 +33,7 @@ def fetch(api_client: Any, kind: str, namespace: str, name: str, *,
 
 def age(created: str | None, now: dt.datetime) -> str:
     """kubectl-style age: 45s, 7m, 5h, 3d."""
-    if not created:
-        return NONE
-    try:
-        start = dt.datetime.fromisoformat(created.replace("Z", "+00:00"))
-    except ValueError:
-        return NONE
-    seconds = max(0, int((now - start).total_seconds()))
-    for limit, unit, size in ((120, "s", 1), (120 * 60, "m", 60), (48 * 3600, "h", 3600)):
-        if seconds < limit:
-            return f"{seconds // size}{unit}"
-    return f"{seconds // 86400}d"
+    return timefmt.age(created, now, missing=NONE)
 
 
 def _rayservice_status(status: dict[str, Any]) -> str:

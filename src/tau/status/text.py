@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import io
 from collections.abc import Mapping
-from datetime import datetime
 from types import MappingProxyType
 
 from rich.console import Console, Group, RenderableType
@@ -18,6 +17,7 @@ from rich.table import Table
 from rich.text import Text
 from rich.tree import Tree
 
+from tau import timefmt
 from tau.status.model import PhaseStatus, PodRow, RunStatus, Severity
 
 #: Text marker and style per phase status (cli-contract 2.2).
@@ -35,23 +35,9 @@ MAX_ROWS = 20
 _NAME_WIDTH = 21
 
 
-def _parse(ts: str) -> datetime | None:
-    try:
-        return datetime.fromisoformat(ts.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-
-
 def age(since: str | None, now: str) -> str:
     """Elapsed time in one truncated unit (``30s``, ``45m``, ``2h``, ``3d``), or ""."""
-    start, end = _parse(since or ""), _parse(now)
-    if start is None or end is None:
-        return ""
-    seconds = max(0, int((end - start).total_seconds()))
-    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
-        if seconds >= size:
-            return f"{seconds // size}{unit}"
-    return f"{seconds}s"
+    return timefmt.age(since, now, missing="")
 
 
 def _header(status: RunStatus) -> Text:
