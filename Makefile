@@ -30,7 +30,7 @@ golden: ## Rewrite golden/ from the current renderer; review the diff
 lint: ## ruff over the hand-written code
 	$(PYTHON) -m ruff check src tests codegen.py bench
 
-test: ## Run the test suite (fails on stale generated code or golden drift)
+test: lint ## Lint, then the test suite (fails on stale generated code or golden drift)
 	$(PYTHON) codegen.py --check
 	$(PYTHON) -m pytest -q
 

@@ -113,5 +113,6 @@ def test_a_resubmitted_job_carries_the_retry_env_over_user_values():
     valid = validate.validate(load.load(root / "tau.yaml"))
     env = retry_env(POLICY, 2, "Evicted")
     doc = preview.cluster_render(valid, {}, namespace="n", queue=None, retry_env=env).documents[0]
-    got = {e["name"]: e.get("value") for e in doc["spec"]["template"]["spec"]["containers"][0]["env"]}
+    container = doc["spec"]["template"]["spec"]["containers"][0]
+    got = {e["name"]: e.get("value") for e in container["env"]}
     assert {k: got[k] for k in env} == env

@@ -51,7 +51,7 @@ def format_duration(seconds: float) -> str:
     """Render seconds compactly in Go style: 10ms, 30s, 5m0s, 1h2m3s."""
     if 0 < seconds < 1:
         return f"{round(seconds * 1000)}ms"
-    whole = int(round(seconds))
+    whole = round(seconds)
     hours, rest = divmod(whole, 3600)
     minutes, secs = divmod(rest, 60)
     if hours:

@@ -29,7 +29,9 @@ def resolve(target: str | None, config: Path | None, cwd: Path) -> Target:
     Raises:
         UsageError: the target is a path, is missing, or is ambiguous.
     """
-    if target is not None and ("/" in target or "\\" in target or target.endswith((".yaml", ".yml"))):
+    looks_like_path = target is not None and (
+        "/" in target or "\\" in target or target.endswith((".yaml", ".yml")))
+    if looks_like_path:
         raise UsageError(f'run target "{target}" must be a name, not a path; use --config for '
                          "explicit paths")
     if target is not None and not _NAME.match(target):

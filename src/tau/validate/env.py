@@ -49,7 +49,8 @@ def check(ctx: Context) -> None:
         for name in table:
             if not _C_IDENTIFIER.match(name):
                 ctx.error((*group.split("."), name), f'env var name "{name}" is invalid (use '
-                          "C_IDENTIFIER format)", "letters, digits and '_', not starting with a digit")
+                          "C_IDENTIFIER format)",
+                          "letters, digits and '_', not starting with a digit")
     _sizes(ctx, env)
     _secret_refs(ctx, env, secrets)
     for name in kv:

@@ -119,7 +119,8 @@ def _assets(ctx: Context) -> None:
                       if _under(mount, m) or _under(m, mount)), None)
         if clash:
             ctx.error(f"{base}.mount_path", f'{base}.mount_path "{mount}" overlaps "{clash}"',
-                      f"reserved paths: {', '.join(RESERVED_MOUNTS)}; asset mounts must not overlap")
+                      f"reserved paths: {', '.join(RESERVED_MOUNTS)}; "
+                      "asset mounts must not overlap")
         mounts.append(mount)
 
 
