@@ -42,7 +42,8 @@ def render_rates(seconds: float = 2.0) -> tuple[float, float, float]:
     sys.path[:0] = [str(ROOT / "src")]
     from tau import load, manifests, preview, render, resolve, validate
 
-    paths = [*sorted(EXAMPLES.glob("tau/*.yaml")), *sorted((ROOT / "golden").glob("*/tau.yaml"))]
+    examples = [p for p in sorted(EXAMPLES.glob("tau/*.yaml")) if "connection" not in p.name]
+    paths = [*examples, *sorted((ROOT / "golden").glob("*/tau.yaml"))]
     inputs = []
     for path in paths:
         if (path.parent / "args").exists():
