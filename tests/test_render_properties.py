@@ -134,3 +134,23 @@ def test_offline_commands_never_import_the_kubernetes_client():
     proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT / "examples",
                           capture_output=True, text=True, check=False)
     assert proc.returncode == 0, proc.stderr
+
+
+@pytest.mark.parametrize(("case", "doc"), GOLDEN_DOCS, ids=[c for c, _ in GOLDEN_DOCS])
+def test_every_rendered_shell_script_parses(case, doc):
+    import shutil
+    import subprocess
+
+    if shutil.which("bash") is None:
+        pytest.skip("bash is not installed")
+    scripts = []
+    if doc["kind"] == "Job":
+        for container in doc["spec"]["template"]["spec"]["containers"]:
+            argv = container.get("command") or []
+            scripts += [argv[i + 1] for i, a in enumerate(argv[:-1]) if a in ("-c", "-lc")]
+    elif doc["kind"] == "RayJob":
+        scripts.append(doc["spec"]["entrypoint"])
+    for script in scripts:
+        proc = subprocess.run(["bash", "-n", "-c", script], capture_output=True, text=True,
+                              check=False)
+        assert proc.returncode == 0, f"{case}: {proc.stderr}"

@@ -108,6 +108,9 @@ class Plan:
     gpus_per_worker: int = 1
     mig_profile: str | None = None
     pip: tuple[str, ...] = ()
+    #: run.working_dir: the zipped project and the entrypoint's module inside it.
+    project_zip: bytes | None = None
+    project_module: str | None = None
     # Resources: Job main container / every Ray pod, then Ray head and workers.
     resources: Resources = field(default_factory=Resources)
     head_resources: Resources = field(default_factory=Resources)

@@ -64,6 +64,34 @@ def read_script(valid: ValidConfig) -> Script | None:
     return Script(path.name, content, shebang)
 
 
+def read_project(valid: ValidConfig) -> tuple[bytes, str] | None:
+    """(zip, module) of `run.working_dir`, or None when it is not set.
+
+    Raises:
+        ConfigError: the project cannot be archived or the entrypoint is not inside it.
+    """
+    from tau import project
+
+    working_dir = valid.get("run.working_dir")
+    if not working_dir:
+        return None
+    root = Path(working_dir) if working_dir.startswith("/") else valid.config_dir / working_dir
+    loc = valid.source.value(("run", "working_dir"))
+    try:
+        data = project.archive(root, tuple(valid.get("run.working_dir_excludes") or ()))
+    except project.ProjectError as exc:
+        raise ConfigError([Diagnostic("run.working_dir", f'run.working_dir "{working_dir}": '
+                                      f"{exc}", location=loc)]) from None
+    path_key, entry = first(valid.data, "run.entrypoint", "run.script", "entrypoint", "script")
+    script = Path(entry) if entry.startswith("/") else valid.config_dir / entry
+    module = project.module_of(script, root)
+    if module is None:
+        raise ConfigError([Diagnostic(path_key, f'entrypoint "{entry}" must be a .py file inside '
+                                      f'run.working_dir "{working_dir}" (it runs as python3 -m)',
+                                      location=valid.source.value(tuple(path_key.split("."))))])
+    return data, module
+
+
 def catalog_for(valid: ValidConfig, env: Mapping[str, str]) -> presets.Catalog:
     explicit = valid.get("policy.topology_policy")
     path = None
@@ -80,7 +108,8 @@ def catalog_for(valid: ValidConfig, env: Mapping[str, str]) -> presets.Catalog:
 
 def client_preview(valid: ValidConfig, env: Mapping[str, str]) -> Preview:
     """Render offline with placeholders and redacted Secret references."""
-    resolved = resolve(valid, catalog_for(valid, env), read_script(valid))
+    resolved = resolve(valid, catalog_for(valid, env), read_script(valid),
+                       project=read_project(valid))
     return Preview(render.render(resolved.plan, redact=True), resolved)
 
 
@@ -90,5 +119,5 @@ def cluster_render(valid: ValidConfig, env: Mapping[str, str], *, namespace: str
     """Render for a real submit: the namespace (and queue, when the workspace gives one) known,
     Secret references intact unless `redact`. Everything else is the client dry-run's path."""
     resolved = resolve(valid, catalog_for(valid, env), read_script(valid), namespace=namespace,
-                       queue=queue, retry_env=retry_env)
+                       queue=queue, retry_env=retry_env, project=read_project(valid))
     return Preview(render.render(resolved.plan, redact=redact), resolved)

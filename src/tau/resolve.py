@@ -306,7 +306,8 @@ def _script(f: _Findings, script: Script | None, entry: str | None) -> None:
 
 def resolve(valid: ValidConfig, catalog: Catalog, script: Script | None, *,
             namespace: str | None = None, queue: str | None = None,
-            retry_env: dict[str, str] | None = None) -> Resolved:
+            retry_env: dict[str, str] | None = None,
+            project: tuple[bytes, str] | None = None) -> Resolved:
     """Turn a validated config into a Plan.
 
     Args:
@@ -316,13 +317,18 @@ def resolve(valid: ValidConfig, catalog: Catalog, script: Script | None, *,
         namespace, queue: cluster facts when known (submit); None gives placeholders.
         retry_env: the TAU_RETRY_* / TAU_RESUME_FROM values of a retry or resume attempt;
             they replace any user values of the same keys.
+        project: (zip, module) of run.working_dir, read by preview.read_project.
 
     Raises:
         ConfigError: every render-time problem, with the warnings found on the way.
     """
+    _not_built(valid)
     f = _Findings(valid)
     name = valid.name
     engine = valid.engine
+    if engine == "rayjob" and valid.get("profiler.mode"):
+        f.error("profiler.mode", "profiler.mode is for engine: job; RayJobs are not profiled by "
+                "tau", "profile the Ray workers from the training code (e.g. torch.profiler)")
     placement = _placement(f, catalog)
     preset = catalog.find(valid.get("policy.preset") or "") if placement.preset else None
     launcher = valid.get("execution.launcher") or ("python" if engine == "job" else "ray-train")
@@ -382,7 +388,9 @@ def resolve(valid: ValidConfig, catalog: Catalog, script: Script | None, *,
         working_dir=valid.get("runtime.working_dir"),
         security_restricted=valid.get("runtime.security.mode") == "restricted",
         workers=workers, gpus_per_worker=gpw, mig_profile=valid.get("compute.mig_profile"),
-        pip=tuple(valid.get("runtime.pip") or ()), resources=_resources(valid, ""),
+        pip=tuple(valid.get("runtime.pip") or ()),
+        project_zip=project[0] if project else None,
+        project_module=project[1] if project else None, resources=_resources(valid, ""),
         head_resources=_resources(valid, "head_"), worker_resources=_resources(valid, "worker_"),
         env=tuple(sorted((valid.get("runtime.env") or {}).items())), secrets=tuple(secrets),
         launcher_configs=tuple(sorted((valid.get("execution.configs") or {}).items())),
@@ -405,6 +413,21 @@ def resolve(valid: ValidConfig, catalog: Catalog, script: Script | None, *,
     )
     del entry_path
     return Resolved(plan, tuple(sorted(f.warnings, key=Diagnostic.sort_key)), tuple(placeholders))
+
+
+#: Config features the reference renders that this tau does not yet; refused, never ignored.
+_NOT_BUILT = (
+    ("metrics.offload.enabled", "the metrics offload sidecar"),
+    ("storage.publish", "staged artifact publishing"),
+)
+
+
+def _not_built(valid: ValidConfig) -> None:
+    from tau.errors import NotImplementedYet
+
+    for path, what in _NOT_BUILT:
+        if valid.get(path):
+            raise NotImplementedYet(f"{path} ({what})")
 
 
 def _replace(placement: Placement, **changes: Any) -> Placement:

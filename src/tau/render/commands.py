@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import shlex
 
+from tau.duration import parse_duration
 from tau.plan import Plan
 
 MASTER_PORT = 29500
@@ -59,30 +60,57 @@ def torchrun_args(plan: Plan) -> str:
     return f"--standalone --nproc_per_node={plan.processes_per_node}"
 
 
+def _exec(plan: Plan, argv: str) -> str:
+    """`exec argv`, under Nsight on the profiled pod when profiler.mode is set.
+
+    profiler.rank picks the pod by its node rank (JOB_COMPLETION_INDEX; 0 for one pod), or
+    `all`; nsys and ncu follow torchrun's child processes, so every local rank is captured.
+    """
+    if not plan.profiler_mode:
+        return f"exec {argv}"
+    out = f"$TAU_PROFILE_OUT_DIR/{plan.name}-node${{JOB_COMPLETION_INDEX:-0}}"
+    if plan.profiler_mode == "nsys":
+        tool = f"nsys profile --force-overwrite=true -o {out}"
+        if plan.profiler_warmup:
+            tool += f" --delay={int(parse_duration(plan.profiler_warmup))}"
+        if plan.profiler_duration:
+            tool += f" --duration={int(parse_duration(plan.profiler_duration))}"
+    else:
+        tool = f"ncu --target-processes all --force-overwrite -o {out}"
+    profiled = f'mkdir -p "$TAU_PROFILE_OUT_DIR" && exec {tool} {argv}'
+    if plan.profiler_rank == "all":
+        return profiled
+    # Braced so a failed decode before `&&` skips the whole group, as with a plain exec.
+    return (f'{{ if [ "${{JOB_COMPLETION_INDEX:-0}}" = "{plan.profiler_rank}" ]; then '
+            f"{profiled}; fi; exec {argv}; }}")
+
+
 def main_command(plan: Plan) -> list[str] | None:
     """argv of the main container, or None to run the image's own ENTRYPOINT."""
     flags = _flags(plan)
     if plan.source_image:
         path = shlex.quote(f"/tau/source/{plan.source_entrypoint}")
         if plan.launcher == "torchrun":
-            line = f"exec python3 -m torch.distributed.run {torchrun_args(plan)}{flags} {path}"
+            argv = f"python3 -m torch.distributed.run {torchrun_args(plan)}{flags} {path}"
         elif (plan.source_entrypoint or "").endswith(".py"):
-            line = f"exec python3 {path}{flags}"
+            argv = f"python3 {path}{flags}"
         else:
-            line = f"exec {path}{flags}"
-        return _wrap(plan, line)
+            argv = f"{path}{flags}"
+        return _wrap(plan, _exec(plan, argv))
     if plan.script is None:
         return None
     decode = 'printf %s "$TAU_SCRIPT_B64" | base64 -d > '
     if plan.launcher == "torchrun":
-        line = (f"{decode}{PY_TARGET} && exec python3 -m torch.distributed.run "
-                f"{torchrun_args(plan)}{flags} {PY_TARGET}")
+        line = (f"{decode}{PY_TARGET} && "
+                + _exec(plan, f"python3 -m torch.distributed.run {torchrun_args(plan)}{flags} "
+                              f"{PY_TARGET}"))
     elif plan.launcher == "python" and (plan.script.filename.endswith(".py")
                                         or plan.script.shebang is None
                                         or "python" in plan.script.shebang):
-        line = f"{decode}{PY_TARGET} && exec python3 {PY_TARGET}{flags}"
+        line = f"{decode}{PY_TARGET} && " + _exec(plan, f"python3 {PY_TARGET}{flags}")
     else:
-        line = f"{decode}{SH_TARGET} && chmod +x {SH_TARGET} && exec {SH_TARGET}{flags}"
+        line = (f"{decode}{SH_TARGET} && chmod +x {SH_TARGET} && "
+                + _exec(plan, f"{SH_TARGET}{flags}"))
     return _wrap(plan, line)
 
 

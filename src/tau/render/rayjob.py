@@ -62,8 +62,13 @@ def entrypoint(plan: Plan) -> str:
         lines.append(f"python3 -m pip install --quiet --no-cache-dir {pkgs} || "
                      f"python3 -m pip install --quiet --no-cache-dir --user {pkgs}")
     lines.append("cd /data")
-    target = tune_driver.FILENAME if plan.launcher == "ray-tune" else _script_name(plan)
-    lines.append(f"python3 /script/{target}")
+    if plan.launcher == "ray-tune":
+        lines.append(f"python3 /script/{tune_driver.FILENAME}")
+    elif plan.project_module:
+        # Ray unpacks the project as the job's working_dir; the module runs from inside it.
+        lines.append(f"python3 -m {plan.project_module}")
+    else:
+        lines.append(f"python3 /script/{_script_name(plan)}")
     body = "\n".join(lines)
     # The completion marker lets the log sidecar and `tau run logs` tell "done" from "lost".
     return ("rc=0\n(\n" + body + "\n) || rc=$?\n"
@@ -197,7 +202,7 @@ def _worker(plan: Plan, encoded: str, digest: str, *, redact: bool) -> dict[str,
     defaults = GPU_WORKER_DEFAULTS if gpus > 0 else HEAD_DEFAULTS
     health = "/api/healthz" if tuple(map(int, ray_version(plan.image).split("."))) >= (2, 53) \
         else "/api/local_raylet_healthz"
-    ships_payload = plan.launcher == "ray-tune"
+    ships_payload = plan.launcher == "ray-tune" or plan.project_zip is not None
     container = {
         "name": "ray-worker",
         "image": plan.image,
@@ -240,7 +245,12 @@ def _worker(plan: Plan, encoded: str, digest: str, *, redact: bool) -> dict[str,
 
 def plan_to_rayjob(plan: Plan, *, redact: bool) -> dict[str, Any]:
     """The suspended RayJob; KubeRay creates the RayCluster once Kueue admits it."""
+    from tau.project import ARCHIVE_NAME
+
     files = {_script_name(plan): plan.script.content if plan.script else b""}
+    if plan.project_zip is not None:
+        # The project replaces the lone script; Ray Tune's driver still loads the script file.
+        files = {ARCHIVE_NAME: plan.project_zip, **(files if plan.launcher == "ray-tune" else {})}
     if plan.launcher == "ray-tune":
         files[tune_driver.FILENAME] = tune_driver.SOURCE.encode()
     encoded, digest = payload.encode(files)
@@ -264,8 +274,13 @@ def plan_to_rayjob(plan: Plan, *, redact: bool) -> dict[str, Any]:
             "workerGroupSpecs": [_worker(plan, encoded, digest, redact=redact)],
         },
     }
+    runtime_env = ""
+    if plan.project_zip is not None:
+        runtime_env += f'working_dir: "file:///script/{ARCHIVE_NAME}"\n'
     if plan.pip:
-        spec["runtimeEnvYAML"] = "pip:\n" + "".join(f"  - {p}\n" for p in plan.pip)
+        runtime_env += "pip:\n" + "".join(f"  - {p}\n" for p in plan.pip)
+    if runtime_env:
+        spec["runtimeEnvYAML"] = runtime_env
     return {
         "apiVersion": "ray.io/v1",
         "kind": "RayJob",

@@ -1,0 +1,1 @@
+"""The trainer package of the golden project."""
