@@ -84,7 +84,7 @@ def render(job: Job) -> str:
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "model.py"
         cmd = [
-            sys.executable, "-m", "datamodel_code_generator",
+            _generator_python(), "-m", "datamodel_code_generator",
             "--input", str(job.source), "--output", str(out),
             "--class-name", job.class_name, *FLAGS,
         ]
@@ -143,6 +143,18 @@ def write(files: dict[Path, str]) -> int:
             path.unlink()
             print(f"deleted orphan {path.relative_to(ROOT).as_posix()}")
     return 0
+
+
+def _generator_python() -> str:
+    """The interpreter that has the pinned generator: this one, else the project's .venv."""
+    import importlib.util
+
+    if importlib.util.find_spec("datamodel_code_generator") is not None:
+        return sys.executable
+    venv = ROOT / ".venv" / "bin" / "python"
+    if venv.exists():
+        return str(venv)
+    raise SystemExit("codegen: datamodel-code-generator is not installed; run `make install`")
 
 
 def main(argv: list[str] | None = None) -> int:
