@@ -173,9 +173,34 @@ def test_a_rayservice_without_kuberay_names_the_missing_operator(tau, kube_api):
     assert "RayService CRD not installed: is KubeRay installed?" in err
 
 
-def test_serving_from_a_finetune_is_not_built_yet_outside_client_dry_run(tau, kuberay):
-    code, _, err = _deploy(tau, "chat", "--from-finetune", "run-7")
-    assert code == 2 and "tau serve deploy --from-finetune: not implemented yet" in err
+def _finetune_volume(tmp_path, status: str = "ready"):
+    import json
+
+    volume = tmp_path / "pvc"
+    run = volume / "checkpoints" / "finetunes" / "run-7"
+    run.mkdir(parents=True)
+    (run / "artifacts.json").write_text(json.dumps({"run": "run-7", "artifacts": [
+        {"name": "final", "status": status,
+         "durable_path": "/data/checkpoints/finetunes/run-7/final"}]}))
+    return volume
+
+
+def test_serving_from_a_finetune_mounts_its_ready_artifact(tau, kuberay, kube_api, tmp_path):
+    from tests.kubeapi.kubelet import FakeKubelet
+
+    with FakeKubelet(kube_api, _finetune_volume(tmp_path)):
+        code, _, err = _deploy(tau, "chat", "--from-finetune", "run-7")
+    assert code == 0, err
+    service = kube_api.get_object("ray.io/v1", "RayService", "chat", namespace=NS)
+    assert "/data/checkpoints/finetunes/run-7/final" in json.dumps(service)
+
+
+def test_a_finetune_whose_upload_is_not_ready_is_not_served(tau, kuberay, kube_api, tmp_path):
+    from tests.kubeapi.kubelet import FakeKubelet
+
+    with FakeKubelet(kube_api, _finetune_volume(tmp_path, status="uploading")):
+        code, _, err = _deploy(tau, "chat", "--from-finetune", "run-7")
+    assert code == 1 and "finetune run run-7 has no ready artifact" in err
 
 
 # ------------------------------------------------------------------------------------ status

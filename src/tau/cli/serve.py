@@ -33,7 +33,7 @@ NAMESPACE_WARNING = ("warning: no --namespace: the namespace is shown as a place
 def _source_refused(from_finetune: str | None, from_model: str | None, checkpoint: str | None,
                     dry_run: str | None) -> None:
     """--from-finetune/--from-model read cluster metadata: not offline, not with --checkpoint."""
-    from tau.errors import NotImplementedYet, UsageError
+    from tau.errors import UsageError
 
     flag = "--from-finetune" if from_finetune else "--from-model" if from_model else None
     if flag is None:
@@ -45,7 +45,27 @@ def _source_refused(from_finetune: str | None, from_model: str | None, checkpoin
                          "model registry), so it cannot be used with --dry-run=client",
                          hint="use --dry-run=server, or pass --checkpoint PATH for an offline "
                               "render")
-    raise NotImplementedYet(f"tau serve deploy {flag}")
+
+
+def _resolve_source(flags: DeployFlags, from_finetune: str | None, from_model: str | None,
+                    context: str | None) -> DeployFlags:
+    """Flags with --checkpoint set from the run's artifacts.json or the model registry."""
+    import dataclasses
+
+    from tau.registry.pvc import PvcBackend
+    from tau.serve import kube, sources
+    from tau.serve.spec import DEFAULT_CHECKPOINT_PVC
+
+    if not (from_finetune or from_model):
+        return flags
+    namespace = kube.require_namespace(flags.namespace, "deploy")
+    api, _ctx = kube.connect(context)
+    backend = PvcBackend(flags.checkpoint_pvc or DEFAULT_CHECKPOINT_PVC, namespace=namespace,
+                         context=None, api_factory=lambda _c: api)
+    path = (sources.from_finetune(backend, from_finetune) if from_finetune
+            else sources.from_model(backend, str(from_model)))
+    return dataclasses.replace(flags, checkpoint=path)
+
 
 
 @app.command
@@ -173,6 +193,7 @@ def deploy(
         docs = render.render(serve_spec, redact=True)
         sys.stdout.write(manifests.dump_yaml(docs) if fmt == "yaml" else manifests.dump_json(docs))
         return 0
+    flags = _resolve_source(flags, from_finetune, from_model, context)
     return _apply(flags, catalog, context, server_dry_run=dry_run == "server")
 
 
