@@ -368,3 +368,24 @@ def test_a_preempted_run_is_retried_automatically_until_it_succeeds(project, kub
     events = {e["reason"] for e in kube_api.list_objects("v1", "Event", namespace="team")}
     assert {"RayJobAttempt", "RayJobRetrySucceeded"} <= events
     assert len(seen) == 2
+
+
+def test_list_filters_by_queue(project, kube_api, capsys):
+    assert main(["run", "eval", "-n", "team"]) == 0
+    assert main(["run", "finetune", "-n", "team"]) == 0
+    capsys.readouterr()
+    assert main(["run", "list", "-n", "team", "--queue", "research-eval", "-o", "json"]) == 0
+    assert [r["name"] for r in json.loads(capsys.readouterr().out)["runs"]] == ["eval"]
+
+
+def test_logs_reads_the_named_container(project, kube_api, capsys):
+    assert main(["run", "eval", "-n", "team"]) == 0
+    kube_api.put({"apiVersion": "v1", "kind": "Pod",
+                  "metadata": {"name": "eval-abc", "namespace": "team",
+                               "labels": {"job-name": "eval"}},
+                  "spec": {"containers": [{"name": "main", "image": "x"},
+                                          {"name": "sidecar", "image": "y"}]}})
+    kube_api.set_pod_log("eval-abc", "from the sidecar\n", namespace="team", container="sidecar")
+    capsys.readouterr()
+    assert main(["run", "logs", "eval", "-n", "team", "-c", "sidecar"]) == 0
+    assert capsys.readouterr().out == "from the sidecar\n"

@@ -212,11 +212,14 @@ def _submit(valid, where: Where, *, server_dry_run: bool, fmt: str) -> int:
 
 
 @app.command(name="list")
-def list_(*, where: Where = Where(), output: OutputFlag = "table") -> int:
+def list_(*, where: Where = Where(), queue: str | None = None,
+          output: OutputFlag = "table") -> int:
     """List Tau-managed Jobs and RayJobs, newest first.
 
     Parameters
     ----------
+    queue
+        Only runs of this Kueue LocalQueue.
     output
         table or json.
     """
@@ -227,6 +230,8 @@ def list_(*, where: Where = Where(), output: OutputFlag = "table") -> int:
     fmt = check_output(output, ("table", "json"))
     api, ns = where.connect()
     found = listing.fetch_runs(api, ns, datetime.now(UTC))
+    if queue:
+        found = [r for r in found if r.queue == queue]
     sys.stdout.write(listing.table(found, ns) if fmt == "table" else listing.as_json(found, ns))
     return 0
 
@@ -265,7 +270,9 @@ def get(name: str, *, where: Where = Where(),
 @app.command
 def logs(name: str, *, where: Where = Where(),
          follow: Annotated[bool, Parameter(name=["--follow", "-f"])] = False,
-         tail: int = 200) -> int:
+         tail: int = 200,
+         container: Annotated[str | None, Parameter(name=["--container", "-c"])] = None,
+         previous: bool = False) -> int:
     """Ray driver output, or Job pod logs.
 
     Parameters
@@ -276,12 +283,17 @@ def logs(name: str, *, where: Where = Where(),
         Keep streaming.
     tail
         Lines from the end (-1: all).
+    container
+        Container of a Job pod (default main).
+    previous
+        The previous (crashed) container instance of a Job pod.
     """
     from tau.runs import logs as run_logs
 
     api, ns = where.connect()
 
-    for chunk in run_logs.stream(api, ns, name, follow=follow, tail=tail):
+    for chunk in run_logs.stream(api, ns, name, follow=follow, tail=tail, container=container,
+                                 previous=previous):
         sys.stdout.write(chunk)
         sys.stdout.flush()
     return 0

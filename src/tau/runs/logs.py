@@ -29,7 +29,8 @@ def _pods(api_client: Any, namespace: str, selector: str) -> list[str]:
 
 
 def stream(api_client: Any, namespace: str, name: str, *, follow: bool = False,
-           tail: int = 200) -> Iterator[str]:
+           tail: int = 200, container: str | None = None,
+           previous: bool = False) -> Iterator[str]:
     """Yield log text chunks of the run (several Job pods get a `[pod]` prefix per line).
 
     Raises:
@@ -45,7 +46,7 @@ def stream(api_client: Any, namespace: str, name: str, *, follow: bool = False,
         container = DRIVER_LOG_CONTAINER
     else:
         pods = _pods(api_client, namespace, f"job-name={name}")
-        container = "main"
+        container = container or "main"
     if not pods:
         raise ClusterError(f"{kind} {namespace}/{name} has no pods yet, so no logs",
                            hint=f"`tau run status {name} -n {namespace}` shows where it waits")
@@ -54,6 +55,8 @@ def stream(api_client: Any, namespace: str, name: str, *, follow: bool = False,
     chosen = pods[:1] if follow else pods
     for pod_name in chosen:
         args: dict[str, Any] = {"container": container}
+        if previous:
+            args["previous"] = True
         if tail >= 0:
             args["tail_lines"] = tail
         with api_call("read logs of", POD, namespace=namespace, name=pod_name):
