@@ -2,7 +2,7 @@
 
 - ``validate_core``: ``v1``, ``batch/v1`` and ``apps/v1`` kinds against the Kubernetes 1.37
   schemas bundled with ``kubernetes-validate``, strict (unknown fields are errors).
-- ``validate_crd``: CRD kinds against the project models ``tau_models.crd_*`` generated from
+- ``validate_crd``: CRD kinds against the project models in ``tau_models.crds`` generated from
   ``spec/crds/`` (extra fields forbidden, JSON-strict types).
 - ``validate_upstream``: CRD kinds against the real upstream CRDs in ``../shared/upstream-crds``
   (Kueue, KubeRay), converted from the Kubernetes OpenAPI dialect to JSON Schema.
@@ -140,7 +140,7 @@ def _crd_modules() -> dict[tuple[str, str], str]:
     found = {}
     for path in sorted(SPEC_CRDS.glob("*.schema.json")):
         group, version, kind = path.name.removesuffix(".schema.json").rsplit("_", 2)
-        found[(f"{group}/{version}", kind)] = f"tau_models.crd_{kind.lower()}"
+        found[(f"{group}/{version}", kind)] = "tau_models.crds"
     return found
 
 
