@@ -135,6 +135,12 @@ def test_crd_unknown_field_in_spec():
     assert errors == ["spec.shutdownAfterJobFinish: Extra inputs are not permitted"]
 
 
+def test_a_status_field_from_a_newer_operator_is_accepted_where_tau_only_reads():
+    job = sample("RayJob")
+    job["status"] = {"jobStatus": "RUNNING", "fieldAddedInKubeRay2": {"x": 1}}
+    assert mc.validate_crd(job) == []
+
+
 def test_crd_unknown_field_in_pod_template():
     job = sample("RayJob")
     worker = job["spec"]["rayClusterSpec"]["workerGroupSpecs"][0]

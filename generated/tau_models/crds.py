@@ -490,7 +490,7 @@ class FairSharing(BaseModel):
 
 class LocalResourceUsage(BaseModel):
     model_config = ConfigDict(
-        extra='forbid',
+        extra='allow',
         populate_by_name=True,
     )
     name: str
@@ -503,7 +503,7 @@ class LocalFlavorUsage(BaseModel):
     """
 
     model_config = ConfigDict(
-        extra='forbid',
+        extra='allow',
         populate_by_name=True,
     )
     name: str
@@ -516,7 +516,7 @@ class LocalQueueStatus(BaseModel):
     """
 
     model_config = ConfigDict(
-        extra='forbid',
+        extra='allow',
         populate_by_name=True,
     )
     pendingWorkloads: Annotated[int | None, Field(ge=0)] = None
@@ -534,7 +534,7 @@ class ResourceUsage(BaseModel):
     """
 
     model_config = ConfigDict(
-        extra='forbid',
+        extra='allow',
         populate_by_name=True,
     )
     name: str
@@ -548,7 +548,7 @@ class FlavorUsage(BaseModel):
     """
 
     model_config = ConfigDict(
-        extra='forbid',
+        extra='allow',
         populate_by_name=True,
     )
     name: str
@@ -663,7 +663,7 @@ class ResourceFlavorSpec(BaseModel):
 
 class TopologyRequest(BaseModel):
     model_config = ConfigDict(
-        extra='forbid',
+        extra='allow',
         populate_by_name=True,
     )
     required: str | None = None
@@ -712,7 +712,7 @@ class WorkloadSpec(BaseModel):
 
 class PodSetAssignment(BaseModel):
     model_config = ConfigDict(
-        extra='forbid',
+        extra='allow',
         populate_by_name=True,
     )
     name: str | None = None
@@ -727,7 +727,7 @@ class PodSetAssignment(BaseModel):
 
 class Admission(BaseModel):
     model_config = ConfigDict(
-        extra='forbid',
+        extra='allow',
         populate_by_name=True,
     )
     clusterQueue: str
@@ -740,7 +740,7 @@ class AdmissionCheckState(BaseModel):
     """
 
     model_config = ConfigDict(
-        extra='forbid',
+        extra='allow',
         populate_by_name=True,
     )
     name: str
@@ -754,7 +754,7 @@ class AdmissionCheckState(BaseModel):
 
 class RequeueState(BaseModel):
     model_config = ConfigDict(
-        extra='forbid',
+        extra='allow',
         populate_by_name=True,
     )
     count: Annotated[int | None, Field(ge=0)] = None
@@ -763,7 +763,7 @@ class RequeueState(BaseModel):
 
 class WorkloadStatus(BaseModel):
     model_config = ConfigDict(
-        extra='forbid',
+        extra='allow',
         populate_by_name=True,
     )
     conditions: list[Condition] | None = None
@@ -791,7 +791,7 @@ class RayStartParams(RootModel[dict[str, str]]):
 
 class RayClusterHead(BaseModel):
     model_config = ConfigDict(
-        extra='forbid',
+        extra='allow',
         populate_by_name=True,
     )
     podIP: str | None = None
@@ -806,7 +806,7 @@ class RayClusterStatus(BaseModel):
     """
 
     model_config = ConfigDict(
-        extra='forbid',
+        extra='allow',
         populate_by_name=True,
     )
     state: str | None = None
@@ -834,7 +834,7 @@ class RayJobStatus(BaseModel):
     """
 
     model_config = ConfigDict(
-        extra='forbid',
+        extra='allow',
         populate_by_name=True,
     )
     jobStatus: str | None = None
@@ -862,7 +862,7 @@ class UpgradeStrategy(BaseModel):
 
 class ServeAppStatus(BaseModel):
     model_config = ConfigDict(
-        extra='forbid',
+        extra='allow',
         populate_by_name=True,
     )
     status: str | None = None
@@ -872,7 +872,7 @@ class ServeAppStatus(BaseModel):
 
 class RayServiceClusterStatus(BaseModel):
     model_config = ConfigDict(
-        extra='forbid',
+        extra='allow',
         populate_by_name=True,
     )
     rayClusterName: str | None = None
@@ -886,7 +886,7 @@ class RayServiceStatus(BaseModel):
     """
 
     model_config = ConfigDict(
-        extra='forbid',
+        extra='allow',
         populate_by_name=True,
     )
     serviceStatus: str | None = None
@@ -976,7 +976,7 @@ class TauWorkspaceSpec(BaseModel):
 
 class Target1(BaseModel):
     model_config = ConfigDict(
-        extra='forbid',
+        extra='allow',
         populate_by_name=True,
     )
     resolvedNamespace: str | None = None
@@ -984,7 +984,7 @@ class Target1(BaseModel):
 
 class Queue(BaseModel):
     model_config = ConfigDict(
-        extra='forbid',
+        extra='allow',
         populate_by_name=True,
     )
     localQueue: str | None = None
@@ -997,7 +997,7 @@ class TauWorkspaceStatus(BaseModel):
     """
 
     model_config = ConfigDict(
-        extra='forbid',
+        extra='allow',
         populate_by_name=True,
     )
     phase: Literal['Pending', 'Ready', 'Degraded'] | None = None
@@ -1107,7 +1107,7 @@ class ClusterQueueStatus(BaseModel):
     """
 
     model_config = ConfigDict(
-        extra='forbid',
+        extra='allow',
         populate_by_name=True,
     )
     pendingWorkloads: Annotated[int | None, Field(ge=0)] = None
