@@ -148,9 +148,22 @@ def test_a_target_that_is_not_a_run_name_is_rejected(repo: Path, capsys: Cap, ta
 
 
 def test_the_smoke_target_is_the_platform_probe_not_a_config(repo: Path, capsys: Cap) -> None:
-    write(repo / "tau" / "smoke.yaml")
-    assert run(capsys, "run", "validate", "smoke") == (
-        2, "", "error: tau run smoke (the built-in platform probe): not implemented yet\n")
+    write(repo / "tau" / "smoke.yaml", "name: not-the-probe\n")
+    code, out, err = run(capsys, "run", "validate", "smoke")
+    assert (code, err) == (0, "")
+    assert out.endswith("smoke/tau.yaml is valid\n") and "tau/smoke.yaml" not in out
+
+
+def test_the_smoke_probe_renders_a_bounded_cpu_job_from_any_directory(tmp_path, monkeypatch,
+                                                                       capsys: Cap) -> None:
+    import yaml
+
+    monkeypatch.chdir(tmp_path)
+    assert main(["run", "smoke", "--dry-run=client"]) == 0
+    (job,) = yaml.safe_load_all(capsys.readouterr().out)
+    container = job["spec"]["template"]["spec"]["containers"][0]
+    assert job["metadata"]["name"] == "tau-smoke" and "nvidia.com/gpu" not in str(container)
+    assert container["resources"]["limits"] == {"cpu": "500m", "memory": "128Mi"}
 
 
 def test_a_target_with_both_extensions_is_ambiguous(repo: Path, capsys: Cap) -> None:

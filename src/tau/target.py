@@ -9,9 +9,10 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from tau.errors import NotImplementedYet, UsageError
+from tau.errors import UsageError
 
 DEFAULT_FILES = ("tau.yaml", "tau.yml", ".tau.yaml")
+SMOKE_CONFIG = "smoke/tau.yaml"
 _NAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 
 
@@ -43,7 +44,10 @@ def resolve(target: str | None, config: Path | None, cwd: Path) -> Target:
             raise UsageError(f'config file "{config}" not found')
         return Target(path, target)
     if target == "smoke":
-        raise NotImplementedYet("tau run smoke (the built-in platform probe)")
+        # The built-in probe ships with tau; a repository's own tau/smoke.yaml is not read.
+        from tau.spec import spec_path
+
+        return Target(spec_path(SMOKE_CONFIG))
     if target is not None:
         found = [p for p in (cwd / "tau" / f"{target}.yaml", cwd / "tau" / f"{target}.yml")
                  if p.is_file()]
