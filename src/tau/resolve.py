@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-import posixpath
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from tau.errors import ConfigError, Diagnostic
@@ -27,7 +26,7 @@ from tau.plan import (
 )
 from tau.presets import Catalog, Preset, label_normal
 from tau.validate import ValidConfig
-from tau.validate.context import _split, first
+from tau.validate.context import first, split_path
 from tau.validate.env import parse_secret_ref
 
 JOB_IMAGE = "mcr.microsoft.com/aks/ai-runtime/ray:py3.12-ray2.54.0-cuda13.0"
@@ -52,7 +51,7 @@ class _Findings:
     warnings: list[Diagnostic] = field(default_factory=list)
 
     def _at(self, path: str, message: str, hint: str | None, severity: str) -> Diagnostic:
-        key = _split(path)
+        key = split_path(path)
         return Diagnostic(path, message, hint, self.valid.source.value(key), severity)
 
     def error(self, path: str, message: str, hint: str | None = None) -> None:
@@ -348,7 +347,7 @@ def resolve(valid: ValidConfig, catalog: Catalog, script: Script | None, *,
     elif len(name) > RAYJOB_NAME_LIMIT:
         f.error("name", f'RayJob name "{name}" is too long ({len(name)} chars; KubeRay limit is '
                 f"{RAYJOB_NAME_LIMIT})")
-    entry_path, entry = first(valid.data, "run.entrypoint", "run.script", "entrypoint", "script")
+    entry = first(valid.data, "run.entrypoint", "run.script", "entrypoint", "script")[1]
     _script(f, script, entry)
     storage = _storage(f, engine, name)
     workers = int(valid.get("compute.workers") or 1)
@@ -371,11 +370,11 @@ def resolve(valid: ValidConfig, catalog: Catalog, script: Script | None, *,
     if queue is None and not placement.queue:
         if engine == "job":
             placeholders.insert(0, "queue")
-            placement = _replace(placement, queue=UNRESOLVED_QUEUE)
+            placement = replace(placement, queue=UNRESOLVED_QUEUE)
         else:
-            placement = _replace(placement, queue="jobqueue")
+            placement = replace(placement, queue="jobqueue")
     elif queue is not None:
-        placement = _replace(placement, queue=queue)
+        placement = replace(placement, queue=queue)
     experiment = tuple((k, v) for k, v in sorted((valid.get("experiment") or {}).items()) if v)
     if f.errors:
         raise ConfigError([*f.errors, *f.warnings])
@@ -411,7 +410,6 @@ def resolve(valid: ValidConfig, catalog: Catalog, script: Script | None, *,
         workspace=valid.get("policy.workspace"), experiment=experiment,
         retry_env=tuple(sorted((retry_env or {}).items())),
     )
-    del entry_path
     return Resolved(plan, tuple(sorted(f.warnings, key=Diagnostic.sort_key)), tuple(placeholders))
 
 
@@ -428,15 +426,3 @@ def _not_built(valid: ValidConfig) -> None:
     for path, what in _NOT_BUILT:
         if valid.get(path):
             raise NotImplementedYet(f"{path} ({what})")
-
-
-def _replace(placement: Placement, **changes: Any) -> Placement:
-    from dataclasses import replace
-
-    return replace(placement, **changes)
-
-
-def checkpoint_dir(valid: ValidConfig) -> str:
-    """Where retries resume from: resilience.checkpoint_path or the finetunes default."""
-    return str(valid.get("resilience.checkpoint_path")
-               or posixpath.join("/data/checkpoints/finetunes", valid.name))

@@ -58,7 +58,7 @@ class Context:
             path: dotted (`runtime.env.FOO`, `storage.volumes[1]`), or a tuple when a map
                 key itself holds dots (`("policy", "node_selector", "kubernetes.io/os")`).
         """
-        key = _split(path) if isinstance(path, str) else path
+        key = split_path(path) if isinstance(path, str) else path
         loc = self.source.value(key)
         self.out.append(Diagnostic(dotted(key), message, hint, loc, severity))
 
@@ -66,7 +66,7 @@ class Context:
         self.error(path, message, hint, severity="warning")
 
 
-def _split(path: str) -> PathKey:
+def split_path(path: str) -> PathKey:
     """`storage.volumes[1]` → ("storage", "volumes", 1); map keys never contain dots here."""
     parts: list[str | int] = []
     for piece in path.split(".") if path else []:
