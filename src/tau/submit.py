@@ -13,7 +13,7 @@ from typing import Any
 
 from tau.errors import ClusterError
 from tau.kube.errors import api_call
-from tau.kube.raw import decode
+from tau.kube.raw import RAW, decode
 from tau.kube.resources import BY_KIND
 from tau.render import meta
 
@@ -31,9 +31,7 @@ def _create(api_client: Any, kind: str, namespace: str, body: dict[str, Any],
     """Create one object through the typed client; returns it as plain data."""
     from kubernetes import client
 
-    # Raw responses: the typed models reject objects they do not fully understand, and
-    # tau only needs the plain data back.
-    extra: dict[str, Any] = {"_preload_content": False}
+    extra: dict[str, Any] = dict(RAW)
     if dry_run:
         extra["dry_run"] = "All"
     if kind == "Job":
@@ -51,7 +49,7 @@ def read(api_client: Any, kind: str, namespace: str, name: str) -> dict[str, Any
     """Read one object of a kind tau creates, as plain data."""
     from kubernetes import client
 
-    raw = {"_preload_content": False}
+    raw = RAW
     if kind == "Job":
         obj = client.BatchV1Api(api_client).read_namespaced_job(name, namespace, **raw)
     elif kind == "Service":
@@ -61,9 +59,6 @@ def read(api_client: Any, kind: str, namespace: str, name: str) -> dict[str, Any
         obj = client.CustomObjectsApi(api_client).get_namespaced_custom_object(
             res.group, res.version, namespace, res.plural, name, **raw)
     return decode(obj)
-
-
-
 
 
 def _stamp(doc: dict[str, Any], submission_id: str) -> dict[str, Any]:
