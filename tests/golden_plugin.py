@@ -18,6 +18,13 @@ def update_golden(request: pytest.FixtureRequest) -> bool:
     return bool(request.config.getoption("--update-golden"))
 
 
+def assert_error_golden(code: int, out: str, err: str, path: Path, update: bool) -> None:
+    """An invalid case: a non-zero exit, nothing on stdout, exit code and stderr as reviewed."""
+    assert code != 0 and out == ""
+    assert_golden(f"exit {code}\n{err}", path, update)
+    assert "Traceback" not in err
+
+
 def assert_golden(actual: str, path: Path, update: bool) -> None:
     """Compare `actual` with the golden file, or rewrite it under --update-golden."""
     if update:

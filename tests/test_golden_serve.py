@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from tau.cli import main
-from tests.golden_plugin import assert_golden
+from tests.golden_plugin import assert_error_golden, assert_golden
 from tests.manifest_check import upstream_available, validate_document, validate_upstream
 
 SERVE = Path(__file__).resolve().parents[1] / "golden" / "serve"
@@ -73,9 +73,7 @@ def test_every_rayservice_conforms_to_the_upstream_kuberay_crd(case):
 def test_invalid_serve_case_fails_with_exactly_its_error_txt(case, monkeypatch, capsys,
                                                              update_golden):
     code, out, err = _run(case, monkeypatch, capsys)
-    assert code != 0 and out == ""
-    assert_golden(f"exit {code}\n{err}", case / "error.txt", update_golden)
-    assert "Traceback" not in err
+    assert_error_golden(code, out, err, case / "error.txt", update_golden)
 
 
 def test_serve_golden_outputs_have_inputs():
