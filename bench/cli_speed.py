@@ -40,7 +40,10 @@ def render_rates(seconds: float = 2.0) -> tuple[float, float, float]:
     the pure function config + catalog → manifests (resolve and render).
     """
     sys.path[:0] = [str(ROOT / "src")]
-    from tau import load, manifests, preview, render, resolve, validate
+    from tau import pipeline, render
+    from tau.config import load, validate
+    from tau.plan.model import resolve
+    from tau.render import manifests
 
     examples = [p for p in sorted(EXAMPLES.glob("tau/*.yaml")) if "connection" not in p.name]
     paths = [*examples, *sorted((ROOT / "golden").glob("*/tau.yaml"))]
@@ -49,7 +52,7 @@ def render_rates(seconds: float = 2.0) -> tuple[float, float, float]:
         if (path.parent / "args").exists():
             continue
         valid = validate.validate(load.load(path))
-        inputs.append((valid, preview.catalog_for(valid, {}), preview.read_script(valid)))
+        inputs.append((valid, pipeline.catalog_for(valid, {}), pipeline.read_script(valid)))
 
     def rate(step) -> float:
         count, start = 0, time.perf_counter()
@@ -65,7 +68,7 @@ def render_rates(seconds: float = 2.0) -> tuple[float, float, float]:
 
     def whole(item):
         valid = validate.validate(load.load(item[0].path))
-        return manifests.dump_yaml(preview.client_preview(valid, {}).documents)
+        return manifests.dump_yaml(pipeline.client_preview(valid, {}).documents)
 
     return rate(pure), rate(lambda item: manifests.dump_yaml(pure(item))), rate(whole)
 

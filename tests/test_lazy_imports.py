@@ -43,13 +43,13 @@ def validate_modules() -> set[str]:
 
 
 def test_run_validate_does_not_import_the_kubernetes_client(validate_modules: set[str]) -> None:
-    assert "tau.validate" in validate_modules  # the probe did run validation
+    assert "tau.config.validate" in validate_modules  # the probe did run validation
     assert not imported(validate_modules, "kubernetes")
 
 
 def test_run_validate_does_not_import_the_renderer_or_the_cluster_layers(
         validate_modules: set[str]) -> None:
-    for package in ("tau.render", "tau.submit", "tau.kube", "tau.registry", "tau.connection",
+    for package in ("tau.render", "tau.runs.submit", "tau.kube", "tau.registry", "tau.connection",
                     "urllib3"):
         assert not imported(validate_modules, package), package
 

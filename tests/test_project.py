@@ -8,7 +8,7 @@ import zipfile
 
 import pytest
 
-from tau.project import MAX_ARCHIVE_BYTES, ProjectError, archive, module_of
+from tau.config.project import MAX_ARCHIVE_BYTES, ProjectError, archive, module_of
 
 
 def _tree(root):

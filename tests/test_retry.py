@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from tau import load, validate
+from tau.config import load, validate
 from tau.errors import TauError
-from tau.retry import Outcome, Policy, backoff, policy_of, retry_env, run, signature
+from tau.runs.retry import Outcome, Policy, backoff, policy_of, retry_env, run, signature
 
 
 class FakeWorld:
@@ -99,7 +99,7 @@ def test_signatures_are_collapsed_and_bounded():
 
 
 def test_retry_env_names_are_exactly_the_settable_tau_keys():
-    from tau.validate.env import SETTABLE_TAU_KEYS
+    from tau.config.validate.env import SETTABLE_TAU_KEYS
 
     assert tuple(sorted(retry_env(POLICY, 1, "Evicted"))) == SETTABLE_TAU_KEYS
 
@@ -107,12 +107,12 @@ def test_retry_env_names_are_exactly_the_settable_tau_keys():
 def test_a_resubmitted_job_carries_the_retry_env_over_user_values():
     from pathlib import Path
 
-    from tau import preview
+    from tau import pipeline
 
     root = Path(__file__).resolve().parents[1] / "golden" / "job-env-secret-redacted"
     valid = validate.validate(load.load(root / "tau.yaml"))
     env = retry_env(POLICY, 2, "Evicted")
-    doc = preview.cluster_render(valid, {}, namespace="n", queue=None, retry_env=env).documents[0]
+    doc = pipeline.cluster_render(valid, {}, namespace="n", queue=None, retry_env=env).documents[0]
     container = doc["spec"]["template"]["spec"]["containers"][0]
     got = {e["name"]: e.get("value") for e in container["env"]}
     assert {k: got[k] for k in env} == env

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tau.config.presets import load_catalog
 from tau.errors import ConfigError
-from tau.plan import REDACTED
-from tau.presets import load_catalog
+from tau.plan.model import REDACTED
 from tau.render import meta, pod
 from tau.serve import observe, render
 from tau.serve.spec import DeployFlags, build_spec, checkpoint_path, image_problem

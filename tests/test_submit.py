@@ -6,10 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from tau import load, manifests, preview, validate
+from tau import pipeline
+from tau.config import load, validate
 from tau.errors import ClusterError
-from tau.render import meta
-from tau.submit import submit
+from tau.render import manifests, meta
+from tau.runs.submit import submit
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -19,7 +20,7 @@ def _valid(case: str):
 
 
 def _docs(case: str, namespace: str = "team", queue: str | None = None):
-    return preview.cluster_render(_valid(case), {}, namespace=namespace, queue=queue).documents
+    return pipeline.cluster_render(_valid(case), {}, namespace=namespace, queue=queue).documents
 
 
 def test_a_multi_node_run_creates_the_job_then_a_service_owned_by_it(kube_api, kube_client):
@@ -37,8 +38,8 @@ def test_a_multi_node_run_creates_the_job_then_a_service_owned_by_it(kube_api, k
 def test_submitted_objects_equal_the_client_dry_run_but_for_resolved_values(kube_api,
                                                                              kube_client):
     valid = _valid("job-env-secret-redacted")
-    shown = manifests.dump_yaml(preview.client_preview(valid, {}).documents)
-    sent = preview.cluster_render(valid, {}, namespace="team", queue=None).documents
+    shown = manifests.dump_yaml(pipeline.client_preview(valid, {}).documents)
+    sent = pipeline.cluster_render(valid, {}, namespace="team", queue=None).documents
     submit(kube_client, sent, submission_id="sub-2")
     expected = shown.replace("<unresolved-namespace>", "team").replace(
         "name: <redacted>", "name: hf-credentials", 1)

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from tau.duration import DurationError, format_duration, parse_duration
+from tau.config.duration import DurationError, format_duration, parse_duration
+from tau.config.load import load
+from tau.config.validate import validate
 from tau.errors import ConfigError
-from tau.load import load
-from tau.quantity import parse_quantity
-from tau.validate import validate
+from tau.k8s.quantity import parse_quantity
 
 SHA = "sha256:" + "0" * 64
 PIN = f"ghcr.io/acme/src@{SHA}"
@@ -1104,8 +1104,8 @@ def test_no_value_at_any_schema_path_makes_validation_crash(project: Path) -> No
     """Every problem is a ConfigError with formatted diagnostics, never a traceback."""
     import yaml
 
-    from tau.load import parse
-    from tau.validate.structure import known_paths
+    from tau.config.load import parse
+    from tau.config.validate.structure import known_paths
 
     for engine in ("job", "rayjob"):
         for path in known_paths():

@@ -64,8 +64,8 @@ def _display(path: Path) -> Path:
 
 
 def _load_valid(target: str | None, config: Path | None):
-    from tau import load, validate
-    from tau import target as targets
+    from tau.config import load, validate
+    from tau.config import target as targets
 
     found = targets.resolve(target, config, Path.cwd())
     valid = validate.validate(load.load(_display(found.path)), name=found.name)
@@ -104,8 +104,9 @@ def run(
     """
     import os
 
-    from tau import manifests, preview
+    from tau import pipeline
     from tau.errors import UsageError
+    from tau.render import manifests
 
     where = where or Where()
     fmt = check_output(output, ("yaml", "json"))
@@ -114,7 +115,7 @@ def run(
     valid = _load_valid(target, config)
     if dry_run != "client":
         return _submit(valid, where, server_dry_run=dry_run == "server", fmt=fmt)
-    result = preview.client_preview(valid, os.environ)
+    result = pipeline.client_preview(valid, os.environ)
     for line in result.warnings:
         print(line, file=sys.stderr)
     text = manifests.dump_yaml(result.documents) if fmt == "yaml" else manifests.dump_json(
@@ -148,7 +149,7 @@ def schema(*, output: OutputFlag = "json") -> int:
     output
         Only json.
     """
-    from tau.spec import run_config_schema_bytes
+    from tau.config.spec import run_config_schema_bytes
 
     check_output(output, ("json",))
     sys.stdout.buffer.write(run_config_schema_bytes())
@@ -165,7 +166,7 @@ def explain_config(*, output: OutputFlag = "markdown") -> int:
     output
         markdown or json.
     """
-    from tau import explain
+    from tau.config import explain
 
     fmt = check_output(output, ("markdown", "json"))
     sys.stdout.write(explain.markdown() if fmt == "markdown" else explain.as_json())
@@ -176,14 +177,15 @@ def _submit(valid, where: Where, *, server_dry_run: bool, fmt: str) -> int:
     import os
     import secrets
 
-    from tau import manifests, preview
-    from tau.submit import submit
+    from tau import pipeline
+    from tau.render import manifests
+    from tau.runs.submit import submit
 
     api, target = where.target(namespace=valid.get("policy.namespace"),
                                workspace=valid.get("policy.workspace"),
                                queue=valid.get("policy.queue"))
     ns = target.namespace
-    rendered = preview.cluster_render(valid, os.environ, namespace=ns, queue=target.queue)
+    rendered = pipeline.cluster_render(valid, os.environ, namespace=ns, queue=target.queue)
     for line in rendered.warnings:
         print(line, file=sys.stderr)
     result = submit(api, rendered.documents, submission_id=secrets.token_hex(12),
@@ -200,7 +202,7 @@ def _submit(valid, where: Where, *, server_dry_run: bool, fmt: str) -> int:
     print(f"{verb} {plan.name} (profile={profile_name(plan)}, ns={ns})")
     print(f"status:  tau run status {plan.name} -n {ns}{ctx}")
     print(f"logs:    tau run logs {plan.name} -n {ns} -f{ctx}")
-    from tau import retry
+    from tau.runs import retry
 
     policy = retry.policy_of(valid)
     if policy.max_retries <= 0:
@@ -416,10 +418,11 @@ def resume(name: str, *, config: Annotated[Path, Parameter(name=["--config", "-c
     """
     import os
 
-    from tau import manifests, retry
     from tau.errors import UsageError
+    from tau.render import manifests
+    from tau.runs import retry
     from tau.runs.recovery import ClusterRun, plan_resume
-    from tau.submit import submit
+    from tau.runs.submit import submit
 
     fmt = check_output(output, ("yaml", "json"))
     if dry_run not in (None, "client"):

@@ -15,7 +15,7 @@ from cyclopts import App, Parameter
 from tau.cli._common import check_output
 
 if TYPE_CHECKING:
-    from tau.presets import Catalog
+    from tau.config.presets import Catalog
     from tau.serve.spec import DeployFlags
 
 app = App(name="serve", help="Deploy and manage model services (RayService or Deployment).")
@@ -163,8 +163,9 @@ def deploy(
     """
     import os
 
-    from tau import manifests, presets
+    from tau.config import presets
     from tau.errors import UsageError
+    from tau.render import manifests
     from tau.serve import render, spec
 
     fmt = check_output(output, ("yaml", "json"))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tau.plan import Plan
+from tau.plan.model import Plan
 
 
 def render(plan: Plan, *, redact: bool) -> list[dict[str, Any]]:

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import shlex
 
-from tau.duration import parse_duration
-from tau.plan import Plan
+from tau.config.duration import parse_duration
+from tau.plan.model import Plan
 
 MASTER_PORT = 29500
 PY_TARGET = "/tmp/tau-entrypoint.py"

@@ -11,7 +11,7 @@ import hashlib
 import json
 from typing import Any
 
-from tau.plan import Plan
+from tau.plan.model import Plan
 from tau.render import labels as common
 from tau.render import meta, pod
 from tau.render.commands import MASTER_PORT, headless_host, main_command

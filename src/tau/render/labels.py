@@ -5,7 +5,7 @@ Pure.
 
 from __future__ import annotations
 
-from tau.plan import Plan
+from tau.plan.model import Plan
 from tau.render import meta
 
 _EXPERIMENT_LABELS = {
@@ -119,7 +119,7 @@ def profiler_env(plan: Plan) -> dict[str, str]:
     """What the entrypoint needs to start Nsight itself on the chosen rank."""
     if not plan.profiler_mode:
         return {}
-    from tau.duration import parse_duration
+    from tau.config.duration import parse_duration
 
     out = {
         "TAU_PROFILE_MODE": plan.profiler_mode,

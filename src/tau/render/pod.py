@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tau.plan import REDACTED, Plan, Resources, SecretRef
+from tau.plan.model import REDACTED, Plan, Resources, SecretRef
 
 GPU_RESOURCE = "nvidia.com/gpu"
 GPU_TOLERATIONS = (

@@ -11,7 +11,7 @@ import re
 import shlex
 from typing import Any
 
-from tau.plan import Plan, Resources
+from tau.plan.model import Plan, Resources
 from tau.render import labels as common
 from tau.render import meta, payload, pod, tune_driver
 
@@ -245,7 +245,7 @@ def _worker(plan: Plan, encoded: str, digest: str, *, redact: bool) -> dict[str,
 
 def plan_to_rayjob(plan: Plan, *, redact: bool) -> dict[str, Any]:
     """The suspended RayJob; KubeRay creates the RayCluster once Kueue admits it."""
-    from tau.project import ARCHIVE_NAME
+    from tau.config.project import ARCHIVE_NAME
 
     files = {_script_name(plan): plan.script.content if plan.script else b""}
     if plan.project_zip is not None:

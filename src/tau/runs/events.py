@@ -14,7 +14,7 @@ from typing import Any
 from tau.errors import ClusterError
 from tau.kube.errors import api_call
 from tau.kube.resources import EVENT
-from tau.retry import EVENT_REPORTER
+from tau.runs.retry import EVENT_REPORTER
 
 RETRY_REASONS = ("RayJobAttempt", "RayJobRetriesExhausted", "RayJobRetrySucceeded")
 

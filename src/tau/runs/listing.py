@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from tau.k8s.timefmt import age
 from tau.render import meta
-from tau.timefmt import age
 
 _PREFIX = meta.GROUP + "/"
 

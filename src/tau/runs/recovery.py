@@ -1,7 +1,7 @@
 """Retry and resume against the cluster: observe the run, delete it, submit its replacement.
 
 Performs I/O. The decisions (what is retryable, the backoff, the env of an attempt) live in
-tau.retry and tau.status.classify; this module only supplies the cluster side of them.
+tau.runs.retry and tau.status.classify; this module only supplies the cluster side of them.
 """
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from tau.config.validate import ValidConfig
 from tau.errors import TauError
 from tau.render import meta
-from tau.retry import Outcome, Policy, retry_env
-from tau.validate import ValidConfig
+from tau.runs.retry import Outcome, Policy, retry_env
 
 POLL_SECONDS = 5.0
 
@@ -74,13 +74,13 @@ class ClusterRun:
 
     def render(self, env: dict[str, str] | None, *, redact: bool = False
                ) -> list[dict[str, Any]]:
-        from tau import preview
+        from tau import pipeline
 
-        return preview.cluster_render(self.valid, self.env, namespace=self.namespace,
+        return pipeline.cluster_render(self.valid, self.env, namespace=self.namespace,
                                       queue=self.queue, retry_env=env, redact=redact).documents
 
     def resubmit(self, env: dict[str, str]) -> None:
-        from tau.submit import submit
+        from tau.runs.submit import submit
 
         submit(self.api, self.render(env), submission_id=secrets.token_hex(12))
 
@@ -120,7 +120,7 @@ def plan_resume(run: ClusterRun, policy: Policy, *, force: bool,
         TauError: the run is active, succeeded, unclassified, OOMKilled without --force, or
             the checkpoint is not durable.
     """
-    from tau.resolve import config_hash
+    from tau.plan.resolve import config_hash
     from tau.status.classify import FailureReason
     from tau.status.model import State
 

@@ -15,7 +15,7 @@ def find(api_client: Any, namespace: str, name: str) -> tuple[str, dict[str, Any
     Raises:
         ClusterError: neither exists (404), or the API refused.
     """
-    from tau.submit import read
+    from tau.runs.submit import read
 
     for kind in ("RayJob", "Job"):
         try:

@@ -10,7 +10,7 @@ import datetime as dt
 import json
 from typing import Any
 
-from tau import timefmt
+from tau.k8s import timefmt
 from tau.serve.apply import SERVE_KINDS, guarded
 
 #: Columns per --kind, as the reference's kubectl custom-columns.

@@ -11,7 +11,7 @@ from typing import Any
 
 import yaml
 
-from tau.plan import Resources
+from tau.plan.model import Resources
 from tau.render import meta, pod
 from tau.render.rayjob import GPU_WORKER_DEFAULTS, HEAD_DEFAULTS
 from tau.serve.spec import CHECKPOINTS_ROOT, DATA_ROOT, ServeSpec

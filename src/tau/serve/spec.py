@@ -10,9 +10,9 @@ import re
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
+from tau.config.presets import Catalog, Preset
 from tau.errors import ConfigError, Diagnostic
-from tau.plan import UNRESOLVED_NAMESPACE, SecretRef
-from tau.presets import Catalog, Preset
+from tau.plan.model import UNRESOLVED_NAMESPACE, SecretRef
 from tau.render import meta
 
 KINDS = ("rayservice", "deployment")
@@ -26,7 +26,7 @@ CHECKPOINTS_ROOT = "/data/checkpoints"
 #: Env vars --checkpoint owns; setting them with --env as well would be ambiguous.
 CHECKPOINT_ENV = ("TAU_MODEL_PATH", "TAU_DATA_DIR", "TAU_DURABLE_CHECKPOINTS_DIR")
 
-# The run resolver's GPU-class aliases and Kueue-managed GPU series (tau.resolve), so a service
+# The run resolver's GPU-class aliases and Kueue-managed GPU series (tau.plan.resolve), so a service
 # lands on the nodes a run of the same preset does; tests/test_serve_render.py compares the two.
 _GPU_CLASS_ALIASES = {"a100-nvlink-80gb": "a100-80gb", "h100-standalone-95gb": "h100-95gb",
                       "h200-nvlink-141gb": "h200-141gb"}
@@ -247,7 +247,7 @@ def _secrets(values: tuple[str, ...], literal: dict[str, str], p: _Problems
 
 def _preset_gpus(preset: Preset | None, gpus: int | None, p: _Problems) -> int:
     """--gpus, or the preset's shape count; a mismatch between the two is an error."""
-    from tau.resolve import shape_gpus
+    from tau.plan.resolve import shape_gpus
 
     count: int | None = None
     if preset and preset.shape:

@@ -17,7 +17,7 @@ from rich.table import Table
 from rich.text import Text
 from rich.tree import Tree
 
-from tau import timefmt
+from tau.k8s import timefmt
 from tau.status.model import PhaseStatus, PodRow, RunStatus, Severity
 
 #: Text marker and style per phase status (cli-contract 2.2).

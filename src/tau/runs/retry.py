@@ -12,10 +12,10 @@ import re
 from dataclasses import dataclass
 from typing import Protocol
 
-from tau.duration import format_duration, parse_duration
+from tau.config.duration import format_duration, parse_duration
+from tau.config.validate import ValidConfig
 from tau.errors import TauError
 from tau.status import classify
-from tau.validate import ValidConfig
 
 DEFAULT_RETRY_ON = tuple(str(r) for r in classify.DEFAULT_RETRY_ON)
 CANONICAL_REASONS = {str(r).lower(): str(r) for r in classify.RETRYABLE}

@@ -11,12 +11,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from tau import presets, render
+from tau import render
+from tau.config import presets
+from tau.config.validate import ValidConfig
+from tau.config.validate.context import first
 from tau.errors import ConfigError, Diagnostic
-from tau.plan import Script
-from tau.resolve import Resolved, resolve
-from tau.validate import ValidConfig
-from tau.validate.context import first
+from tau.plan.model import Script
+from tau.plan.resolve import Resolved, resolve
 
 PLACEHOLDER_WARNING = ("client dry-run does not contact the cluster: {fields} shown as a "
                        "placeholder and resolved at submit; use --dry-run=server to see the real "
@@ -70,7 +71,7 @@ def read_project(valid: ValidConfig) -> tuple[bytes, str] | None:
     Raises:
         ConfigError: the project cannot be archived or the entrypoint is not inside it.
     """
-    from tau import project
+    from tau.config import project
 
     working_dir = valid.get("run.working_dir")
     if not working_dir:

@@ -10,10 +10,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tau.config.load import RawDocument, SourceMap
+from tau.config.validate import engine, env, imports, settings, storage, structure
+from tau.config.validate.context import Context, first, lookup
 from tau.errors import ConfigError, Diagnostic
-from tau.load import RawDocument, SourceMap
-from tau.validate import engine, env, imports, settings, storage, structure
-from tau.validate.context import Context, first, lookup
 
 MANAGED_MANIFEST = ("managed workflow manifests are outside tau run validate; validate direct "
                     "tau run --config files with this command")

@@ -45,7 +45,7 @@ def resolve(target: str | None, config: Path | None, cwd: Path) -> Target:
         return Target(path, target)
     if target == "smoke":
         # The built-in probe ships with tau; a repository's own tau/smoke.yaml is not read.
-        from tau.spec import spec_path
+        from tau.config.spec import spec_path
 
         return Target(spec_path(SMOKE_CONFIG))
     if target is not None:

@@ -18,11 +18,11 @@ PRESET_CATALOG = "presets/azure-topology-policy.yaml"
 @functools.cache
 def spec_dir() -> Path:
     """The directory holding the spec files."""
-    here = Path(__file__).resolve().parent
-    for candidate in (here / "_spec", here.parents[1] / "spec"):
+    package = Path(__file__).resolve().parents[1]  # src/tau (or site-packages/tau)
+    for candidate in (package / "_spec", package.parents[1] / "spec"):
         if (candidate / RUN_CONFIG_SCHEMA).is_file():
             return candidate
-    raise FileNotFoundError(f"tau spec files not found next to {here}")
+    raise FileNotFoundError(f"tau spec files not found next to {package}")
 
 
 def spec_path(name: str) -> Path:

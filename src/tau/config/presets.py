@@ -13,8 +13,8 @@ from typing import Any
 
 import yaml
 
+from tau.config.spec import PRESET_CATALOG, spec_path
 from tau.errors import ConfigError, Diagnostic, Location
-from tau.spec import PRESET_CATALOG, spec_path
 
 BUILTIN_SOURCE = "embedded:azure-topology-policy.yaml"
 _REQUIRED = ("team", "lane", "queue", "clusterQueue", "gpuClass")

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import re
 
-from tau.duration import DurationError, parse_duration
-from tau.quantity import parse_quantity
-from tau.validate.context import Context
+from tau.config.duration import DurationError, parse_duration
+from tau.config.validate.context import Context
+from tau.k8s.quantity import parse_quantity
 
 RETRY_REASONS = ("Preempted", "Evicted", "OOMKilled")
 _LABEL_VALUE = re.compile(r"^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?$")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from tau.validate.context import Context
+from tau.config.validate.context import Context
 
 #: The only TAU_ keys a user may set (exact case), all about resuming after a retry.
 SETTABLE_TAU_KEYS = ("TAU_RESUME_FROM", "TAU_RETRY_ATTEMPT", "TAU_RETRY_MAX", "TAU_RETRY_REASON")

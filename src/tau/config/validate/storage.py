@@ -9,7 +9,7 @@ from __future__ import annotations
 import posixpath
 import re
 
-from tau.validate.context import Context, first
+from tau.config.validate.context import Context, first
 
 _DIGEST_REF = re.compile(
     r"^(?:[a-z0-9]+(?:[._-][a-z0-9]+)*(?::[0-9]+)?/)?"  # registry host[:port]/

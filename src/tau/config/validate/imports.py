@@ -11,7 +11,7 @@ import ast
 import sys
 from pathlib import Path
 
-from tau.validate.context import Context, first
+from tau.config.validate.context import Context, first
 
 
 def local_imports(script: Path) -> list[tuple[str, int]]:

@@ -13,10 +13,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from tau import suggest
+from tau.config import suggest
+from tau.config.load import PathKey, RawDocument, dotted
+from tau.config.spec import run_config_schema
 from tau.errors import Diagnostic
-from tau.load import PathKey, RawDocument, dotted
-from tau.spec import run_config_schema
 
 _TYPE_WORDS = {
     "string": "a string",

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from tau.validate.context import Context, first
+from tau.config.validate.context import Context, first
 
 JOB = "job"
 RAYJOB = "rayjob"

@@ -67,7 +67,7 @@ class RawDocument:
     data: dict[str, Any]
     source: SourceMap
     #: Problems that still left a readable mapping (a duplicate key keeps its first value, an
-    #: unreadable tagged value reads as null); `tau.validate.validate` reports them together
+    #: unreadable tagged value reads as null); `tau.config.validate.validate` reports them together
     #: with every other problem of the file.
     problems: tuple[Diagnostic, ...] = ()
 

@@ -12,8 +12,12 @@ import json
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from tau.config.presets import Catalog, Preset, label_normal
+from tau.config.validate import ValidConfig
+from tau.config.validate.context import first, split_path
+from tau.config.validate.env import parse_secret_ref
 from tau.errors import ConfigError, Diagnostic
-from tau.plan import (
+from tau.plan.model import (
     UNRESOLVED_NAMESPACE,
     UNRESOLVED_QUEUE,
     ImageAsset,
@@ -24,10 +28,6 @@ from tau.plan import (
     SecretRef,
     Volume,
 )
-from tau.presets import Catalog, Preset, label_normal
-from tau.validate import ValidConfig
-from tau.validate.context import first, split_path
-from tau.validate.env import parse_secret_ref
 
 JOB_IMAGE = "mcr.microsoft.com/aks/ai-runtime/ray:py3.12-ray2.54.0-cuda13.0"
 RAY_GPU_IMAGE = "mcr.microsoft.com/aks/ai-runtime/ray:py3.12-ray2.56.0-cuda13.0"

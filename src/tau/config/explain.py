@@ -9,7 +9,7 @@ import json
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from tau.spec import run_config_schema
+from tau.config.spec import run_config_schema
 
 
 @dataclass(frozen=True)

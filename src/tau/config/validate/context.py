@@ -6,8 +6,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tau.config.load import PathKey, SourceMap, dotted
 from tau.errors import Diagnostic
-from tau.load import PathKey, SourceMap, dotted
 
 _MISSING = object()
 

@@ -1,0 +1,1 @@
+"""The config stage: find, load and validate tau.yaml; the schema, field reference, presets."""
