@@ -27,8 +27,9 @@ golden: ## Rewrite golden/ from the current renderer; review the diff
 
 ##@ Checks
 .PHONY: lint test bench verify
-lint: ## ruff over the hand-written code
+lint: ## ruff lint and format check over the hand-written code
 	$(PYTHON) -m ruff check src tests codegen.py bench
+	$(PYTHON) -m ruff format --check src tests codegen.py bench
 
 test: lint ## Lint, then the test suite (fails on stale generated code or golden drift)
 	$(PYTHON) codegen.py --check

@@ -80,17 +80,25 @@ def main() -> int:
     rows = [
         ("tau --help", wall([*TAU, "--help"], args.runs), 200),
         ("tau run validate train", wall([*TAU, "run", "validate", "train"], args.runs), 250),
-        ("tau run train --dry-run=client",
-         wall([*TAU, "run", "train", "--dry-run=client"], args.runs), 300),
-        ("tau run finetune --dry-run=client",
-         wall([*TAU, "run", "finetune", "--dry-run=client"], args.runs), 300),
+        (
+            "tau run train --dry-run=client",
+            wall([*TAU, "run", "train", "--dry-run=client"], args.runs),
+            300,
+        ),
+        (
+            "tau run finetune --dry-run=client",
+            wall([*TAU, "run", "finetune", "--dry-run=client"], args.runs),
+            300,
+        ),
     ]
     for label, median, target in rows:
         verdict = "ok" if median <= target else "SLOW"
         print(f"{label:40s} median {median:7.1f} ms   target ≤ {target} ms   {verdict}")
     pure, dumped, whole = render_rates()
-    print(f"{'in-process render (resolve+render)':40s} {pure:9.0f} configs/s target ≥ 2000  "
-          f"{'ok' if pure >= 2000 else 'SLOW'}")
+    print(
+        f"{'in-process render (resolve+render)':40s} {pure:9.0f} configs/s target ≥ 2000  "
+        f"{'ok' if pure >= 2000 else 'SLOW'}"
+    )
     print(f"{'  + canonical YAML':40s} {dumped:9.0f} configs/s")
     print(f"{'  whole pipeline from the file':40s} {whole:9.0f} configs/s")
     return 0

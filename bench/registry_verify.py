@@ -27,7 +27,7 @@ def make_files(root: Path, total_mib: int, file_mib: int) -> int:
     for i in range(max(1, total_mib // file_mib)):
         with (root / f"shard-{i:04d}.bin").open("wb") as fh:
             for j in range(file_mib):
-                fh.write(block[j % 251:] + block[: j % 251])  # distinct content per MiB
+                fh.write(block[j % 251 :] + block[: j % 251])  # distinct content per MiB
         written += file_mib * MIB
     return written
 
@@ -53,8 +53,10 @@ def main() -> int:
             assert report["ok"], report["mismatches"]
             rates.append(nbytes / 1e6 / elapsed)
             print(f"run {i + 1}: {elapsed:.3f}s  {rates[-1]:.0f} MB/s")
-        print(f"verify {nbytes / MIB:.0f} MiB in {nbytes // (args.file_mib * MIB)} files: "
-              f"median {statistics.median(rates):.0f} MB/s (cpus={os.cpu_count()})")
+        print(
+            f"verify {nbytes / MIB:.0f} MiB in {nbytes // (args.file_mib * MIB)} files: "
+            f"median {statistics.median(rates):.0f} MB/s (cpus={os.cpu_count()})"
+        )
     return 0
 
 

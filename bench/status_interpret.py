@@ -29,47 +29,90 @@ NOW = datetime(2026, 12, 2, 11, 0, tzinfo=UTC)
 def _pod(index: int) -> dict:
     name = f"train-{index}-p{index:05d}"
     return {
-        "apiVersion": "v1", "kind": "Pod",
-        "metadata": {"name": name, "namespace": "research", "labels": {"job-name": "train"},
-                     "creationTimestamp": "2026-12-02T10:00:05Z"},
-        "spec": {"nodeName": f"aks-h100-{index // 8}",
-                 "initContainers": [{"name": "stage", "image": "ghcr.io/example/stager:0.3"}],
-                 "containers": [{"name": "trainer", "image": "ghcr.io/example/trainer:1.4.2"}]},
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": name,
+            "namespace": "research",
+            "labels": {"job-name": "train"},
+            "creationTimestamp": "2026-12-02T10:00:05Z",
+        },
+        "spec": {
+            "nodeName": f"aks-h100-{index // 8}",
+            "initContainers": [{"name": "stage", "image": "ghcr.io/example/stager:0.3"}],
+            "containers": [{"name": "trainer", "image": "ghcr.io/example/trainer:1.4.2"}],
+        },
         "status": {
             "phase": "Running",
-            "conditions": [{"type": "Initialized", "status": "True"},
-                           {"type": "PodScheduled", "status": "True"},
-                           {"type": "ContainersReady", "status": "True"},
-                           {"type": "Ready", "status": "True"}],
-            "initContainerStatuses": [{"name": "stage", "imageID": "stager@sha256:1",
-                                       "ready": False, "restartCount": 0,
-                                       "state": {"terminated": {"exitCode": 0,
-                                                                "reason": "Completed"}}}],
-            "containerStatuses": [{"name": "trainer", "imageID": "trainer@sha256:2",
-                                   "ready": True, "restartCount": 0,
-                                   "state": {"running": {"startedAt": "2026-12-02T10:01:00Z"}}}],
+            "conditions": [
+                {"type": "Initialized", "status": "True"},
+                {"type": "PodScheduled", "status": "True"},
+                {"type": "ContainersReady", "status": "True"},
+                {"type": "Ready", "status": "True"},
+            ],
+            "initContainerStatuses": [
+                {
+                    "name": "stage",
+                    "imageID": "stager@sha256:1",
+                    "ready": False,
+                    "restartCount": 0,
+                    "state": {"terminated": {"exitCode": 0, "reason": "Completed"}},
+                }
+            ],
+            "containerStatuses": [
+                {
+                    "name": "trainer",
+                    "imageID": "trainer@sha256:2",
+                    "ready": True,
+                    "restartCount": 0,
+                    "state": {"running": {"startedAt": "2026-12-02T10:01:00Z"}},
+                }
+            ],
         },
     }
 
 
 def build(pods: int) -> Snapshot:
     """A running Indexed Job with `pods` pods, one Workload and one event per pod."""
-    job = {"apiVersion": "batch/v1", "kind": "Job",
-           "metadata": {"name": "train", "namespace": "research", "uid": "u-1",
-                        "creationTimestamp": "2026-12-02T10:00:00Z"},
-           "spec": {"completionMode": "Indexed", "completions": pods, "parallelism": pods},
-           "status": {"active": pods}}
-    workload = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload",
-                "metadata": {"name": "job-train-1", "namespace": "research"},
-                "spec": {"queueName": "jobqueue"},
-                "status": {"admission": {"clusterQueue": "tau-cq"}, "conditions": [
-                    {"type": "QuotaReserved", "status": "True"},
-                    {"type": "Admitted", "status": "True"}]}}
-    events = [{"kind": "Event", "involvedObject": {"kind": "Pod", "name": f"train-{i}"},
-               "reason": "Started", "message": "Started container trainer", "type": "Normal",
-               "lastTimestamp": "2026-12-02T10:01:00Z"} for i in range(pods)]
-    return Snapshot.from_objects("research", "train",
-                                 [job, workload, *map(_pod, range(pods)), *events])
+    job = {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {
+            "name": "train",
+            "namespace": "research",
+            "uid": "u-1",
+            "creationTimestamp": "2026-12-02T10:00:00Z",
+        },
+        "spec": {"completionMode": "Indexed", "completions": pods, "parallelism": pods},
+        "status": {"active": pods},
+    }
+    workload = {
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "Workload",
+        "metadata": {"name": "job-train-1", "namespace": "research"},
+        "spec": {"queueName": "jobqueue"},
+        "status": {
+            "admission": {"clusterQueue": "tau-cq"},
+            "conditions": [
+                {"type": "QuotaReserved", "status": "True"},
+                {"type": "Admitted", "status": "True"},
+            ],
+        },
+    }
+    events = [
+        {
+            "kind": "Event",
+            "involvedObject": {"kind": "Pod", "name": f"train-{i}"},
+            "reason": "Started",
+            "message": "Started container trainer",
+            "type": "Normal",
+            "lastTimestamp": "2026-12-02T10:01:00Z",
+        }
+        for i in range(pods)
+    ]
+    return Snapshot.from_objects(
+        "research", "train", [job, workload, *map(_pod, range(pods)), *events]
+    )
 
 
 def median_ms(func, runs: int) -> float:
@@ -94,8 +137,10 @@ def main(argv: list[str] | None = None) -> int:
     interpret_ms = median_ms(lambda: interpret(snapshot, NOW), args.runs)
     json_ms = median_ms(lambda: document.to_json(status), args.runs)
     text_ms = median_ms(lambda: text.to_text(status), args.runs)
-    print(f"interpret, {args.pods} pods: median {interpret_ms:.1f} ms over {args.runs} runs "
-          f"(target <= 100 ms){'' if interpret_ms <= 100 else '  OVER TARGET'}")
+    print(
+        f"interpret, {args.pods} pods: median {interpret_ms:.1f} ms over {args.runs} runs "
+        f"(target <= 100 ms){'' if interpret_ms <= 100 else '  OVER TARGET'}"
+    )
     print(f"document.to_json: median {json_ms:.1f} ms; text.to_text: median {text_ms:.1f} ms")
     return 0 if interpret_ms <= 100 else 1
 

@@ -9,8 +9,11 @@ import pytest
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    parser.addoption("--update-golden", action="store_true",
-                     help="rewrite golden/ outputs from the current code (make golden)")
+    parser.addoption(
+        "--update-golden",
+        action="store_true",
+        help="rewrite golden/ outputs from the current code (make golden)",
+    )
 
 
 @pytest.fixture
@@ -32,8 +35,14 @@ def assert_golden(actual: str, path: Path, update: bool) -> None:
         return
     expected = path.read_text() if path.exists() else ""
     if actual != expected:
-        diff = "".join(difflib.unified_diff(expected.splitlines(keepends=True),
-                                            actual.splitlines(keepends=True),
-                                            f"{path} (golden)", f"{path} (actual)"))
-        pytest.fail(f"{diff}\ngolden out of date: run `make golden` and review the diff",
-                    pytrace=False)
+        diff = "".join(
+            difflib.unified_diff(
+                expected.splitlines(keepends=True),
+                actual.splitlines(keepends=True),
+                f"{path} (golden)",
+                f"{path} (actual)",
+            )
+        )
+        pytest.fail(
+            f"{diff}\ngolden out of date: run `make golden` and review the diff", pytrace=False
+        )

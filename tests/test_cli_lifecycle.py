@@ -46,8 +46,9 @@ def test_submitting_a_target_prints_where_to_follow_it(project, kube_api, capsys
 
 def test_outside_a_repository_a_submit_needs_a_context_or_namespace(project, capsys):
     assert main(["run", "finetune"]) == 1
-    assert ("lifecycle commands outside a Git repository require explicit --context or "
-            "--namespace") in capsys.readouterr().err
+    assert (
+        "lifecycle commands outside a Git repository require explicit --context or --namespace"
+    ) in capsys.readouterr().err
 
 
 def test_a_cluster_without_a_workspace_gives_no_default_namespace(project, kube_api, capsys):
@@ -61,16 +62,14 @@ def test_a_cluster_without_a_workspace_gives_no_default_namespace(project, kube_
 
 def test_the_workspace_supplies_namespace_and_queue(project, kube_api, capsys):
     kube_api.register_kueue_kuberay_tau_kinds()
-    kube_api.put(tau_workspace("vision", namespace="vision-team", queue="vision-q",
-                               generation=1))
+    kube_api.put(tau_workspace("vision", namespace="vision-team", queue="vision-q", generation=1))
     assert main(["run", "finetune", "--workspace", "vision", "--context", "emulator"]) == 0
     assert "ns=vision-team" in capsys.readouterr().out
     job = kube_api.get_object("batch/v1", "Job", "finetune", namespace="vision-team")
     assert job["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] == "vision-q"
 
 
-def test_a_server_dry_run_prints_the_servers_objects_and_creates_nothing(project, kube_api,
-                                                                          capsys):
+def test_a_server_dry_run_prints_the_servers_objects_and_creates_nothing(project, kube_api, capsys):
     assert main(["run", "eval", "-n", "team", "--dry-run=server"]) == 0
     out = capsys.readouterr().out
     assert "kind: Job" in out and "uid:" in out
@@ -81,13 +80,21 @@ def test_list_shows_managed_runs_newest_first_with_their_status(project, kube_ap
     kube_api.register_kueue_kuberay_tau_kinds()
     assert main(["run", "eval", "-n", "team"]) == 0
     assert main(["run", "train", "-n", "team"]) == 0
-    kube_api.put({"apiVersion": "batch/v1", "kind": "Job",
-                  "metadata": {"name": "not-ours", "namespace": "team"}, "spec": {}})
+    kube_api.put(
+        {
+            "apiVersion": "batch/v1",
+            "kind": "Job",
+            "metadata": {"name": "not-ours", "namespace": "team"},
+            "spec": {},
+        }
+    )
     capsys.readouterr()
     assert main(["run", "list", "-n", "team", "-o", "json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert {(r["name"], r["kind"], r["status"]) for r in doc["runs"]} == {
-        ("eval", "Job", "Suspended"), ("train", "RayJob", "Pending")}
+        ("eval", "Job", "Suspended"),
+        ("train", "RayJob", "Pending"),
+    }
     assert main(["run", "list", "-n", "team"]) == 0
     table = capsys.readouterr().out.splitlines()
     assert table[0].split() == ["NAME", "KIND", "STATUS", "AGE"]
@@ -100,10 +107,14 @@ def test_list_of_an_empty_namespace_says_so(project, kube_api, capsys):
 
 def test_logs_reads_the_job_pods(project, kube_api, capsys):
     assert main(["run", "eval", "-n", "team"]) == 0
-    kube_api.put({"apiVersion": "v1", "kind": "Pod",
-                  "metadata": {"name": "eval-abc", "namespace": "team",
-                               "labels": {"job-name": "eval"}},
-                  "spec": {"containers": [{"name": "main", "image": "x"}]}})
+    kube_api.put(
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": "eval-abc", "namespace": "team", "labels": {"job-name": "eval"}},
+            "spec": {"containers": [{"name": "main", "image": "x"}]},
+        }
+    )
     kube_api.set_pod_log("eval-abc", "line one\nline two\n", namespace="team", container="main")
     capsys.readouterr()
     assert main(["run", "logs", "eval", "-n", "team"]) == 0
@@ -128,13 +139,26 @@ def test_cancel_without_waiting_says_teardown_is_not_complete(project, kube_api,
 def test_cancel_waits_until_the_pods_are_gone(project, kube_api, capsys):
     assert main(["run", "eval", "-n", "team"]) == 0
     job = kube_api.get_object("batch/v1", "Job", "eval", namespace="team")
-    kube_api.put({"apiVersion": "v1", "kind": "Pod",
-                  "metadata": {"name": "eval-0", "namespace": "team",
-                               "labels": {"job-name": "eval"},
-                               "ownerReferences": [{"apiVersion": "batch/v1", "kind": "Job",
-                                                    "name": "eval",
-                                                    "uid": job["metadata"]["uid"]}]},
-                  "spec": {"containers": [{"name": "main", "image": "x"}]}})
+    kube_api.put(
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {
+                "name": "eval-0",
+                "namespace": "team",
+                "labels": {"job-name": "eval"},
+                "ownerReferences": [
+                    {
+                        "apiVersion": "batch/v1",
+                        "kind": "Job",
+                        "name": "eval",
+                        "uid": job["metadata"]["uid"],
+                    }
+                ],
+            },
+            "spec": {"containers": [{"name": "main", "image": "x"}]},
+        }
+    )
     capsys.readouterr()
     assert main(["run", "cancel", "eval", "-n", "team"]) == 0
     assert capsys.readouterr().out.startswith("cancelled Job team/eval")
@@ -158,16 +182,29 @@ def test_get_lists_and_reads_results_through_a_helper_pod(project, kube_api, tmp
         listing = capsys.readouterr().out
         assert "results: /data/checkpoints/workflows/finetune on pvc training-data" in listing
         assert "metrics.json" in listing
-        assert main(["run", "get", "finetune", "-n", "team", "--artifact", "metrics.json",
-                     "-o", "raw"]) == 0
+        assert (
+            main(
+                ["run", "get", "finetune", "-n", "team", "--artifact", "metrics.json", "-o", "raw"]
+            )
+            == 0
+        )
         assert capsys.readouterr().out == '{"loss": 0.5}\n'
 
 
 def test_get_of_a_run_without_durable_output_explains_why(project, kube_api, capsys):
     assert main(["run", "eval", "-n", "team"]) == 0
-    kube_api.put({"apiVersion": "batch/v1", "kind": "Job", "metadata": {
-        "name": "scratch", "namespace": "team", "labels": {meta.LABEL_MANAGED_BY: "tau"}},
-        "spec": {}})
+    kube_api.put(
+        {
+            "apiVersion": "batch/v1",
+            "kind": "Job",
+            "metadata": {
+                "name": "scratch",
+                "namespace": "team",
+                "labels": {meta.LABEL_MANAGED_BY: "tau"},
+            },
+            "spec": {},
+        }
+    )
     assert main(["run", "get", "scratch", "-n", "team"]) == 3
     assert "recorded no durable result" in capsys.readouterr().err
 
@@ -197,12 +234,28 @@ def test_history_lists_the_attempts_recorded_as_events(project, kube_api, capsys
     job = kube_api.get_object("batch/v1", "Job", "eval", namespace="team")
     api = api_client_for(kube_api, project)
     now = datetime(2026, 12, 2, 12, 0, tzinfo=UTC)
-    emit(api, event_body("team", "eval-retry-1", "RayJobAttempt",
-                         "submission_id=eval attempt=1/2 failure=Preempted signature=node drained",
-                         job, now))
-    emit(api, event_body("team", "eval-retry-succeeded-1", "RayJobRetrySucceeded",
-                         "submission_id=eval recovered_after_attempt=1 last_failure=Preempted "
-                         "signature=", job, now.replace(hour=13)))
+    emit(
+        api,
+        event_body(
+            "team",
+            "eval-retry-1",
+            "RayJobAttempt",
+            "submission_id=eval attempt=1/2 failure=Preempted signature=node drained",
+            job,
+            now,
+        ),
+    )
+    emit(
+        api,
+        event_body(
+            "team",
+            "eval-retry-succeeded-1",
+            "RayJobRetrySucceeded",
+            "submission_id=eval recovered_after_attempt=1 last_failure=Preempted signature=",
+            job,
+            now.replace(hour=13),
+        ),
+    )
     capsys.readouterr()
     assert main(["run", "history", "eval", "-n", "team"]) == 0
     lines = capsys.readouterr().out.splitlines()
@@ -218,23 +271,39 @@ def test_history_of_a_run_without_retries_says_so(project, kube_api, capsys):
 
 def _pending_workload(job: dict) -> dict:
     return {
-        "apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload",
-        "metadata": {"name": "job-eval-1", "namespace": "team",
-                     "labels": {"kueue.x-k8s.io/job-uid": job["metadata"]["uid"]}},
-        "spec": {"queueName": "research-eval", "podSets": [{"name": "main", "count": 1,
-                                                             "template": {}}]},
-        "status": {"conditions": [{
-            "type": "QuotaReserved", "status": "False", "reason": "Pending",
-            "message": "couldn't assign flavors to pod set main: insufficient quota for cpu",
-            "lastTransitionTime": "2026-12-02T10:00:02Z"}]},
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "Workload",
+        "metadata": {
+            "name": "job-eval-1",
+            "namespace": "team",
+            "labels": {"kueue.x-k8s.io/job-uid": job["metadata"]["uid"]},
+        },
+        "spec": {
+            "queueName": "research-eval",
+            "podSets": [{"name": "main", "count": 1, "template": {}}],
+        },
+        "status": {
+            "conditions": [
+                {
+                    "type": "QuotaReserved",
+                    "status": "False",
+                    "reason": "Pending",
+                    "message": (
+                        "couldn't assign flavors to pod set main: insufficient quota for cpu"
+                    ),
+                    "lastTransitionTime": "2026-12-02T10:00:02Z",
+                }
+            ]
+        },
     }
 
 
 def test_status_says_a_run_waits_on_quota_and_who_owns_the_fix(project, kube_api, capsys):
     kube_api.register_kueue_kuberay_tau_kinds()
     assert main(["run", "eval", "-n", "team"]) == 0
-    kube_api.put(_pending_workload(kube_api.get_object("batch/v1", "Job", "eval",
-                                                       namespace="team")))
+    kube_api.put(
+        _pending_workload(kube_api.get_object("batch/v1", "Job", "eval", namespace="team"))
+    )
     capsys.readouterr()
     assert main(["run", "status", "eval", "-n", "team", "-o", "json"]) == 0
     doc = json.loads(capsys.readouterr().out)
@@ -251,26 +320,54 @@ def test_status_of_a_missing_run_exits_1(project, kube_api, capsys):
     assert json.loads(capsys.readouterr().out)["status"]["state"] == "not_found"
 
 
-def _fail_job(kube_api, name: str, *, pod_condition: dict | None = None,
-              container_reason: str | None = None) -> None:
+def _fail_job(
+    kube_api, name: str, *, pod_condition: dict | None = None, container_reason: str | None = None
+) -> None:
     """Play the Job controller and kubelet: the Job failed, its pod says why."""
     job = kube_api.get_object("batch/v1", "Job", name, namespace="team")
-    kube_api.set_status("batch/v1", "Job", name, {
-        "failed": 1, "conditions": [{"type": "Failed", "status": "True",
-                                     "reason": "BackoffLimitExceeded"}]}, namespace="team")
+    kube_api.set_status(
+        "batch/v1",
+        "Job",
+        name,
+        {
+            "failed": 1,
+            "conditions": [{"type": "Failed", "status": "True", "reason": "BackoffLimitExceeded"}],
+        },
+        namespace="team",
+    )
     status: dict = {"phase": "Failed", "conditions": [pod_condition] if pod_condition else []}
     if container_reason:
-        status["containerStatuses"] = [{"name": "main", "ready": False, "restartCount": 0,
-                                        "image": "x", "imageID": "", "state": {"terminated": {
-                                            "exitCode": 137, "reason": container_reason}}}]
-    kube_api.put({"apiVersion": "v1", "kind": "Pod",
-                  "metadata": {"name": f"{name}-0", "namespace": "team",
-                               "labels": {"job-name": name},
-                               "ownerReferences": [{"apiVersion": "batch/v1", "kind": "Job",
-                                                    "name": name,
-                                                    "uid": job["metadata"]["uid"]}]},
-                  "spec": {"containers": [{"name": "main", "image": "x"}]},
-                  "status": status})
+        status["containerStatuses"] = [
+            {
+                "name": "main",
+                "ready": False,
+                "restartCount": 0,
+                "image": "x",
+                "imageID": "",
+                "state": {"terminated": {"exitCode": 137, "reason": container_reason}},
+            }
+        ]
+    kube_api.put(
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {
+                "name": f"{name}-0",
+                "namespace": "team",
+                "labels": {"job-name": name},
+                "ownerReferences": [
+                    {
+                        "apiVersion": "batch/v1",
+                        "kind": "Job",
+                        "name": name,
+                        "uid": job["metadata"]["uid"],
+                    }
+                ],
+            },
+            "spec": {"containers": [{"name": "main", "image": "x"}]},
+            "status": status,
+        }
+    )
 
 
 PREEMPTED = {"type": "DisruptionTarget", "status": "True", "reason": "PreemptionByScheduler"}
@@ -284,8 +381,9 @@ def test_resume_replaces_a_preempted_run_with_one_that_resumes(project, kube_api
     assert main(["run", "resume", "eval", "--config", "tau/eval.yaml", "-n", "team"]) == 0
     assert capsys.readouterr().out.startswith("resumed eval after Preempted (attempt 1")
     job = kube_api.get_object("batch/v1", "Job", "eval", namespace="team")
-    env = {e["name"]: e.get("value") for e in
-           job["spec"]["template"]["spec"]["containers"][0]["env"]}
+    env = {
+        e["name"]: e.get("value") for e in job["spec"]["template"]["spec"]["containers"][0]["env"]
+    }
     assert env["TAU_RETRY_ATTEMPT"] == "1" and env["TAU_RETRY_REASON"] == "Preempted"
     assert env["TAU_RESUME_FROM"] == "/data/checkpoints/finetunes/eval"
     assert job["metadata"]["annotations"][meta.ANNOTATION_RETRY_ATTEMPT] == "1"
@@ -314,23 +412,27 @@ def test_resume_dry_run_prints_the_replacement_and_changes_nothing(project, kube
     _fail_job(kube_api, "eval", pod_condition=PREEMPTED)
     before = kube_api.get_object("batch/v1", "Job", "eval", namespace="team")
     capsys.readouterr()
-    assert main(["run", "resume", "eval", "--config", "tau/eval.yaml", "-n", "team",
-                 "--dry-run=client"]) == 0
+    assert (
+        main(
+            ["run", "resume", "eval", "--config", "tau/eval.yaml", "-n", "team", "--dry-run=client"]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert "TAU_RETRY_ATTEMPT" in out and "kind: Job" in out
     after = kube_api.get_object("batch/v1", "Job", "eval", namespace="team")
     assert after["metadata"]["uid"] == before["metadata"]["uid"]
 
 
-def test_a_preempted_run_is_retried_automatically_until_it_succeeds(project, kube_api, capsys,
-                                                                     monkeypatch):
+def test_a_preempted_run_is_retried_automatically_until_it_succeeds(
+    project, kube_api, capsys, monkeypatch
+):
     import threading
     import time
 
     kube_api.register_kueue_kuberay_tau_kinds()
     config = (project / "tau" / "eval.yaml").read_text().replace("name: eval", "name: retryme")
-    config += ("resilience:\n  max_retries: 2\n  backoff_initial: 10ms\n"
-               "  backoff_max: 20ms\n")
+    config += "resilience:\n  max_retries: 2\n  backoff_initial: 10ms\n  backoff_max: 20ms\n"
     (project / "tau" / "retryme.yaml").write_text(config)
     real_sleep = time.sleep
     monkeypatch.setattr(time, "sleep", lambda s: real_sleep(min(s, 0.02)))
@@ -348,9 +450,13 @@ def test_a_preempted_run_is_retried_automatically_until_it_succeeds(project, kub
                 if len(seen) == 1:
                     _fail_job(kube_api, "retryme", pod_condition=PREEMPTED)
                 else:
-                    kube_api.set_status("batch/v1", "Job", "retryme", {
-                        "succeeded": 1, "conditions": [{"type": "Complete", "status": "True"}]},
-                        namespace="team")
+                    kube_api.set_status(
+                        "batch/v1",
+                        "Job",
+                        "retryme",
+                        {"succeeded": 1, "conditions": [{"type": "Complete", "status": "True"}]},
+                        namespace="team",
+                    )
             stop.wait(0.01)
 
     thread = threading.Thread(target=controller, daemon=True)
@@ -380,11 +486,16 @@ def test_list_filters_by_queue(project, kube_api, capsys):
 
 def test_logs_reads_the_named_container(project, kube_api, capsys):
     assert main(["run", "eval", "-n", "team"]) == 0
-    kube_api.put({"apiVersion": "v1", "kind": "Pod",
-                  "metadata": {"name": "eval-abc", "namespace": "team",
-                               "labels": {"job-name": "eval"}},
-                  "spec": {"containers": [{"name": "main", "image": "x"},
-                                          {"name": "sidecar", "image": "y"}]}})
+    kube_api.put(
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": "eval-abc", "namespace": "team", "labels": {"job-name": "eval"}},
+            "spec": {
+                "containers": [{"name": "main", "image": "x"}, {"name": "sidecar", "image": "y"}]
+            },
+        }
+    )
     kube_api.set_pod_log("eval-abc", "from the sidecar\n", namespace="team", container="sidecar")
     capsys.readouterr()
     assert main(["run", "logs", "eval", "-n", "team", "-c", "sidecar"]) == 0

@@ -42,9 +42,11 @@ def run(capsys: Cap, *argv: str) -> tuple[int, str, str]:
 
 # validate: targets and --config
 
+
 @pytest.mark.parametrize("ext", ["yaml", "yml"])
 def test_validate_target_resolves_tau_target_yaml_and_says_it_is_valid(
-        repo: Path, capsys: Cap, ext: str) -> None:
+    repo: Path, capsys: Cap, ext: str
+) -> None:
     write(repo / "tau" / f"train.{ext}")
     assert run(capsys, "run", "validate", "train") == (0, f"tau/train.{ext} is valid\n", "")
 
@@ -52,32 +54,44 @@ def test_validate_target_resolves_tau_target_yaml_and_says_it_is_valid(
 def test_validate_config_reads_an_explicit_path(repo: Path, capsys: Cap) -> None:
     write(repo / "configs" / "exp.yaml")
     assert run(capsys, "run", "validate", "--config", "configs/exp.yaml") == (
-        0, "configs/exp.yaml is valid\n", "")
+        0,
+        "configs/exp.yaml is valid\n",
+        "",
+    )
     assert run(capsys, "run", "validate", "-c", "configs/exp.yaml") == (
-        0, "configs/exp.yaml is valid\n", "")
+        0,
+        "configs/exp.yaml is valid\n",
+        "",
+    )
 
 
 def test_validate_config_outside_the_working_directory_prints_the_path_given(
-        repo: Path, tmp_path_factory: pytest.TempPathFactory,
-        capsys: Cap) -> None:
+    repo: Path, tmp_path_factory: pytest.TempPathFactory, capsys: Cap
+) -> None:
     elsewhere = write(tmp_path_factory.mktemp("other") / "tau.yaml")
     assert run(capsys, "run", "validate", "--config", str(elsewhere)) == (
-        0, f"{elsewhere} is valid\n", "")
+        0,
+        f"{elsewhere} is valid\n",
+        "",
+    )
 
 
 def test_validate_target_with_config_uses_the_target_as_the_run_name(
-        repo: Path, capsys: Cap) -> None:
+    repo: Path, capsys: Cap
+) -> None:
     write(repo / "exp.yaml", "engine: job\nentrypoint: train.py\n")
     assert run(capsys, "run", "validate", "named", "--config", "exp.yaml") == (
-        0, "exp.yaml is valid\n", "")
+        0,
+        "exp.yaml is valid\n",
+        "",
+    )
     code, _, err = run(capsys, "run", "validate", "--config", "exp.yaml")
     assert code == 1
     assert "error: name: job runs require NAME" in err
 
 
 @pytest.mark.parametrize("name", ["tau.yaml", "tau.yml", ".tau.yaml"])
-def test_validate_with_no_argument_reads_a_default_file(
-        repo: Path, capsys: Cap, name: str) -> None:
+def test_validate_with_no_argument_reads_a_default_file(repo: Path, capsys: Cap, name: str) -> None:
     write(repo / name)
     assert run(capsys, "run", "validate") == (0, f"{name} is valid\n", "")
 
@@ -89,7 +103,8 @@ def test_default_files_are_tried_in_order(repo: Path, capsys: Cap) -> None:
 
 
 def test_an_invalid_config_prints_every_diagnostic_on_stderr_and_exits_1(
-        repo: Path, capsys: Cap) -> None:
+    repo: Path, capsys: Cap
+) -> None:
     write(repo / "tau" / "train.yaml", INVALID)
     code, out, err = run(capsys, "run", "validate", "train")
     assert code == 1
@@ -103,8 +118,7 @@ def test_an_invalid_config_prints_every_diagnostic_on_stderr_and_exits_1(
     assert "Traceback" not in err
 
 
-def test_a_yaml_syntax_error_is_a_diagnostic_not_a_traceback(
-        repo: Path, capsys: Cap) -> None:
+def test_a_yaml_syntax_error_is_a_diagnostic_not_a_traceback(repo: Path, capsys: Cap) -> None:
     write(repo / "tau.yaml", "name: train\ncompute: {gpus: 1\n")
     code, out, err = run(capsys, "run", "validate")
     assert (code, out) == (1, "")
@@ -112,13 +126,14 @@ def test_a_yaml_syntax_error_is_a_diagnostic_not_a_traceback(
     assert "Traceback" not in err
 
 
-def test_warnings_go_to_stderr_and_validation_still_passes(
-        repo: Path, capsys: Cap) -> None:
+def test_warnings_go_to_stderr_and_validation_still_passes(repo: Path, capsys: Cap) -> None:
     write(repo / "tau.yaml", "name: train\nengine: ray\nentrypoint: train.py\n")
     assert run(capsys, "run", "validate") == (
-        0, "tau.yaml is valid\n",
+        0,
+        "tau.yaml is valid\n",
         'tau.yaml:2:9: warning: engine value "ray" is deprecated; tau reads it as "rayjob"\n'
-        "  hint: write `engine: rayjob`\n")
+        "  hint: write `engine: rayjob`\n",
+    )
 
 
 def test_a_managed_manifest_is_rejected_by_validate(repo: Path, capsys: Cap) -> None:
@@ -127,24 +142,31 @@ def test_a_managed_manifest_is_rejected_by_validate(repo: Path, capsys: Cap) -> 
     assert code == 1
     assert err.splitlines()[0] == (
         "tau.yaml:1:1: error: schema_version: managed workflow manifests are outside tau run "
-        "validate; validate direct tau run --config files with this command")
+        "validate; validate direct tau run --config files with this command"
+    )
 
 
-@pytest.mark.parametrize("target", ["tau/train.yaml", "tau/train", "./train", "train.yaml",
-                                    "train.yml", "..\\train"])
-def test_a_target_that_is_a_path_is_rejected(
-        repo: Path, capsys: Cap, target: str) -> None:
+@pytest.mark.parametrize(
+    "target", ["tau/train.yaml", "tau/train", "./train", "train.yaml", "train.yml", "..\\train"]
+)
+def test_a_target_that_is_a_path_is_rejected(repo: Path, capsys: Cap, target: str) -> None:
     write(repo / "tau" / "train.yaml")
     assert run(capsys, "run", "validate", target) == (
-        1, "", f'error: run target "{target}" must be a name, not a path; use --config for '
-               "explicit paths\n")
+        1,
+        "",
+        f'error: run target "{target}" must be a name, not a path; use --config for '
+        "explicit paths\n",
+    )
 
 
 @pytest.mark.parametrize("target", ["Train", "train_v2", "train-"])
 def test_a_target_that_is_not_a_run_name_is_rejected(repo: Path, capsys: Cap, target: str) -> None:
     assert run(capsys, "run", "validate", target) == (
-        1, "", f'error: run target "{target}" is not a valid run name (lowercase letters, '
-               "digits and '-')\n")
+        1,
+        "",
+        f'error: run target "{target}" is not a valid run name (lowercase letters, '
+        "digits and '-')\n",
+    )
 
 
 def test_the_smoke_target_is_the_platform_probe_not_a_config(repo: Path, capsys: Cap) -> None:
@@ -154,8 +176,9 @@ def test_the_smoke_target_is_the_platform_probe_not_a_config(repo: Path, capsys:
     assert out.endswith("smoke/tau.yaml is valid\n") and "tau/smoke.yaml" not in out
 
 
-def test_the_smoke_probe_renders_a_bounded_cpu_job_from_any_directory(tmp_path, monkeypatch,
-                                                                       capsys: Cap) -> None:
+def test_the_smoke_probe_renders_a_bounded_cpu_job_from_any_directory(
+    tmp_path, monkeypatch, capsys: Cap
+) -> None:
     import yaml
 
     monkeypatch.chdir(tmp_path)
@@ -170,33 +193,49 @@ def test_a_target_with_both_extensions_is_ambiguous(repo: Path, capsys: Cap) -> 
     write(repo / "tau" / "train.yaml")
     write(repo / "tau" / "train.yml")
     assert run(capsys, "run", "validate", "train") == (
-        1, "", 'error: run target "train" has both tau/train.yaml and tau/train.yml; keep exactly '
-               "one extension\n")
+        1,
+        "",
+        'error: run target "train" has both tau/train.yaml and tau/train.yml; keep exactly '
+        "one extension\n",
+    )
 
 
 def test_a_target_that_does_not_exist_is_not_found(repo: Path, capsys: Cap) -> None:
     write(repo / "train.yaml")  # not under tau/: a bare target never reads it
     assert run(capsys, "run", "validate", "train") == (
-        1, "", 'error: run target "train" not found; expected tau/train.yaml or pass --config\n')
+        1,
+        "",
+        'error: run target "train" not found; expected tau/train.yaml or pass --config\n',
+    )
 
 
 def test_no_target_and_no_default_file_is_an_error(repo: Path, capsys: Cap) -> None:
     write(repo / "tau" / "train.yaml")
     assert run(capsys, "run", "validate") == (
-        1, "", "error: no Tau run config found; create tau.yaml or pass --config\n")
+        1,
+        "",
+        "error: no Tau run config found; create tau.yaml or pass --config\n",
+    )
 
 
 def test_a_missing_config_path_is_an_error(repo: Path, capsys: Cap) -> None:
     assert run(capsys, "run", "validate", "--config", "nope.yaml") == (
-        1, "", 'error: config file "nope.yaml" not found\n')
+        1,
+        "",
+        'error: config file "nope.yaml" not found\n',
+    )
 
 
 @pytest.mark.parametrize("argv", [["run", "retry"], ["run", "validate", "retry"]])
 def test_run_retry_is_a_target_name_not_a_subcommand(
-        repo: Path, capsys: Cap, argv: list[str]) -> None:
+    repo: Path, capsys: Cap, argv: list[str]
+) -> None:
     write(repo / "tau.yaml")
     assert run(capsys, *argv) == (
-        1, "", 'error: run target "retry" not found; expected tau/retry.yaml or pass --config\n')
+        1,
+        "",
+        'error: run target "retry" not found; expected tau/retry.yaml or pass --config\n',
+    )
 
 
 def test_run_retry_with_a_retry_config_validates_it(repo: Path, capsys: Cap) -> None:
@@ -212,8 +251,10 @@ def test_the_examples_validate(monkeypatch: pytest.MonkeyPatch, capsys: Cap) -> 
 
 # schema and explain-config
 
+
 def test_run_schema_prints_the_checked_in_schema_byte_for_byte(
-        capsysbinary: pytest.CaptureFixture[bytes]) -> None:
+    capsysbinary: pytest.CaptureFixture[bytes],
+) -> None:
     repo_root = Path(__file__).resolve().parents[1]
     expected = (repo_root / "spec" / "tau-run-config.schema.json").read_bytes()
     assert spec_path("tau-run-config.schema.json").read_bytes() == expected
@@ -256,8 +297,13 @@ def test_explain_config_has_a_markdown_row_for_every_schema_field(capsys: Cap) -
     assert sorted(fields) == sorted(expected)
     assert fields == sorted(fields)
     assert len(expected) > 100
-    for required in ("compute.gpus", "storage.image_assets.mount_path", "resilience.backoff_max",
-                     "execution.launcher", "runtime.env_secret"):
+    for required in (
+        "compute.gpus",
+        "storage.image_assets.mount_path",
+        "resilience.backoff_max",
+        "execution.launcher",
+        "runtime.env_secret",
+    ):
         assert required in fields
     header = next(line for line in out.splitlines() if line.startswith("| Field"))
     assert header == "| Field | Type | Status | Description | Values / defaults |"
@@ -280,17 +326,28 @@ def test_explain_config_json_parses_and_lists_the_same_fields(capsys: Cap) -> No
     fields = {row["field"]: row for row in doc["fields"]}
     assert sorted(fields) == sorted(schema_field_paths())
     assert fields["compute.gpu_resource_mode"]["values"] == [
-        "device-plugin", "nvidia", "dra", "mig"]
+        "device-plugin",
+        "nvidia",
+        "dra",
+        "mig",
+    ]
     assert fields["policy.gpu_class"]["deprecated_values"] == [
-        "a100-nvlink-80gb", "h100-standalone-95gb", "h200-nvlink-141gb"]
+        "a100-nvlink-80gb",
+        "h100-standalone-95gb",
+        "h200-nvlink-141gb",
+    ]
 
 
 def test_explain_config_rejects_other_formats(capsys: Cap) -> None:
     assert run(capsys, "run", "explain-config", "-o", "yaml") == (
-        1, "", "error: --output must be one of: markdown, json\n")
+        1,
+        "",
+        "error: --output must be one of: markdown, json\n",
+    )
 
 
 # the shape of the CLI
+
 
 def command_names(app) -> set[str]:
     """Commands registered on a cyclopts App, without its help and version flags."""
@@ -301,21 +358,41 @@ def command_names(app) -> set[str]:
 def test_tau_has_exactly_seven_roots() -> None:
     app = build_app()
     assert command_names(app) == {
-        "cluster", "workspace", "run", "serve", "data", "python", "version"}
+        "cluster",
+        "workspace",
+        "run",
+        "serve",
+        "data",
+        "python",
+        "version",
+    }
     assert ROOTS == ("cluster", "workspace", "run", "serve", "data", "python", "version")
 
 
 def test_the_run_subcommands_are_exactly_the_documented_ones() -> None:
-    assert set(SUBCOMMANDS) == {"validate", "schema", "explain-config", "list", "status", "logs",
-                                "get", "cancel", "resume", "history"}
+    assert set(SUBCOMMANDS) == {
+        "validate",
+        "schema",
+        "explain-config",
+        "list",
+        "status",
+        "logs",
+        "get",
+        "cancel",
+        "resume",
+        "history",
+    }
     assert command_names(build_app()["run"]) == set(SUBCOMMANDS)
 
 
 def unbuilt_run_subcommands() -> list[str]:
     """Run subcommands still registered as stubs (tau.cli._common.not_built)."""
     run_app = build_app()["run"]
-    return [name for name in SUBCOMMANDS
-            if run_app[name].default_command.__qualname__.startswith("not_built.")]
+    return [
+        name
+        for name in SUBCOMMANDS
+        if run_app[name].default_command.__qualname__.startswith("not_built.")
+    ]
 
 
 def test_the_offline_run_subcommands_are_built() -> None:
@@ -330,7 +407,10 @@ def test_an_unbuilt_subcommand_says_not_implemented_yet_and_exits_2(capsys: Cap)
 
     for sub in unbuilt_run_subcommands():  # whichever run verbs are still stubs
         assert run(capsys, "run", sub, "some-run") == (
-            2, "", f"error: tau run {sub}: not implemented yet\n")
+            2,
+            "",
+            f"error: tau run {sub}: not implemented yet\n",
+        )
     app = App(name="thing", result_action="return_value")
     not_built(app, "frob", "Frobnicate a run", "tau thing frob")
     with pytest.raises(NotImplementedYet) as caught:

@@ -29,8 +29,9 @@ def _argv(case: Path) -> list[str]:
     return ["run", *args, "--config", "tau.yaml", "--dry-run=client"]
 
 
-def _run(case: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-         ) -> tuple[int, str, str]:
+def _run(
+    case: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> tuple[int, str, str]:
     monkeypatch.chdir(case)
     monkeypatch.delenv("TAU_TOPOLOGY_POLICY", raising=False)
     code = main(_argv(case))
@@ -55,8 +56,9 @@ def test_every_golden_document_passes_the_kubernetes_and_crd_schemas(case):
 
 
 @pytest.mark.parametrize("case", INVALID, ids=[c.name for c in INVALID])
-def test_invalid_golden_case_fails_with_exactly_its_error_txt(case, monkeypatch, capsys,
-                                                              update_golden):
+def test_invalid_golden_case_fails_with_exactly_its_error_txt(
+    case, monkeypatch, capsys, update_golden
+):
     code, out, err = _run(case, monkeypatch, capsys)
     assert_error_golden(code, out, err, case / "error.txt", update_golden)
 

@@ -24,8 +24,9 @@ VALID = sorted(p.parent for p in SERVE.glob("*/args"))
 INVALID = sorted(p.parent for p in (SERVE / "invalid").glob("*/args"))
 
 
-def _run(case: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-         ) -> tuple[int, str, str]:
+def _run(
+    case: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> tuple[int, str, str]:
     monkeypatch.chdir(case)
     monkeypatch.delenv("TAU_TOPOLOGY_POLICY", raising=False)
     monkeypatch.delenv("TAU_CONTEXT", raising=False)
@@ -43,8 +44,9 @@ def _documents(case: Path) -> list[dict]:
 
 
 @pytest.mark.parametrize("case", VALID, ids=[c.name for c in VALID])
-def test_serve_golden_case_prints_exactly_its_rendered_yaml(case, monkeypatch, capsys,
-                                                            update_golden):
+def test_serve_golden_case_prints_exactly_its_rendered_yaml(
+    case, monkeypatch, capsys, update_golden
+):
     assert "--dry-run=client" in (case / "args").read_text(), "a golden never contacts a cluster"
     code, out, err = _run(case, monkeypatch, capsys)
     assert code == 0, err
@@ -70,8 +72,9 @@ def test_every_rayservice_conforms_to_the_upstream_kuberay_crd(case):
 
 
 @pytest.mark.parametrize("case", INVALID, ids=[c.name for c in INVALID])
-def test_invalid_serve_case_fails_with_exactly_its_error_txt(case, monkeypatch, capsys,
-                                                             update_golden):
+def test_invalid_serve_case_fails_with_exactly_its_error_txt(
+    case, monkeypatch, capsys, update_golden
+):
     code, out, err = _run(case, monkeypatch, capsys)
     assert_error_golden(code, out, err, case / "error.txt", update_golden)
 
@@ -85,6 +88,13 @@ def test_serve_golden_outputs_have_inputs():
 def test_the_serve_corpus_covers_the_required_cases():
     names = {c.name for c in VALID}
     assert len(VALID) >= 8 and len(INVALID) >= 5
-    assert {"rayservice-default", "rayservice-autoscaling", "checkpoint-relative",
-            "checkpoint-absolute", "checkpoint-projects", "env-secret-redacted",
-            "deployment-with-service", "deployment-without-service"} <= names
+    assert {
+        "rayservice-default",
+        "rayservice-autoscaling",
+        "checkpoint-relative",
+        "checkpoint-absolute",
+        "checkpoint-projects",
+        "env-secret-redacted",
+        "deployment-with-service",
+        "deployment-without-service",
+    } <= names

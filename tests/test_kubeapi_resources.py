@@ -34,14 +34,24 @@ def job(name: str) -> dict[str, Any]:
         "apiVersion": "batch/v1",
         "kind": "Job",
         "metadata": {"name": name},
-        "spec": {"template": {"spec": {"restartPolicy": "Never", "containers": [
-            {"name": "main", "image": "busybox"}]}}},
+        "spec": {
+            "template": {
+                "spec": {
+                    "restartPolicy": "Never",
+                    "containers": [{"name": "main", "image": "busybox"}],
+                }
+            }
+        },
     }
 
 
 def rayjob(name: str) -> dict[str, Any]:
-    return {"apiVersion": "ray.io/v1", "kind": "RayJob", "metadata": {"name": name},
-            "spec": {"entrypoint": "python train.py"}}
+    return {
+        "apiVersion": "ray.io/v1",
+        "kind": "RayJob",
+        "metadata": {"name": name},
+        "spec": {"entrypoint": "python train.py"},
+    }
 
 
 def status_of(error: ApiException) -> dict[str, Any]:
@@ -77,8 +87,12 @@ def test_unregistered_custom_resource_is_a_not_found_status_like_a_missing_crd(k
         )
     assert caught.value.status == 404
     assert status_of(caught.value) == {
-        "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
-        "reason": "NotFound", "code": 404,
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "reason": "NotFound",
+        "code": 404,
         "message": "the server could not find the requested resource",
     }
 
@@ -95,8 +109,12 @@ def test_registered_custom_resources_round_trip_namespaced_and_cluster_scoped(
     everywhere = custom.list_cluster_custom_object("ray.io", "v1", "rayjobs")
     assert [i["metadata"]["name"] for i in everywhere["items"]] == ["r1", "r2"]
     assert everywhere["kind"] == "RayJobList"
-    queue = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue",
-             "metadata": {"name": "gpu"}, "spec": {"namespaceSelector": {}}}
+    queue = {
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "ClusterQueue",
+        "metadata": {"name": "gpu"},
+        "spec": {"namespaceSelector": {}},
+    }
     custom.create_cluster_custom_object("kueue.x-k8s.io", "v1beta2", "clusterqueues", queue)
     stored = custom.get_cluster_custom_object("kueue.x-k8s.io", "v1beta2", "clusterqueues", "gpu")
     assert "namespace" not in stored["metadata"]
@@ -228,8 +246,14 @@ def test_get_of_a_missing_object_is_a_not_found_status(kube_client):
 
 
 def test_cluster_scoped_core_kinds_are_listed_without_a_namespace(kube_api, kube_client):
-    kube_api.put({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "gpu-0"},
-                  "status": {"allocatable": {"nvidia.com/gpu": "8"}}})
+    kube_api.put(
+        {
+            "apiVersion": "v1",
+            "kind": "Node",
+            "metadata": {"name": "gpu-0"},
+            "status": {"allocatable": {"nvidia.com/gpu": "8"}},
+        }
+    )
     api = client.CoreV1Api(kube_client)
     nodes = api.list_node()
     assert [n.metadata.name for n in nodes.items] == ["gpu-0"]
@@ -242,8 +266,9 @@ def test_cluster_scoped_core_kinds_are_listed_without_a_namespace(kube_api, kube
 
 def test_replace_with_a_stale_resource_version_is_a_conflict(kube_client):
     api = client.CoreV1Api(kube_client)
-    created = api.create_namespaced_config_map("default", {"metadata": {"name": "c"},
-                                                           "data": {"k": "1"}})
+    created = api.create_namespaced_config_map(
+        "default", {"metadata": {"name": "c"}, "data": {"k": "1"}}
+    )
     stale = created.metadata.resource_version
     fresh = api.replace_namespaced_config_map(
         "c", "default", {"metadata": {"name": "c", "resourceVersion": stale}, "data": {"k": "2"}}
@@ -292,7 +317,9 @@ def test_merge_and_strategic_patches_merge_maps_and_null_deletes(kube_client):
     )
     assert patched.metadata.labels == {"keep": "1", "new": "2"}
     merged = api.patch_namespaced_pod(
-        "p", "default", {"metadata": {"annotations": {"a": "b"}}},
+        "p",
+        "default",
+        {"metadata": {"annotations": {"a": "b"}}},
         _content_type="application/merge-patch+json",
     )
     assert merged.metadata.annotations == {"a": "b"} and merged.metadata.labels["keep"] == "1"
@@ -308,7 +335,12 @@ def test_custom_resources_take_merge_patches_and_reject_strategic_ones(kube_api,
     assert patched["spec"] == {"entrypoint": "python train.py", "suspend": True}
     with pytest.raises(ApiException) as caught:
         custom.patch_namespaced_custom_object(
-            "ray.io", "v1", "default", "rayjobs", "r", {"spec": {}},
+            "ray.io",
+            "v1",
+            "default",
+            "rayjobs",
+            "r",
+            {"spec": {}},
             _content_type="application/strategic-merge-patch+json",
         )
     assert caught.value.status == 415
@@ -318,21 +350,35 @@ def test_json_patch_applies_operations_in_order(kube_api, kube_client):
     kube_api.register_kueue_kuberay_tau_kinds()
     custom = client.CustomObjectsApi(kube_client)
     custom.create_namespaced_custom_object("ray.io", "v1", "default", "rayjobs", rayjob("r"))
-    patched = custom.patch_namespaced_custom_object("ray.io", "v1", "default", "rayjobs", "r", [
-        {"op": "test", "path": "/spec/entrypoint", "value": "python train.py"},
-        {"op": "add", "path": "/metadata/labels", "value": {"a": "1"}},
-        {"op": "replace", "path": "/spec/entrypoint", "value": "python eval.py"},
-        {"op": "add", "path": "/spec/args", "value": ["x"]},
-        {"op": "add", "path": "/spec/args/-", "value": "y"},
-        {"op": "copy", "from": "/spec/args/0", "path": "/spec/first"},
-        {"op": "remove", "path": "/spec/args/0"},
-    ], _content_type="application/json-patch+json")
+    patched = custom.patch_namespaced_custom_object(
+        "ray.io",
+        "v1",
+        "default",
+        "rayjobs",
+        "r",
+        [
+            {"op": "test", "path": "/spec/entrypoint", "value": "python train.py"},
+            {"op": "add", "path": "/metadata/labels", "value": {"a": "1"}},
+            {"op": "replace", "path": "/spec/entrypoint", "value": "python eval.py"},
+            {"op": "add", "path": "/spec/args", "value": ["x"]},
+            {"op": "add", "path": "/spec/args/-", "value": "y"},
+            {"op": "copy", "from": "/spec/args/0", "path": "/spec/first"},
+            {"op": "remove", "path": "/spec/args/0"},
+        ],
+        _content_type="application/json-patch+json",
+    )
     assert patched["spec"] == {"entrypoint": "python eval.py", "args": ["y"], "first": "x"}
     assert patched["metadata"]["labels"] == {"a": "1"}
     with pytest.raises(ApiException) as caught:
-        custom.patch_namespaced_custom_object("ray.io", "v1", "default", "rayjobs", "r", [
-            {"op": "test", "path": "/spec/entrypoint", "value": "nope"}],
-            _content_type="application/json-patch+json")
+        custom.patch_namespaced_custom_object(
+            "ray.io",
+            "v1",
+            "default",
+            "rayjobs",
+            "r",
+            [{"op": "test", "path": "/spec/entrypoint", "value": "nope"}],
+            _content_type="application/json-patch+json",
+        )
     assert caught.value.status == 422
 
 
@@ -341,8 +387,16 @@ def test_a_patch_carrying_a_stale_resource_version_is_a_conflict(kube_client):
     created = api.create_namespaced_pod("default", pod("p"))
     api.patch_namespaced_pod("p", "default", {"metadata": {"labels": {"a": "1"}}})
     with pytest.raises(ApiException) as caught:
-        api.patch_namespaced_pod("p", "default", {"metadata": {
-            "resourceVersion": created.metadata.resource_version, "labels": {"a": "2"}}})
+        api.patch_namespaced_pod(
+            "p",
+            "default",
+            {
+                "metadata": {
+                    "resourceVersion": created.metadata.resource_version,
+                    "labels": {"a": "2"},
+                }
+            },
+        )
     assert caught.value.status == 409
 
 
@@ -373,15 +427,22 @@ def test_delete_with_a_mismatched_uid_precondition_is_a_conflict(kube_client):
     with pytest.raises(ApiException) as caught:
         api.delete_namespaced_pod("p", "default", body=options)
     assert caught.value.status == 409
-    assert "Precondition failed: UID in precondition: not-the-uid" in status_of(caught.value)[
-        "message"]
+    assert (
+        "Precondition failed: UID in precondition: not-the-uid"
+        in status_of(caught.value)["message"]
+    )
     assert api.read_namespaced_pod("p", "default").metadata.name == "p"
 
 
 def _job_with_pods(kube_api: KubeApiServer, kube_client: client.ApiClient) -> str:
     created = client.BatchV1Api(kube_client).create_namespaced_job("default", job("train"))
-    owner = {"apiVersion": "batch/v1", "kind": "Job", "name": "train",
-             "uid": created.metadata.uid, "controller": True}
+    owner = {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "name": "train",
+        "uid": created.metadata.uid,
+        "controller": True,
+    }
     for index in range(2):
         body = pod(f"train-{index}")
         body["metadata"]["ownerReferences"] = [owner]
@@ -441,11 +502,11 @@ def test_dry_run_never_persists_and_never_bumps_the_resource_version(kube_api, k
     before = kube_api.resource_version
     dry = api.create_namespaced_pod("default", pod("imaginary"), dry_run="All")
     assert dry.metadata.name == "imaginary" and dry.metadata.uid
-    patched = api.patch_namespaced_pod("real", "default", {"metadata": {"labels": {"a": "2"}}},
-                                       dry_run="All")
+    patched = api.patch_namespaced_pod(
+        "real", "default", {"metadata": {"labels": {"a": "2"}}}, dry_run="All"
+    )
     assert patched.metadata.labels == {"a": "2"}
-    replaced = api.replace_namespaced_pod("real", "default", pod("real", {"a": "3"}),
-                                          dry_run="All")
+    replaced = api.replace_namespaced_pod("real", "default", pod("real", {"a": "3"}), dry_run="All")
     assert replaced.metadata.labels == {"a": "3"}
     api.delete_namespaced_pod("real", "default", dry_run="All")
     assert kube_api.resource_version == before
@@ -492,9 +553,16 @@ def test_discovery_is_enough_for_the_dynamic_client(kube_api, kube_client, tmp_p
     dyn = dynamic.DynamicClient(kube_client, cache_file=str(tmp_path / "discovery.json"))
     workspaces = dyn.resources.get(api_version="tau.azure.com/v1alpha1", kind="TauWorkspace")
     assert workspaces.namespaced
-    dyn.create(workspaces, namespace="default", body={
-        "apiVersion": "tau.azure.com/v1alpha1", "kind": "TauWorkspace",
-        "metadata": {"name": "ws"}, "spec": {}})
+    dyn.create(
+        workspaces,
+        namespace="default",
+        body={
+            "apiVersion": "tau.azure.com/v1alpha1",
+            "kind": "TauWorkspace",
+            "metadata": {"name": "ws"},
+            "spec": {},
+        },
+    )
     assert kube_api.get_object("tau.azure.com/v1alpha1", "TauWorkspace", "ws") is not None
 
 
@@ -507,8 +575,11 @@ def test_delete_collection_removes_only_selected_objects(kube_api, kube_client):
 
 
 def test_unknown_paths_and_subresources_are_not_found(kube_api):
-    for path in ("/nonsense", "/api/v1/namespaces/default/configmaps/c/status",
-                 "/apis/batch/v2/namespaces/default/jobs"):
+    for path in (
+        "/nonsense",
+        "/api/v1/namespaces/default/configmaps/c/status",
+        "/apis/batch/v2/namespaces/default/jobs",
+    ):
         with pytest.raises(urllib.error.HTTPError) as caught:
             raw_get(kube_api, path)
         assert caught.value.code == 404
@@ -522,8 +593,9 @@ def test_custom_resources_refuse_updates_without_a_resource_version(kube_api, ku
         "ray.io", "v1", "default", "rayjobs", rayjob("r")
     )
     with pytest.raises(ApiException) as caught:
-        custom.replace_namespaced_custom_object("ray.io", "v1", "default", "rayjobs", "r",
-                                                rayjob("r"))
+        custom.replace_namespaced_custom_object(
+            "ray.io", "v1", "default", "rayjobs", "r", rayjob("r")
+        )
     assert caught.value.status == 422
     created["spec"]["suspend"] = True
     replaced = custom.replace_namespaced_custom_object(

@@ -58,8 +58,10 @@ def test_kube_client_talks_to_the_emulator_with_the_kubeconfig_token(kube_api, k
 
 def test_request_log_records_method_path_and_query_and_can_be_reset(kube_api, kube_client):
     api = client.CoreV1Api(kube_client)
-    api.create_namespaced_pod("default", {"metadata": {"name": "p"},
-                                          "spec": {"containers": [{"name": "c", "image": "i"}]}})
+    api.create_namespaced_pod(
+        "default",
+        {"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "i"}]}},
+    )
     api.list_namespaced_pod("default", label_selector="app=web", limit=5)
     post, listing = kube_api.requests[-2:]
     assert (post.method, post.path) == ("POST", "/api/v1/namespaces/default/pods")
@@ -131,14 +133,20 @@ def test_controller_helpers_write_objects_and_statuses_that_clients_and_watches_
     kube_api.register_kueue_kuberay_tau_kinds()
     custom = client.CustomObjectsApi(kube_client)
     start = str(kube_api.resource_version)
-    created = kube_api.put({
-        "apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload",
-        "metadata": {"name": "job-train-1a2b3", "namespace": "team"},
-        "spec": {"queueName": "gpu"},
-    })
+    created = kube_api.put(
+        {
+            "apiVersion": "kueue.x-k8s.io/v1beta2",
+            "kind": "Workload",
+            "metadata": {"name": "job-train-1a2b3", "namespace": "team"},
+            "spec": {"queueName": "gpu"},
+        }
+    )
     admitted = kube_api.set_status(
-        "kueue.x-k8s.io/v1beta2", "Workload", "job-train-1a2b3",
-        {"conditions": [{"type": "Admitted", "status": "True"}]}, namespace="team",
+        "kueue.x-k8s.io/v1beta2",
+        "Workload",
+        "job-train-1a2b3",
+        {"conditions": [{"type": "Admitted", "status": "True"}]},
+        namespace="team",
     )
     assert admitted["metadata"]["generation"] == created["metadata"]["generation"] == 1
     assert int(admitted["metadata"]["resourceVersion"]) > int(
@@ -148,18 +156,38 @@ def test_controller_helpers_write_objects_and_statuses_that_clients_and_watches_
         "kueue.x-k8s.io", "v1beta2", "team", "workloads", "job-train-1a2b3"
     )
     assert seen["status"]["conditions"][0]["type"] == "Admitted"
-    merged = kube_api.set_status("kueue.x-k8s.io/v1beta2", "workloads", "job-train-1a2b3",
-                                 {"admission": {"clusterQueue": "gpu"}}, namespace="team",
-                                 merge=True)
+    merged = kube_api.set_status(
+        "kueue.x-k8s.io/v1beta2",
+        "workloads",
+        "job-train-1a2b3",
+        {"admission": {"clusterQueue": "gpu"}},
+        namespace="team",
+        merge=True,
+    )
     assert set(merged["status"]) == {"conditions", "admission"}
-    assert kube_api.delete_object("kueue.x-k8s.io/v1beta2", "Workload", "job-train-1a2b3",
-                                  namespace="team") is not None
-    assert kube_api.delete_object("kueue.x-k8s.io/v1beta2", "Workload", "job-train-1a2b3",
-                                  namespace="team") is None
+    assert (
+        kube_api.delete_object(
+            "kueue.x-k8s.io/v1beta2", "Workload", "job-train-1a2b3", namespace="team"
+        )
+        is not None
+    )
+    assert (
+        kube_api.delete_object(
+            "kueue.x-k8s.io/v1beta2", "Workload", "job-train-1a2b3", namespace="team"
+        )
+        is None
+    )
     w = watch.Watch()
     types = []
-    for event in w.stream(custom.list_namespaced_custom_object, "kueue.x-k8s.io", "v1beta2",
-                          "team", "workloads", resource_version=start, timeout_seconds=5):
+    for event in w.stream(
+        custom.list_namespaced_custom_object,
+        "kueue.x-k8s.io",
+        "v1beta2",
+        "team",
+        "workloads",
+        resource_version=start,
+        timeout_seconds=5,
+    ):
         types.append(event["type"])
         if len(types) == 4:
             w.stop()
@@ -167,10 +195,12 @@ def test_controller_helpers_write_objects_and_statuses_that_clients_and_watches_
 
 
 def test_put_overwrites_an_existing_object_and_keeps_its_identity(kube_api):
-    first = kube_api.put({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"},
-                          "data": {"k": "1"}})
-    second = kube_api.put({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"},
-                           "data": {"k": "2"}})
+    first = kube_api.put(
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"k": "1"}}
+    )
+    second = kube_api.put(
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"k": "2"}}
+    )
     assert second["metadata"]["uid"] == first["metadata"]["uid"]
     assert kube_api.get_object("v1", "ConfigMap", "c")["data"] == {"k": "2"}
 

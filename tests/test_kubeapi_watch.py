@@ -47,7 +47,8 @@ def test_watch_replays_changes_after_the_given_resource_version(kube_api, kube_c
     w = watch.Watch()
     events = collect(
         w.stream(api.list_namespaced_pod, "default", resource_version=start, timeout_seconds=5),
-        3, w,
+        3,
+        w,
     )
     assert events == [("ADDED", "a"), ("MODIFIED", "a"), ("DELETED", "a")]
 
@@ -59,8 +60,9 @@ def test_watch_events_carry_increasing_resource_versions_and_typed_objects(kube_
     api.create_namespaced_pod("default", pod("b"))
     w = watch.Watch()
     objects = []
-    for event in w.stream(api.list_namespaced_pod, "default", resource_version=start,
-                          timeout_seconds=5):
+    for event in w.stream(
+        api.list_namespaced_pod, "default", resource_version=start, timeout_seconds=5
+    ):
         objects.append(event["object"])
         if len(objects) == 2:
             w.stop()
@@ -84,8 +86,9 @@ def test_watch_delivers_live_changes_made_by_a_controller_thread(kube_api, kube_
     began = time.monotonic()
     w = watch.Watch()
     phases = []
-    for event in w.stream(api.list_namespaced_pod, "default", resource_version=start,
-                          timeout_seconds=5):
+    for event in w.stream(
+        api.list_namespaced_pod, "default", resource_version=start, timeout_seconds=5
+    ):
         phases.append((event["type"], event["object"].status and event["object"].status.phase))
         if len(phases) == 2:
             w.stop()
@@ -106,10 +109,14 @@ def test_watch_without_a_resource_version_starts_with_the_current_objects(kube_a
 def test_watch_ends_when_timeout_seconds_elapse(kube_api, kube_client):
     api = client.CoreV1Api(kube_client)
     began = time.monotonic()
-    events = list(watch.Watch().stream(
-        api.list_namespaced_pod, "default",
-        resource_version=str(kube_api.resource_version), timeout_seconds=1,
-    ))
+    events = list(
+        watch.Watch().stream(
+            api.list_namespaced_pod,
+            "default",
+            resource_version=str(kube_api.resource_version),
+            timeout_seconds=1,
+        )
+    )
     elapsed = time.monotonic() - began
     assert events == [] and 0.9 <= elapsed < 3
 
@@ -120,8 +127,11 @@ def test_watch_from_a_compacted_resource_version_raises_410_gone(kube_api, kube_
     api.create_namespaced_pod("default", pod("a"))
     kube_api.compact()
     with pytest.raises(ApiException) as caught:
-        list(watch.Watch().stream(api.list_namespaced_pod, "default",
-                                  resource_version=old, timeout_seconds=2))
+        list(
+            watch.Watch().stream(
+                api.list_namespaced_pod, "default", resource_version=old, timeout_seconds=2
+            )
+        )
     assert caught.value.status == 410 and "Expired" in caught.value.reason
 
 
@@ -147,8 +157,17 @@ def test_label_filtered_watch_sees_objects_enter_and_leave_the_selection(kube_ap
     api.patch_namespaced_pod("p", "default", {"metadata": {"labels": {"role": "head"}}})
     api.patch_namespaced_pod("q", "default", {"metadata": {"labels": {"role": "worker"}}})
     w = watch.Watch()
-    events = collect(w.stream(api.list_namespaced_pod, "default", resource_version=start,
-                              label_selector="role=worker", timeout_seconds=5), 3, w)
+    events = collect(
+        w.stream(
+            api.list_namespaced_pod,
+            "default",
+            resource_version=start,
+            label_selector="role=worker",
+            timeout_seconds=5,
+        ),
+        3,
+        w,
+    )
     assert events == [("ADDED", "p"), ("DELETED", "p"), ("ADDED", "q")]
 
 
@@ -156,12 +175,24 @@ def test_custom_objects_can_be_watched_across_namespaces(kube_api, kube_client):
     kube_api.register_kueue_kuberay_tau_kinds()
     start = str(kube_api.resource_version)
     for namespace in ("team-a", "team-b"):
-        kube_api.put({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload",
-                      "metadata": {"name": "wl", "namespace": namespace}, "spec": {}})
+        kube_api.put(
+            {
+                "apiVersion": "kueue.x-k8s.io/v1beta2",
+                "kind": "Workload",
+                "metadata": {"name": "wl", "namespace": namespace},
+                "spec": {},
+            }
+        )
     custom = client.CustomObjectsApi(kube_client)
     w = watch.Watch()
-    stream = w.stream(custom.list_cluster_custom_object, "kueue.x-k8s.io", "v1beta2",
-                      "workloads", resource_version=start, timeout_seconds=5)
+    stream = w.stream(
+        custom.list_cluster_custom_object,
+        "kueue.x-k8s.io",
+        "v1beta2",
+        "workloads",
+        resource_version=start,
+        timeout_seconds=5,
+    )
     namespaces = []
     for event in stream:
         namespaces.append(event["object"]["metadata"]["namespace"])
@@ -176,9 +207,14 @@ def test_stopping_the_server_ends_an_open_watch(kube_api, kube_client):
     stopper = threading.Timer(0.2, kube_api.stop)
     stopper.start()
     began = time.monotonic()
-    events = list(watch.Watch().stream(api.list_namespaced_pod, "default",
-                                       resource_version=str(kube_api.resource_version),
-                                       timeout_seconds=10))
+    events = list(
+        watch.Watch().stream(
+            api.list_namespaced_pod,
+            "default",
+            resource_version=str(kube_api.resource_version),
+            timeout_seconds=10,
+        )
+    )
     stopper.join()
     assert events == [] and time.monotonic() - began < 3
 
@@ -198,8 +234,9 @@ def test_following_a_pod_log_streams_what_is_stored_then_closes(kube_api, kube_c
     api = client.CoreV1Api(kube_client)
     kube_api.put(pod("trainer"))
     kube_api.set_pod_log("trainer", "a\nb\nc\n")
-    lines = list(watch.Watch().stream(api.read_namespaced_pod_log, "trainer", "default",
-                                      tail_lines=2))
+    lines = list(
+        watch.Watch().stream(api.read_namespaced_pod_log, "trainer", "default", tail_lines=2)
+    )
     assert lines == ["b", "c"]
 
 

@@ -24,8 +24,14 @@ print(json.dumps({"code": code, "modules": sorted(sys.modules)}))
 
 def modules_after(argv: list[str], cwd: Path) -> tuple[int, set[str]]:
     """Run `tau ARGV` in a fresh interpreter; its exit code and every module it imported."""
-    proc = subprocess.run([sys.executable, "-c", PROBE, *argv], cwd=cwd, capture_output=True,
-                          text=True, check=False, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-c", PROBE, *argv],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout.splitlines()[-1])
     return report["code"], set(report["modules"])
@@ -48,9 +54,16 @@ def test_run_validate_does_not_import_the_kubernetes_client(validate_modules: se
 
 
 def test_run_validate_does_not_import_the_renderer_or_the_cluster_layers(
-        validate_modules: set[str]) -> None:
-    for package in ("tau.render", "tau.runs.submit", "tau.kube", "tau.registry", "tau.connection",
-                    "urllib3"):
+    validate_modules: set[str],
+) -> None:
+    for package in (
+        "tau.render",
+        "tau.runs.submit",
+        "tau.kube",
+        "tau.registry",
+        "tau.connection",
+        "urllib3",
+    ):
         assert not imported(validate_modules, package), package
 
 

@@ -36,8 +36,15 @@ def _load_samples() -> dict[str, dict]:
 DOCS = _load_samples()
 CORE_KINDS = ["Service", "Job", "Deployment"]
 CRD_KINDS = [
-    "RayJob", "RayCluster", "RayService", "Workload", "LocalQueue", "ClusterQueue",
-    "ResourceFlavor", "WorkloadPriorityClass", "TauWorkspace",
+    "RayJob",
+    "RayCluster",
+    "RayService",
+    "Workload",
+    "LocalQueue",
+    "ClusterQueue",
+    "ResourceFlavor",
+    "WorkloadPriorityClass",
+    "TauWorkspace",
 ]
 UPSTREAM_KINDS = [k for k in CRD_KINDS if k != "TauWorkspace"]  # Tau's own CRD has no upstream
 
@@ -257,12 +264,17 @@ def test_convert_openapi_dialect():
     schema = {
         "type": "object",
         "properties": {
-            "q": {"x-kubernetes-int-or-string": True, "anyOf": [{"type": "integer"},
-                                                              {"type": "string"}]},
+            "q": {
+                "x-kubernetes-int-or-string": True,
+                "anyOf": [{"type": "integer"}, {"type": "string"}],
+            },
             "p": {"x-kubernetes-int-or-string": True},
             "n": {"type": "string", "nullable": True},
-            "free": {"type": "object", "x-kubernetes-preserve-unknown-fields": True,
-                     "properties": {"a": {"type": "string"}}},
+            "free": {
+                "type": "object",
+                "x-kubernetes-preserve-unknown-fields": True,
+                "properties": {"a": {"type": "string"}},
+            },
             "d": {"type": "integer", "default": 1},
         },
         "required": ["d"],
@@ -286,7 +298,10 @@ def test_upstream_dir_is_relative_to_repo_root():
 def codegen_check() -> subprocess.CompletedProcess:
     """One `codegen.py --check` run (it regenerates every model in memory: ~6 s)."""
     return subprocess.run(
-        [sys.executable, "codegen.py", "--check"], cwd=ROOT, capture_output=True, text=True,
+        [sys.executable, "codegen.py", "--check"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
         check=False,
     )
 

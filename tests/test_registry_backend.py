@@ -93,8 +93,9 @@ def _increment(root: str, moves: int, barrier) -> None:
 def test_racing_compare_and_swap_writers_lose_no_update(tmp_path):
     _seed(tmp_path)
     barrier = FORK.Barrier(2)
-    procs = [FORK.Process(target=_increment, args=(str(tmp_path / "reg"), 20, barrier))
-             for _ in range(2)]
+    procs = [
+        FORK.Process(target=_increment, args=(str(tmp_path / "reg"), 20, barrier)) for _ in range(2)
+    ]
     for p in procs:
         p.start()
     for p in procs:
@@ -136,8 +137,9 @@ def _register_once(root: str, src: str, barrier, results) -> None:
     reg = DatasetRegistry(FileBackend(Path(root)))
     barrier.wait()
     try:
-        reg.register("race@v1", Path(src), Registration("eval", {}, {"who": str(os.getpid())},
-                                                        {}, {}))
+        reg.register(
+            "race@v1", Path(src), Registration("eval", {}, {"who": str(os.getpid())}, {}, {})
+        )
         results.put("ok")
     except ConflictError:
         results.put("refused")
@@ -148,8 +150,12 @@ def test_racing_registers_of_one_version_create_it_once(tmp_path):
     src.mkdir()
     (src / "f").write_bytes(b"x" * 1000)
     barrier, results = FORK.Barrier(4), FORK.Queue()
-    procs = [FORK.Process(target=_register_once, args=(str(tmp_path / "reg"), str(src), barrier,
-                                                        results)) for _ in range(4)]
+    procs = [
+        FORK.Process(
+            target=_register_once, args=(str(tmp_path / "reg"), str(src), barrier, results)
+        )
+        for _ in range(4)
+    ]
     for p in procs:
         p.start()
     for p in procs:

@@ -28,8 +28,20 @@ def run(capsys, *argv):
 
 
 def register(capsys, reg, ref="web@v1", *extra):
-    return run(capsys, "register", ref, "--from", str(reg / "src"), "--purpose", "pretrain",
-               "--format", "tokenized-bin-uint16", "--tokenizer", "gpt2", *extra)
+    return run(
+        capsys,
+        "register",
+        ref,
+        "--from",
+        str(reg / "src"),
+        "--purpose",
+        "pretrain",
+        "--format",
+        "tokenized-bin-uint16",
+        "--tokenizer",
+        "gpt2",
+        *extra,
+    )
 
 
 def test_register_hashes_real_files_into_an_immutable_record(capsys, reg):
@@ -39,8 +51,11 @@ def test_register_hashes_real_files_into_an_immutable_record(capsys, reg):
     rec = json.loads(path.read_text())
     a = hashlib.sha256(b"\x01\x00" * 1000).hexdigest()
     assert rec["files"][0] == {"path": "a.bin", "bytes": 2000, "sha256": a, "token_count": 1000}
-    assert rec["pretrain"] == {"format": "tokenized-bin-uint16", "tokenizer": "gpt2",
-                               "total_tokens": 1500}
+    assert rec["pretrain"] == {
+        "format": "tokenized-bin-uint16",
+        "tokenizer": "gpt2",
+        "total_tokens": 1500,
+    }
     assert rec["tags"] == {"team": "nlp"} and rec["assurance"] == "verified"
     assert path.read_text().endswith("}\n")
 
@@ -49,8 +64,9 @@ def test_register_refuses_an_existing_version(capsys, reg):
     register(capsys, reg)
     code, _, err = register(capsys, reg)
     assert code == 1
-    assert "dataset web@v1 already registered (versions are immutable; register a new version)" \
-        in err
+    assert (
+        "dataset web@v1 already registered (versions are immutable; register a new version)" in err
+    )
 
 
 @pytest.mark.parametrize("ref", ["Web@v1", "web", "web@V1", "we_b@v1", "web@../x"])
@@ -60,25 +76,52 @@ def test_register_refuses_bad_names_without_a_traceback(capsys, reg, ref):
 
 
 def test_register_refuses_flags_of_another_purpose(capsys, reg):
-    code, _, err = run(capsys, "register", "web@v1", "--from", str(reg / "src"),
-                       "--purpose", "eval", "--tokenizer", "x")
+    code, _, err = run(
+        capsys,
+        "register",
+        "web@v1",
+        "--from",
+        str(reg / "src"),
+        "--purpose",
+        "eval",
+        "--tokenizer",
+        "x",
+    )
     assert code == 1 and "--tokenizer cannot be used with --purpose eval" in err
 
 
 def test_register_needs_a_real_directory(capsys, reg):
-    code, _, err = run(capsys, "register", "web@v1", "--from", str(reg / "nope"),
-                       "--purpose", "eval")
+    code, _, err = run(
+        capsys, "register", "web@v1", "--from", str(reg / "nope"), "--purpose", "eval"
+    )
     assert code == 1 and "is not a directory" in err
 
 
 def test_list_filters_and_formats(capsys, reg):
     register(capsys, reg, "web@v1", "--tag", "team=nlp")
-    run(capsys, "register", "evals@v1", "--from", str(reg / "src"), "--purpose", "eval",
-        "--task", "mmlu")
+    run(
+        capsys,
+        "register",
+        "evals@v1",
+        "--from",
+        str(reg / "src"),
+        "--purpose",
+        "eval",
+        "--task",
+        "mmlu",
+    )
     code, out, _ = run(capsys, "list")
     lines = out.splitlines()
-    assert code == 0 and lines[0].split() == ["NAME", "VERSION", "PURPOSE", "FILES", "SIZE",
-                                              "ASSURANCE", "DIGEST", "CREATED"]
+    assert code == 0 and lines[0].split() == [
+        "NAME",
+        "VERSION",
+        "PURPOSE",
+        "FILES",
+        "SIZE",
+        "ASSURANCE",
+        "DIGEST",
+        "CREATED",
+    ]
     assert [ln.split()[0] for ln in lines[1:]] == ["evals", "web"]
     assert lines[0].index("VERSION") == lines[1].index("v1")  # aligned columns
     _, out, _ = run(capsys, "list", "--purpose", "pretrain", "-o", "json")
@@ -113,8 +156,15 @@ def test_alias_compare_and_swap(capsys, reg):
     assert run(capsys, "alias", "set", "web", "prod", "v2", "--expect", "v1")[0] == 0
     assert run(capsys, "alias", "get", "web", "prod")[1] == "web@v2\n"
     doc = json.loads(run(capsys, "alias", "get", "web", "prod", "-o", "json")[1])
-    assert set(doc) == {"schema_version", "name", "alias", "version", "digest", "record_path",
-                        "updated_at"}
+    assert set(doc) == {
+        "schema_version",
+        "name",
+        "alias",
+        "version",
+        "digest",
+        "record_path",
+        "updated_at",
+    }
     code, _, err = run(capsys, "alias", "set", "web", "prod", "v7")
     assert code == 1 and "v7" in err
 
@@ -125,11 +175,21 @@ def test_ref_json_and_env(capsys, reg):
     assert doc["version"] == "v1" and [f["path"] for f in doc["files"]] == ["a.bin", "sub/b.bin"]
     code, _, err = run(capsys, "ref", "web@v1", "-o", "env")
     assert code == 1 and "--staged-root or --base-url" in err
-    _, out, _ = run(capsys, "ref", "web@v1", "-o", "env", "--staged-root", "/data/web",
-                    "--env-prefix", "WEB")
+    _, out, _ = run(
+        capsys, "ref", "web@v1", "-o", "env", "--staged-root", "/data/web", "--env-prefix", "WEB"
+    )
     lines = out.splitlines()
-    code, _, err = run(capsys, "ref", "web@v1", "-o", "env", "--base-url", "https://x",
-                       "--env-prefix", "bad-prefix")
+    code, _, err = run(
+        capsys,
+        "ref",
+        "web@v1",
+        "-o",
+        "env",
+        "--base-url",
+        "https://x",
+        "--env-prefix",
+        "bad-prefix",
+    )
     assert code == 1 and 'invalid --env-prefix "bad-prefix"' in err
     assert lines[0] == "WEB_URIS=/data/web/a.bin,/data/web/sub/b.bin"
     assert lines[1].startswith("WEB_SHA256S=") and lines[2] == "WEB_TOKEN_COUNTS=1000,500"
@@ -173,14 +233,17 @@ def test_importing_the_cli_does_not_import_kubernetes():
     import subprocess
     import sys
 
-    code = ("import sys, tau.cli.data; "
-            "sys.exit(1 if any(m.split('.')[0] == 'kubernetes' for m in sys.modules) else 0)")
+    code = (
+        "import sys, tau.cli.data; "
+        "sys.exit(1 if any(m.split('.')[0] == 'kubernetes' for m in sys.modules) else 0)"
+    )
     assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
 
 
 def test_az_located_records_verify_only_from_a_local_copy(capsys, reg):
-    code, _, _ = register(capsys, reg, "web@v1", "--account", "acct", "--container", "data",
-                          "--prefix", "web/v1")
+    code, _, _ = register(
+        capsys, reg, "web@v1", "--account", "acct", "--container", "data", "--prefix", "web/v1"
+    )
     assert code == 0
     _, out, _ = run(capsys, "show", "web@v1")
     assert "Location:    az://acct/data/web/v1" in out

@@ -13,13 +13,26 @@ FINETUNES = "checkpoints/finetunes"
 
 def artifacts(run):
     return {
-        "schema_version": 1, "run": run, "namespace": "ml", "resource_name": run,
-        "created_at": "2026-11-01T00:00:00Z", "hot_root": f"/scratch/{run}",
+        "schema_version": 1,
+        "run": run,
+        "namespace": "ml",
+        "resource_name": run,
+        "created_at": "2026-11-01T00:00:00Z",
+        "hot_root": f"/scratch/{run}",
         "durable_root": f"/data/{FINETUNES}/{run}",
-        "artifacts": [{"name": "checkpoint", "manifest_path": "m", "source_path": "s",
-                       "durable_path": f"/data/{FINETUNES}/{run}/checkpoint", "status": "ready",
-                       "kind": "dir", "size_bytes": 10, "file_count": 1,
-                       "mtime": "2026-11-01T01:00:00Z"}],
+        "artifacts": [
+            {
+                "name": "checkpoint",
+                "manifest_path": "m",
+                "source_path": "s",
+                "durable_path": f"/data/{FINETUNES}/{run}/checkpoint",
+                "status": "ready",
+                "kind": "dir",
+                "size_bytes": 10,
+                "file_count": 1,
+                "mtime": "2026-11-01T01:00:00Z",
+            }
+        ],
     }
 
 
@@ -27,8 +40,11 @@ def artifacts(run):
 def root(tmp_path, monkeypatch):
     """Three finetune runs with artifacts.json and metrics.json, on the default registry."""
     monkeypatch.setenv("TAU_REGISTRY", f"file://{tmp_path}")
-    metrics = {"run-a": {"eval": {"loss": 0.5}}, "run-b": {"eval": {"loss": 0.3}, "score": 2},
-               "run-c": {"eval": {"loss": 0.9}, "score": 7}}
+    metrics = {
+        "run-a": {"eval": {"loss": 0.5}},
+        "run-b": {"eval": {"loss": 0.3}, "score": 2},
+        "run-c": {"eval": {"loss": 0.9}, "score": 7},
+    }
     for run, m in metrics.items():
         d = tmp_path / FINETUNES / run
         d.mkdir(parents=True)
@@ -44,11 +60,17 @@ def run(capsys, *argv):
 
 
 def test_index_rebuild_writes_records_and_copies(capsys, root):
-    assert run(capsys, "index", "rebuild", "--model", "llama") == (0, "indexed 3 model run(s)\n",
-                                                                   "")
+    assert run(capsys, "index", "rebuild", "--model", "llama") == (
+        0,
+        "indexed 3 model run(s)\n",
+        "",
+    )
     rec = json.loads((root / "model-registry/models/llama/runs/run-b.json").read_text())
     assert rec["kind"] == "tau.model" and rec["primary_metric"] == {
-        "name": "eval.loss", "value": 0.3, "direction": "lower"}
+        "name": "eval.loss",
+        "value": 0.3,
+        "direction": "lower",
+    }
     assert rec["metrics"] == {"eval.loss": 0.3, "score": 2.0}
     copy = (root / FINETUNES / "run-b/model.json").read_text()
     assert copy == (root / "model-registry/models/llama/runs/run-b.json").read_text()
@@ -72,8 +94,15 @@ def test_list_table_and_sort(capsys, root):
     run(capsys, "index", "rebuild", "--model", "llama")
     code, out, _ = run(capsys, "list", "--metric", "score", "--sort", "desc")
     lines = out.splitlines()
-    assert code == 0 and lines[0].split() == ["MODEL", "RUN", "METRIC(score)", "DIRECTION", "TAGS",
-                                              "ARTIFACT", "STATUS"]
+    assert code == 0 and lines[0].split() == [
+        "MODEL",
+        "RUN",
+        "METRIC(score)",
+        "DIRECTION",
+        "TAGS",
+        "ARTIFACT",
+        "STATUS",
+    ]
     assert [ln.split()[1] for ln in lines[1:]] == ["run-c", "run-b", "run-a"]
     assert lines[1].split()[2:4] == ["7", "higher"]
     assert run(capsys, "list")[1].splitlines()[0].split()[2] == "METRIC(primary)"
@@ -84,8 +113,10 @@ def test_best_follows_the_direction_rules(capsys, root):
     run(capsys, "index", "rebuild", "--model", "llama")
     assert run(capsys, "best", "llama")[1] == "llama@run-b\n"  # eval.loss: lower
     assert run(capsys, "best", "llama", "--metric", "score")[1] == "llama@run-c\n"
-    assert run(capsys, "best", "llama", "--metric", "eval.loss", "--direction", "higher"
-               )[1] == "llama@run-c\n"
+    assert (
+        run(capsys, "best", "llama", "--metric", "eval.loss", "--direction", "higher")[1]
+        == "llama@run-c\n"
+    )
     assert json.loads(run(capsys, "best", "llama", "-o", "json")[1])["run"] == "run-b"
 
 

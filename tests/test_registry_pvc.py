@@ -35,8 +35,14 @@ def kubelet(kube_api, volume):
 
 @pytest.fixture
 def backend(kube_client, kubelet):
-    return PvcBackend("blob-training", namespace="default", context=None,
-                      api_factory=lambda _ctx: kube_client, poll=0.01, timeout=20)
+    return PvcBackend(
+        "blob-training",
+        namespace="default",
+        context=None,
+        api_factory=lambda _ctx: kube_client,
+        poll=0.01,
+        timeout=20,
+    )
 
 
 def test_read_write_list_through_helper_pods(backend, volume, kubelet):
@@ -99,16 +105,31 @@ def test_a_failing_pod_is_a_cluster_error(backend, volume):
         backend.write("d/x.json", b"1", overwrite=True)
 
 
-def test_the_cli_uses_the_pvc_by_default(capsys, kubelet, kubeconfig_file, volume, tmp_path,
-                                         monkeypatch):
+def test_the_cli_uses_the_pvc_by_default(
+    capsys, kubelet, kubeconfig_file, volume, tmp_path, monkeypatch
+):
     monkeypatch.delenv("TAU_REGISTRY", raising=False)
     monkeypatch.setenv("KUBECONFIG", str(kubeconfig_file))
     src = tmp_path / "src"
     src.mkdir()
     (src / "f.txt").write_bytes(b"hello")
     base = ["--context", EMULATOR_CONTEXT]  # namespace: the context's ("default")
-    assert main(["data", "dataset", "register", "web@v1", "--from", str(src), "--purpose", "eval",
-                 *base]) == 0
+    assert (
+        main(
+            [
+                "data",
+                "dataset",
+                "register",
+                "web@v1",
+                "--from",
+                str(src),
+                "--purpose",
+                "eval",
+                *base,
+            ]
+        )
+        == 0
+    )
     assert main(["data", "dataset", "alias", "set", "web", "latest", "v1", *base]) == 0
     capsys.readouterr()
     assert main(["data", "dataset", "show", "web", "-o", "json", *base]) == 0

@@ -76,9 +76,18 @@ def test_digest_is_sha256_over_sorted_lines():
 
 def _record(**over):
     files = [{"path": "a.bin", "bytes": 4, "sha256": "0" * 64}]
-    base = dict(name="web", version="v1", purpose="eval", section={"task": "mmlu"}, files=files,
-                digest=dataset_digest(files), created_at="2026-01-01T00:00:00Z", tags={},
-                source={"kind": "local"}, location={"prefix": "/d"})
+    base = dict(
+        name="web",
+        version="v1",
+        purpose="eval",
+        section={"task": "mmlu"},
+        files=files,
+        digest=dataset_digest(files),
+        created_at="2026-01-01T00:00:00Z",
+        tags={},
+        source={"kind": "local"},
+        location={"prefix": "/d"},
+    )
     base.update(over)
     return records.build_dataset_record(**base)
 
@@ -86,9 +95,23 @@ def _record(**over):
 def test_record_has_the_contract_fields_and_one_purpose_section():
     rec = _record()
     assert set(rec) == {
-        "schema_version", "name", "version", "purpose", "source", "account", "container",
-        "prefix", "files", "total_bytes", "digest", "assurance", "created_at", "tags",
-        "components", "eval"}
+        "schema_version",
+        "name",
+        "version",
+        "purpose",
+        "source",
+        "account",
+        "container",
+        "prefix",
+        "files",
+        "total_bytes",
+        "digest",
+        "assurance",
+        "created_at",
+        "tags",
+        "components",
+        "eval",
+    }
     assert rec["total_bytes"] == 4 and rec["assurance"] == "verified"
 
 
@@ -121,13 +144,13 @@ def test_purpose_sections_refuse_unknown_fields_and_values():
 def test_primary_metric_order_and_direction():
     flat = records.flatten_metrics({"eval": {"loss": 1, "acc": 0.5}, "score": 3, "note": "x"})
     assert flat == {"eval.acc": 0.5, "eval.loss": 1.0, "score": 3.0}
-    assert records.primary_metric(flat) == {"name": "eval.loss", "value": 1.0,
-                                            "direction": "lower"}
+    assert records.primary_metric(flat) == {"name": "eval.loss", "value": 1.0, "direction": "lower"}
     assert records.metric_direction("accuracy") == "higher"
 
 
-@pytest.mark.parametrize(("n", "text"), [(0, "0B"), (1023, "1023B"), (1536, "1.5KiB"),
-                                         (3 << 29, "1.5GiB")])
+@pytest.mark.parametrize(
+    ("n", "text"), [(0, "0B"), (1023, "1023B"), (1536, "1.5KiB"), (3 << 29, "1.5GiB")]
+)
 def test_human_bytes(n, text):
     assert fmt.human_bytes(n) == text
 

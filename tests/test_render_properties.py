@@ -76,7 +76,8 @@ def test_client_dry_run_never_shows_a_secret_name_or_key(case, doc):
 
 
 def test_client_dry_run_is_byte_identical_across_runs_and_working_directories(
-        monkeypatch, capsys, tmp_path):
+    monkeypatch, capsys, tmp_path
+):
     config = ROOT / "examples" / "tau" / "train.yaml"
     outputs = []
     for cwd in (ROOT / "examples", tmp_path, ROOT / "examples"):
@@ -105,17 +106,22 @@ def test_json_output_holds_the_same_objects_as_yaml(monkeypatch, capsys):
     monkeypatch.chdir(ROOT / "golden" / "job-torchrun-multi-node")
     assert main(["run", "--config", "tau.yaml", "--dry-run=client", "-o", "json"]) == 0
     as_json = json.loads(capsys.readouterr().out)
-    as_yaml = list(yaml.safe_load_all((ROOT / "golden" / "job-torchrun-multi-node" /
-                                       "rendered.yaml").read_text()))
+    as_yaml = list(
+        yaml.safe_load_all(
+            (ROOT / "golden" / "job-torchrun-multi-node" / "rendered.yaml").read_text()
+        )
+    )
     assert as_json["kind"] == "List" and as_json["items"] == as_yaml
 
 
 def test_the_catalog_comes_from_tau_topology_policy_when_the_config_names_none(
-        monkeypatch, capsys, tmp_path):
+    monkeypatch, capsys, tmp_path
+):
     case = ROOT / "golden" / "job-topology-policy-file"
     (tmp_path / "train.py").write_text((case / "train.py").read_text())
     (tmp_path / "tau.yaml").write_text(
-        "name: lab-env\nengine: job\nentrypoint: train.py\npolicy:\n  preset: lab.training.2x\n")
+        "name: lab-env\nengine: job\nentrypoint: train.py\npolicy:\n  preset: lab.training.2x\n"
+    )
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("TAU_TOPOLOGY_POLICY", str(case / "lab-policy.yaml"))
     assert main(["run", "--config", "tau.yaml", "--dry-run=client"]) == 0
@@ -128,11 +134,18 @@ def test_offline_commands_never_import_the_kubernetes_client():
     import subprocess
     import sys
 
-    code = ("import sys; from tau.cli import main; "
-            "main(['run', 'train', '--dry-run=client']); main(['run', 'validate', 'finetune']); "
-            "sys.exit(3 if 'kubernetes' in sys.modules else 0)")
-    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT / "examples",
-                          capture_output=True, text=True, check=False)
+    code = (
+        "import sys; from tau.cli import main; "
+        "main(['run', 'train', '--dry-run=client']); main(['run', 'validate', 'finetune']); "
+        "sys.exit(3 if 'kubernetes' in sys.modules else 0)"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT / "examples",
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stderr
 
 
@@ -151,6 +164,7 @@ def test_every_rendered_shell_script_parses(case, doc):
     elif doc["kind"] == "RayJob":
         scripts.append(doc["spec"]["entrypoint"])
     for script in scripts:
-        proc = subprocess.run(["bash", "-n", "-c", script], capture_output=True, text=True,
-                              check=False)
+        proc = subprocess.run(
+            ["bash", "-n", "-c", script], capture_output=True, text=True, check=False
+        )
         assert proc.returncode == 0, f"{case}: {proc.stderr}"

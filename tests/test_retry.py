@@ -44,9 +44,17 @@ def test_a_preempted_run_is_deleted_and_resubmitted_with_the_retry_env():
     world = FakeWorld([Outcome(False, "Preempted", "pod  was\npreempted"), Outcome(True)])
     assert run(POLICY, "team", "t", world) == 0
     resubmits = [e for e in world.log if e[0] == "resubmit"]
-    assert resubmits == [("resubmit", {"TAU_RESUME_FROM": "/data/checkpoints/finetunes/t",
-                                       "TAU_RETRY_ATTEMPT": "1", "TAU_RETRY_MAX": "3",
-                                       "TAU_RETRY_REASON": "Preempted"})]
+    assert resubmits == [
+        (
+            "resubmit",
+            {
+                "TAU_RESUME_FROM": "/data/checkpoints/finetunes/t",
+                "TAU_RETRY_ATTEMPT": "1",
+                "TAU_RETRY_MAX": "3",
+                "TAU_RETRY_REASON": "Preempted",
+            },
+        )
+    ]
     events = [e for e in world.log if e[0] == "event"]
     assert events[0][1:3] == ("t-retry-1", "RayJobAttempt")
     assert "attempt=1/3 failure=Preempted signature=pod was preempted" in events[0][3]
@@ -59,16 +67,21 @@ def test_a_reason_outside_retry_on_ends_the_loop_with_an_error_naming_it():
     world = FakeWorld([Outcome(False, "OOMKilled")])
     with pytest.raises(TauError) as err:
         run(POLICY, "team", "t", world)
-    assert err.value.message == ("workload team/t failed (OOMKilled) — not in retry_on list "
-                                 "[Preempted, Evicted]")
+    assert err.value.message == (
+        "workload team/t failed (OOMKilled) — not in retry_on list [Preempted, Evicted]"
+    )
     assert "raise compute memory" in err.value.hint
     assert not [e for e in world.log if e[0] == "resubmit"]
 
 
 def test_unknown_is_never_retried():
     with pytest.raises(TauError, match=r"failed \(Unknown\)"):
-        run(Policy(2, ("Preempted", "Evicted"), 1, 1, "/d"), "n", "t",
-            FakeWorld([Outcome(False, "Unknown")]))
+        run(
+            Policy(2, ("Preempted", "Evicted"), 1, 1, "/d"),
+            "n",
+            "t",
+            FakeWorld([Outcome(False, "Unknown")]),
+        )
 
 
 def test_running_out_of_retries_emits_an_exhausted_event_and_fails():
@@ -88,10 +101,12 @@ def test_the_policy_comes_from_the_config_with_documented_defaults(tmp_path):
     (tmp_path / "t.py").write_text("print(1)\n")
     (tmp_path / "tau.yaml").write_text(
         "name: t\nengine: job\nentrypoint: t.py\ncompute: {gpus: 0}\n"
-        "resilience: {max_retries: 2, retry_on: [oomkilled, Preempted], backoff_max: 2m}\n")
+        "resilience: {max_retries: 2, retry_on: [oomkilled, Preempted], backoff_max: 2m}\n"
+    )
     policy = policy_of(validate.validate(load.load(tmp_path / "tau.yaml")))
-    assert policy == Policy(2, ("OOMKilled", "Preempted"), 30.0, 120.0,
-                            "/data/checkpoints/finetunes/t")
+    assert policy == Policy(
+        2, ("OOMKilled", "Preempted"), 30.0, 120.0, "/data/checkpoints/finetunes/t"
+    )
 
 
 def test_signatures_are_collapsed_and_bounded():

@@ -46,8 +46,20 @@ def kuberay(kube_api):
 
 
 def _deploy(tau, name: str = "chat", *extra: str) -> tuple[int, str, str]:
-    return tau("serve", "deploy", name, "--profile", "serve-cpu", "--image", IMAGE, "-n", NS,
-               "--context", EMULATOR_CONTEXT, *extra)
+    return tau(
+        "serve",
+        "deploy",
+        name,
+        "--profile",
+        "serve-cpu",
+        "--image",
+        IMAGE,
+        "-n",
+        NS,
+        "--context",
+        EMULATOR_CONTEXT,
+        *extra,
+    )
 
 
 # ------------------------------------------------------------------------------------ deploy
@@ -56,8 +68,10 @@ def _deploy(tau, name: str = "chat", *extra: str) -> tuple[int, str, str]:
 def test_deploy_creates_the_rayservice_and_says_how_to_track_it(tau, kuberay):
     code, out, err = _deploy(tau)
     assert (code, err) == (0, "")
-    assert out == (f"deployed service chat (kind=rayservice, profile=serve-cpu, image={IMAGE}, "
-                   f"ns={NS})\ntrack: tau serve status chat -n {NS} --kind rayservice\n")
+    assert out == (
+        f"deployed service chat (kind=rayservice, profile=serve-cpu, image={IMAGE}, "
+        f"ns={NS})\ntrack: tau serve status chat -n {NS} --kind rayservice\n"
+    )
     stored = kuberay.get_object(RAY, "RayService", "chat", namespace=NS)
     assert stored["metadata"]["labels"][meta.LABEL_SERVICE] == "chat"
     assert "import_path: serve:app" in stored["spec"]["serveConfigV2"]
@@ -80,13 +94,23 @@ def test_the_deployed_object_is_the_client_dry_run_with_real_namespace_and_secre
 def test_redeploying_replaces_the_service_in_place(tau, kuberay):
     assert _deploy(tau)[0] == 0
     first = kuberay.get_object(RAY, "RayService", "chat", namespace=NS)
-    code, _, _ = tau("serve", "deploy", "chat", "--profile", "serve-cpu", "--image",
-                     "ghcr.io/example/chat:1.5.0", "-n", NS, "--context", EMULATOR_CONTEXT)
+    code, _, _ = tau(
+        "serve",
+        "deploy",
+        "chat",
+        "--profile",
+        "serve-cpu",
+        "--image",
+        "ghcr.io/example/chat:1.5.0",
+        "-n",
+        NS,
+        "--context",
+        EMULATOR_CONTEXT,
+    )
     assert code == 0
     second = kuberay.get_object(RAY, "RayService", "chat", namespace=NS)
     assert second["metadata"]["uid"] == first["metadata"]["uid"]
-    assert second["metadata"]["annotations"][meta.ANNOTATION_IMAGE] == \
-        "ghcr.io/example/chat:1.5.0"
+    assert second["metadata"]["annotations"][meta.ANNOTATION_IMAGE] == "ghcr.io/example/chat:1.5.0"
     assert len(kuberay.list_objects(RAY, "RayService", namespace=NS)) == 1
 
 
@@ -99,8 +123,18 @@ def test_a_server_dry_run_sends_dry_run_all_and_persists_nothing(tau, kuberay):
 
 
 def test_a_deployment_service_creates_the_deployment_and_its_service(tau, kube_api):
-    code, out, _ = _deploy(tau, "api", "--kind", "deployment", "--replicas", "2",
-                           "--port", "8080", "--service-port", "80")
+    code, out, _ = _deploy(
+        tau,
+        "api",
+        "--kind",
+        "deployment",
+        "--replicas",
+        "2",
+        "--port",
+        "8080",
+        "--service-port",
+        "80",
+    )
     assert code == 0 and "kind=deployment" in out
     deployment = kube_api.get_object("apps/v1", "Deployment", "api", namespace=NS)
     service = kube_api.get_object("v1", "Service", "api", namespace=NS)
@@ -112,8 +146,9 @@ def test_a_deployment_service_creates_the_deployment_and_its_service(tau, kube_a
 def test_redeploying_a_deployment_keeps_the_service(tau, kube_api):
     assert _deploy(tau, "api", "--kind", "deployment")[0] == 0
     assert _deploy(tau, "api", "--kind", "deployment", "--replicas", "3")[0] == 0
-    assert kube_api.get_object("apps/v1", "Deployment", "api", namespace=NS)["spec"][
-        "replicas"] == 3
+    assert (
+        kube_api.get_object("apps/v1", "Deployment", "api", namespace=NS)["spec"]["replicas"] == 3
+    )
     assert kube_api.get_object("v1", "Service", "api", namespace=NS) is not None
 
 
@@ -125,8 +160,14 @@ def test_redeploying_a_deployment_without_a_service_removes_the_earlier_service(
 
 
 def test_a_name_taken_by_an_object_tau_did_not_deploy_is_a_conflict(tau, kube_api):
-    kube_api.put({"apiVersion": "apps/v1", "kind": "Deployment",
-                  "metadata": {"name": "api", "namespace": NS}, "spec": {"replicas": 1}})
+    kube_api.put(
+        {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": {"name": "api", "namespace": NS},
+            "spec": {"replicas": 1},
+        }
+    )
     code, out, err = _deploy(tau, "api", "--kind", "deployment", "--service-port", "0")
     assert code == 3 and out == ""
     assert f"Deployment {NS}/api exists and was not deployed by tau serve" in err
@@ -141,21 +182,24 @@ def test_deploy_needs_an_explicit_namespace(tau, kuberay):
 
 def test_the_context_defaults_to_tau_context(tau, kuberay, monkeypatch):
     monkeypatch.setenv("TAU_CONTEXT", EMULATOR_CONTEXT)
-    code, _, _ = tau("serve", "deploy", "chat", "--profile", "serve-cpu", "--image", IMAGE,
-                     "-n", NS)
+    code, _, _ = tau(
+        "serve", "deploy", "chat", "--profile", "serve-cpu", "--image", IMAGE, "-n", NS
+    )
     assert code == 0
     assert kuberay.get_object(RAY, "RayService", "chat", namespace=NS) is not None
 
 
 def test_without_context_or_tau_context_the_current_context_is_used(tau, kuberay):
-    code, _, _ = tau("serve", "deploy", "chat", "--profile", "serve-cpu", "--image", IMAGE,
-                     "-n", NS)
+    code, _, _ = tau(
+        "serve", "deploy", "chat", "--profile", "serve-cpu", "--image", IMAGE, "-n", NS
+    )
     assert code == 0
     assert kuberay.get_object(RAY, "RayService", "chat", namespace=NS) is not None
 
 
-def test_a_tau_context_naming_a_missing_context_says_where_the_name_came_from(tau, kuberay,
-                                                                               monkeypatch):
+def test_a_tau_context_naming_a_missing_context_says_where_the_name_came_from(
+    tau, kuberay, monkeypatch
+):
     monkeypatch.setenv("TAU_CONTEXT", "prod")
     code, _, err = tau("serve", "status", "chat", "-n", NS)
     assert code == 3 and 'kubeconfig context "prod" ($TAU_CONTEXT) is not in' in err
@@ -179,9 +223,20 @@ def _finetune_volume(tmp_path, status: str = "ready"):
     volume = tmp_path / "pvc"
     run = volume / "checkpoints" / "finetunes" / "run-7"
     run.mkdir(parents=True)
-    (run / "artifacts.json").write_text(json.dumps({"run": "run-7", "artifacts": [
-        {"name": "final", "status": status,
-         "durable_path": "/data/checkpoints/finetunes/run-7/final"}]}))
+    (run / "artifacts.json").write_text(
+        json.dumps(
+            {
+                "run": "run-7",
+                "artifacts": [
+                    {
+                        "name": "final",
+                        "status": status,
+                        "durable_path": "/data/checkpoints/finetunes/run-7/final",
+                    }
+                ],
+            }
+        )
+    )
     return volume
 
 
@@ -208,8 +263,13 @@ def test_a_finetune_whose_upload_is_not_ready_is_not_served(tau, kuberay, kube_a
 
 def test_status_of_a_rayservice_reads_serve_status_and_endpoints(tau, kuberay):
     _deploy(tau)
-    kuberay.set_status(RAY, "RayService", "chat",
-                       {"serviceStatus": "Running", "numServeEndpoints": 2}, namespace=NS)
+    kuberay.set_status(
+        RAY,
+        "RayService",
+        "chat",
+        {"serviceStatus": "Running", "numServeEndpoints": 2},
+        namespace=NS,
+    )
     code, out, _ = tau("serve", "status", "chat", "-n", NS, "--context", EMULATOR_CONTEXT)
     assert code == 0
     header, line = out.splitlines()
@@ -220,8 +280,9 @@ def test_status_of_a_rayservice_reads_serve_status_and_endpoints(tau, kuberay):
 def test_status_as_json_carries_the_row_and_the_raw_status(tau, kuberay):
     _deploy(tau)
     kuberay.set_status(RAY, "RayService", "chat", {"numServeEndpoints": 0}, namespace=NS)
-    code, out, _ = tau("serve", "status", "chat", "-n", NS, "--context", EMULATOR_CONTEXT,
-                       "-o", "json")
+    code, out, _ = tau(
+        "serve", "status", "chat", "-n", NS, "--context", EMULATOR_CONTEXT, "-o", "json"
+    )
     doc = json.loads(out)
     assert code == 0
     assert (doc["name"], doc["status"], doc["ready"]) == ("chat", "<none>", 0)
@@ -230,10 +291,12 @@ def test_status_as_json_carries_the_row_and_the_raw_status(tau, kuberay):
 
 def test_status_of_a_deployment_shows_ready_desired_available(tau, kube_api):
     _deploy(tau, "api", "--kind", "deployment", "--replicas", "3")
-    kube_api.set_status("apps/v1", "Deployment", "api",
-                        {"readyReplicas": 2, "availableReplicas": 1}, namespace=NS)
-    code, out, _ = tau("serve", "status", "api", "--kind", "deployment", "-n", NS,
-                       "--context", EMULATOR_CONTEXT)
+    kube_api.set_status(
+        "apps/v1", "Deployment", "api", {"readyReplicas": 2, "availableReplicas": 1}, namespace=NS
+    )
+    code, out, _ = tau(
+        "serve", "status", "api", "--kind", "deployment", "-n", NS, "--context", EMULATOR_CONTEXT
+    )
     header, line = out.splitlines()
     assert code == 0 and header.split() == ["NAME", "READY", "DESIRED", "AVAILABLE", "AGE"]
     assert line.split()[:4] == ["api", "2", "3", "1"]
@@ -255,25 +318,50 @@ def test_status_rejects_an_unknown_output(tau, kuberay):
 
 def test_scale_sets_a_deployments_replicas(tau, kube_api):
     _deploy(tau, "api", "--kind", "deployment")
-    code, out, _ = tau("serve", "scale", "api", "--kind", "deployment", "--replicas", "4",
-                       "-n", NS, "--context", EMULATOR_CONTEXT)
+    code, out, _ = tau(
+        "serve",
+        "scale",
+        "api",
+        "--kind",
+        "deployment",
+        "--replicas",
+        "4",
+        "-n",
+        NS,
+        "--context",
+        EMULATOR_CONTEXT,
+    )
     assert code == 0 and out == f"scaled deployment api to 4 replicas (ns={NS})\n"
-    assert kube_api.get_object("apps/v1", "Deployment", "api", namespace=NS)["spec"][
-        "replicas"] == 4
+    assert (
+        kube_api.get_object("apps/v1", "Deployment", "api", namespace=NS)["spec"]["replicas"] == 4
+    )
 
 
 def test_scale_refuses_a_rayservice_and_explains_why(tau, kuberay):
     code, _, err = tau("serve", "scale", "chat", "--replicas", "3", "-n", NS)
     assert code == 1
-    assert "serve scale --kind=rayservice: not yet implemented (serveConfigV2 is a string " \
-           "blob; redeploy with --replicas for now)" in err
+    assert (
+        "serve scale --kind=rayservice: not yet implemented (serveConfigV2 is a string "
+        "blob; redeploy with --replicas for now)" in err
+    )
     assert "--min-replicas/--max-replicas" in err
     assert kuberay.requests == []
 
 
 def test_scaling_a_missing_deployment_is_not_found(tau, kube_api):
-    code, _, err = tau("serve", "scale", "ghost", "--kind", "deployment", "--replicas", "2",
-                       "-n", NS, "--context", EMULATOR_CONTEXT)
+    code, _, err = tau(
+        "serve",
+        "scale",
+        "ghost",
+        "--kind",
+        "deployment",
+        "--replicas",
+        "2",
+        "-n",
+        NS,
+        "--context",
+        EMULATOR_CONTEXT,
+    )
     assert code == 3 and f'Deployment "ghost" not found in namespace "{NS}"' in err
 
 
@@ -292,18 +380,26 @@ def test_delete_removes_the_rayservice_and_a_second_delete_succeeds(tau, kuberay
 
 def test_deleting_a_deployment_removes_its_service_too(tau, kube_api):
     _deploy(tau, "api", "--kind", "deployment")
-    code, out, _ = tau("serve", "delete", "api", "--kind", "deployment", "-n", NS,
-                       "--context", EMULATOR_CONTEXT)
+    code, out, _ = tau(
+        "serve", "delete", "api", "--kind", "deployment", "-n", NS, "--context", EMULATOR_CONTEXT
+    )
     assert code == 0 and "Deployment/api, Service/api" in out
     assert kube_api.get_object("v1", "Service", "api", namespace=NS) is None
 
 
 def test_delete_leaves_a_service_of_the_same_name_that_tau_did_not_create(tau, kube_api):
     _deploy(tau, "api", "--kind", "deployment", "--service-port", "0")
-    kube_api.put({"apiVersion": "v1", "kind": "Service",
-                  "metadata": {"name": "api", "namespace": NS}, "spec": {"ports": [{"port": 1}]}})
-    code, out, _ = tau("serve", "delete", "api", "--kind", "deployment", "-n", NS,
-                       "--context", EMULATOR_CONTEXT)
+    kube_api.put(
+        {
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": {"name": "api", "namespace": NS},
+            "spec": {"ports": [{"port": 1}]},
+        }
+    )
+    code, out, _ = tau(
+        "serve", "delete", "api", "--kind", "deployment", "-n", NS, "--context", EMULATOR_CONTEXT
+    )
     assert code == 0 and "Service/api" not in out
     assert kube_api.get_object("v1", "Service", "api", namespace=NS) is not None
 
@@ -324,7 +420,9 @@ def test_an_unreachable_cluster_is_a_clear_error(tau, kube_api):
 
 def test_importing_the_serve_cli_does_not_import_the_kubernetes_client():
     root = Path(__file__).resolve().parents[1]
-    code = ("import sys; import tau.cli.serve, tau.serve.apply, tau.serve.observe; "
-            "sys.exit('kubernetes' in sys.modules)")
+    code = (
+        "import sys; import tau.cli.serve, tau.serve.apply, tau.serve.observe; "
+        "sys.exit('kubernetes' in sys.modules)"
+    )
     done = subprocess.run([sys.executable, "-c", code], cwd=root, check=False)
     assert done.returncode == 0

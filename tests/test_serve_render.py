@@ -46,15 +46,18 @@ def _containers(doc):
 # ------------------------------------------------------------------------------ flag values
 
 
-@pytest.mark.parametrize(("raw", "path"), [
-    ("finetunes/run-7/best", "/data/checkpoints/finetunes/run-7/best"),
-    ("run-7", "/data/checkpoints/run-7"),
-    ("projects/nlp/ckpt", "/data/projects/nlp/ckpt"),
-    ("projectsx/a", "/data/checkpoints/projectsx/a"),
-    ("/models/llama", "/models/llama"),
-    ("/data/checkpoints/a/", "/data/checkpoints/a"),
-    ("./a//b", "/data/checkpoints/a/b"),
-])
+@pytest.mark.parametrize(
+    ("raw", "path"),
+    [
+        ("finetunes/run-7/best", "/data/checkpoints/finetunes/run-7/best"),
+        ("run-7", "/data/checkpoints/run-7"),
+        ("projects/nlp/ckpt", "/data/projects/nlp/ckpt"),
+        ("projectsx/a", "/data/checkpoints/projectsx/a"),
+        ("/models/llama", "/models/llama"),
+        ("/data/checkpoints/a/", "/data/checkpoints/a"),
+        ("./a//b", "/data/checkpoints/a/b"),
+    ],
+)
 def test_checkpoint_paths_resolve_like_the_reference(raw, path):
     assert checkpoint_path(raw) == path
 
@@ -65,19 +68,32 @@ def test_checkpoint_paths_with_dotdot_or_empty_are_rejected(raw):
         checkpoint_path(raw)
 
 
-@pytest.mark.parametrize("image", [
-    "ghcr.io/example/chat:1.4.2", "localhost:5000/chat:v1", "chat:2024-01-01",
-    "ghcr.io/example/chat@sha256:" + "a" * 64, "ghcr.io/example/chat:latest@sha256:" + "b" * 64,
-])
+@pytest.mark.parametrize(
+    "image",
+    [
+        "ghcr.io/example/chat:1.4.2",
+        "localhost:5000/chat:v1",
+        "chat:2024-01-01",
+        "ghcr.io/example/chat@sha256:" + "a" * 64,
+        "ghcr.io/example/chat:latest@sha256:" + "b" * 64,
+    ],
+)
 def test_pinned_images_are_accepted(image):
     assert image_problem(image) is None
 
 
-@pytest.mark.parametrize(("image", "why"), [
-    ("ghcr.io/example/chat", "no tag"), ("chat", "no tag"), ("localhost:5000/chat", "no tag"),
-    ("ghcr.io/example/chat:latest", ":latest"), ("chat@sha256:abc", "64 hex"),
-    ("chat@md5:" + "a" * 32, "64 hex"), ("chat: 1", "not an image"),
-])
+@pytest.mark.parametrize(
+    ("image", "why"),
+    [
+        ("ghcr.io/example/chat", "no tag"),
+        ("chat", "no tag"),
+        ("localhost:5000/chat", "no tag"),
+        ("ghcr.io/example/chat:latest", ":latest"),
+        ("chat@sha256:abc", "64 hex"),
+        ("chat@md5:" + "a" * 32, "64 hex"),
+        ("chat: 1", "not an image"),
+    ],
+)
 def test_unpinned_images_are_rejected_with_the_reason(image, why):
     problem = image_problem(image)
     assert problem is not None and why in problem[0] and "@sha256" in problem[1]
@@ -109,7 +125,11 @@ def test_checkpoint_env_cannot_also_be_set_with_env():
 def test_autoscaling_starts_at_the_minimum():
     spec = _spec(min_replicas=2, max_replicas=5)
     assert (spec.autoscaling, spec.replicas, spec.min_replicas, spec.max_replicas) == (
-        True, 2, 2, 5)
+        True,
+        2,
+        2,
+        5,
+    )
 
 
 # ------------------------------------------------------------------------------ render shape
@@ -117,8 +137,13 @@ def test_autoscaling_starts_at_the_minimum():
 
 def test_render_is_deterministic_and_valid_for_both_kinds():
     for kind in ("rayservice", "deployment"):
-        spec = _spec(kind=kind, gpus=1, checkpoint="run-7", readiness_path="/ready",
-                     env_secret=("HF_TOKEN=hf:token",))
+        spec = _spec(
+            kind=kind,
+            gpus=1,
+            checkpoint="run-7",
+            readiness_path="/ready",
+            env_secret=("HF_TOKEN=hf:token",),
+        )
         first, second = render.render(spec, redact=True), render.render(spec, redact=True)
         assert first == second
         for doc in first:
@@ -150,15 +175,21 @@ def test_gpu_pods_request_and_limit_the_gpus_and_tolerate_gpu_nodes():
 
 
 def test_a_service_lands_on_the_nodes_a_run_of_the_same_preset_does():
-    run = next(d for d in yaml.safe_load_all(
-        (ROOT / "golden" / "job-preset-large-memory-nvlink" / "rendered.yaml").read_text())
-        if d["kind"] == "Job")
+    run = next(
+        d
+        for d in yaml.safe_load_all(
+            (ROOT / "golden" / "job-preset-large-memory-nvlink" / "rendered.yaml").read_text()
+        )
+        if d["kind"] == "Job"
+    )
     preset = run["metadata"]["labels"][meta.LABEL_PRESET]
     doc = render.render(_spec(kind="deployment", profile=preset), redact=True)[-1]
     pod_spec = doc["spec"]["template"]["spec"]
     assert pod_spec["nodeSelector"] == run["spec"]["template"]["spec"]["nodeSelector"]
-    assert doc["metadata"]["labels"][meta.LABEL_GPU_CLASS] == \
-        run["metadata"]["labels"][meta.LABEL_GPU_CLASS]
+    assert (
+        doc["metadata"]["labels"][meta.LABEL_GPU_CLASS]
+        == run["metadata"]["labels"][meta.LABEL_GPU_CLASS]
+    )
 
 
 def test_the_ray_head_holds_no_gpu_and_no_serve_replica():
@@ -169,29 +200,39 @@ def test_the_ray_head_holds_no_gpu_and_no_serve_replica():
 
 
 def test_the_checkpoint_pvc_is_mounted_read_only_at_data_with_the_model_path():
-    doc = render.render(_spec(kind="deployment", checkpoint="run-7", checkpoint_pvc="ckpts"),
-                        redact=True)[-1]
+    doc = render.render(
+        _spec(kind="deployment", checkpoint="run-7", checkpoint_pvc="ckpts"), redact=True
+    )[-1]
     pod_spec = doc["spec"]["template"]["spec"]
     container = pod_spec["containers"][0]
-    assert pod_spec["volumes"] == [{"name": "tau-data", "persistentVolumeClaim": {
-        "claimName": "ckpts", "readOnly": True}}]
-    assert container["volumeMounts"] == [{"name": "tau-data", "mountPath": "/data",
-                                          "readOnly": True}]
+    assert pod_spec["volumes"] == [
+        {"name": "tau-data", "persistentVolumeClaim": {"claimName": "ckpts", "readOnly": True}}
+    ]
+    assert container["volumeMounts"] == [
+        {"name": "tau-data", "mountPath": "/data", "readOnly": True}
+    ]
     env = {e["name"]: e.get("value") for e in container["env"]}
     assert env["TAU_MODEL_PATH"] == "/data/checkpoints/run-7"
     assert env["TAU_DATA_DIR"] == "/data"
     assert env["TAU_DURABLE_CHECKPOINTS_DIR"] == "/data/checkpoints"
-    assert doc["metadata"]["annotations"][meta.ANNOTATION_CHECKPOINT_URI] == \
-        "pvc://ckpts/checkpoints/run-7"
+    assert (
+        doc["metadata"]["annotations"][meta.ANNOTATION_CHECKPOINT_URI]
+        == "pvc://ckpts/checkpoints/run-7"
+    )
 
 
 def test_the_serve_config_is_yaml_naming_the_app_and_its_port():
     spec = _spec(import_path="app:build", port=9000, runtime_pip=("vllm==0.6.3",))
     config = yaml.safe_load(render.render(spec, redact=True)[0]["spec"]["serveConfigV2"])
     assert config["http_options"] == {"host": "0.0.0.0", "port": 9000}
-    assert config["applications"] == [{"name": "chat", "import_path": "app:build",
-                                       "route_prefix": "/",
-                                       "runtime_env": {"pip": ["vllm==0.6.3"]}}]
+    assert config["applications"] == [
+        {
+            "name": "chat",
+            "import_path": "app:build",
+            "route_prefix": "/",
+            "runtime_env": {"pip": ["vllm==0.6.3"]},
+        }
+    ]
 
 
 def test_a_service_is_no_kueue_workload():
@@ -206,31 +247,44 @@ def test_a_service_is_no_kueue_workload():
 NOW = dt.datetime(2026, 12, 2, 12, 0, 0, tzinfo=dt.UTC)
 
 
-@pytest.mark.parametrize(("created", "age"), [
-    ("2026-12-02T11:59:15Z", "45s"), ("2026-12-02T11:53:00Z", "7m"),
-    ("2026-12-02T07:00:00Z", "5h"), ("2026-11-29T12:00:00Z", "3d"),
-    ("2026-12-02T12:00:05Z", "0s"), (None, "<none>"), ("garbage", "<none>"),
-])
+@pytest.mark.parametrize(
+    ("created", "age"),
+    [
+        ("2026-12-02T11:59:15Z", "45s"),
+        ("2026-12-02T11:53:00Z", "7m"),
+        ("2026-12-02T07:00:00Z", "5h"),
+        ("2026-11-29T12:00:00Z", "3d"),
+        ("2026-12-02T12:00:05Z", "0s"),
+        (None, "<none>"),
+        ("garbage", "<none>"),
+    ],
+)
 def test_age_reads_like_kubectl(created, age):
     assert observe.age(created, NOW) == age
 
 
-@pytest.mark.parametrize(("status", "shown"), [
-    ({"serviceStatus": "Running"}, "Running"),
-    ({"conditions": [{"type": "Ready", "status": "True"}]}, "Running"),
-    ({"conditions": [{"type": "Ready", "status": "False"}]}, "NotReady"),
-    ({}, "<none>"),
-])
+@pytest.mark.parametrize(
+    ("status", "shown"),
+    [
+        ({"serviceStatus": "Running"}, "Running"),
+        ({"conditions": [{"type": "Ready", "status": "True"}]}, "Running"),
+        ({"conditions": [{"type": "Ready", "status": "False"}]}, "NotReady"),
+        ({}, "<none>"),
+    ],
+)
 def test_rayservice_status_comes_from_service_status_or_the_ready_condition(status, shown):
-    obj = {"metadata": {"name": "chat", "creationTimestamp": "2026-12-02T11:00:00Z"},
-           "status": status}
+    obj = {
+        "metadata": {"name": "chat", "creationTimestamp": "2026-12-02T11:00:00Z"},
+        "status": status,
+    }
     assert observe.row(obj, "rayservice", NOW)["status"] == shown
 
 
 def test_the_status_table_aligns_columns():
     rows = [{"name": "chat", "status": "Running", "ready": 2, "age": "1h"}]
-    assert observe.table(rows, "rayservice") == ("NAME   STATUS    READY   AGE\n"
-                                                 "chat   Running   2       1h\n")
+    assert observe.table(rows, "rayservice") == (
+        "NAME   STATUS    READY   AGE\nchat   Running   2       1h\n"
+    )
 
 
 # ------------------------------------------------------------------------------ CLI surface
@@ -243,17 +297,20 @@ def test_serve_has_exactly_four_verbs_and_no_run_lifecycle_verbs():
     assert verbs == {"deploy", "status", "scale", "delete"}
 
 
-def test_a_repository_workspace_connection_does_not_pick_the_namespace(tmp_path, monkeypatch,
-                                                                        capsys):
+def test_a_repository_workspace_connection_does_not_pick_the_namespace(
+    tmp_path, monkeypatch, capsys
+):
     from tau.cli import main
 
     (tmp_path / "tau").mkdir()
     (tmp_path / "tau" / "workspace.connection.yaml").write_text(
         "apiVersion: tau.azure.com/v1alpha1\nkind: WorkspaceConnection\n"
-        "workspace: {name: research, namespace: from-descriptor}\n")
+        "workspace: {name: research, namespace: from-descriptor}\n"
+    )
     monkeypatch.chdir(tmp_path)
-    code = main(["serve", "deploy", "chat", "--profile", "serve-cpu", "--image", IMAGE,
-                 "--dry-run=client"])
+    code = main(
+        ["serve", "deploy", "chat", "--profile", "serve-cpu", "--image", IMAGE, "--dry-run=client"]
+    )
     out, err = capsys.readouterr()
     assert code == 0 and "from-descriptor" not in out
     assert "namespace: <unresolved-namespace>" in out

@@ -22,14 +22,16 @@ READY = {"name": "final", "status": "ready", "durable_path": "/data/checkpoints/
 
 
 def test_a_finetune_gives_its_first_ready_artifact(tmp_path):
-    _finetune(tmp_path, "r1", [{"name": "mid", "status": "uploading",
-                                "durable_path": "/data/x"}, READY])
+    _finetune(
+        tmp_path, "r1", [{"name": "mid", "status": "uploading", "durable_path": "/data/x"}, READY]
+    )
     assert sources.from_finetune(FileBackend(tmp_path), "r1") == READY["durable_path"]
 
 
 def test_a_named_artifact_must_itself_be_ready(tmp_path):
-    _finetune(tmp_path, "r1", [{"name": "mid", "status": "uploading",
-                                "durable_path": "/data/x"}, READY])
+    _finetune(
+        tmp_path, "r1", [{"name": "mid", "status": "uploading", "durable_path": "/data/x"}, READY]
+    )
     with pytest.raises(TauError, match='no ready artifact "mid"'):
         sources.from_finetune(FileBackend(tmp_path), "r1:mid")
 

@@ -16,27 +16,47 @@ from tau.status.model import State
 from tau.status.snapshot import Snapshot
 
 F = FailureReason
-FAILED_JOB = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "train"},
-              "status": {"conditions": [{"type": "Failed", "status": "True"}]}}
+FAILED_JOB = {
+    "apiVersion": "batch/v1",
+    "kind": "Job",
+    "metadata": {"name": "train"},
+    "status": {"conditions": [{"type": "Failed", "status": "True"}]},
+}
 
 
-def pod(name="train-0", phase="Failed", reason="", conditions=(), container_reason="",
-        last_reason=""):
-    status = {"phase": phase, "conditions": list(conditions),
-              "containerStatuses": [{"name": "c", "restartCount": 1 if last_reason else 0,
-                                     "state": {"terminated": {"exitCode": 1,
-                                                              "reason": container_reason}},
-                                     "lastState": {"terminated": {"reason": last_reason}}
-                                     if last_reason else {}}]}
+def pod(
+    name="train-0", phase="Failed", reason="", conditions=(), container_reason="", last_reason=""
+):
+    status = {
+        "phase": phase,
+        "conditions": list(conditions),
+        "containerStatuses": [
+            {
+                "name": "c",
+                "restartCount": 1 if last_reason else 0,
+                "state": {"terminated": {"exitCode": 1, "reason": container_reason}},
+                "lastState": {"terminated": {"reason": last_reason}} if last_reason else {},
+            }
+        ],
+    }
     if reason:
         status["reason"] = reason
-    return {"kind": "Pod", "metadata": {"name": name},
-            "spec": {"containers": [{"name": "c", "image": "i"}]}, "status": status}
+    return {
+        "kind": "Pod",
+        "metadata": {"name": name},
+        "spec": {"containers": [{"name": "c", "image": "i"}]},
+        "status": status,
+    }
 
 
 def event(reason):
-    return {"kind": "Event", "involvedObject": {"kind": "Pod", "name": "train-0"},
-            "reason": reason, "message": "m", "lastTimestamp": "2026-12-02T10:00:00Z"}
+    return {
+        "kind": "Event",
+        "involvedObject": {"kind": "Pod", "name": "train-0"},
+        "reason": reason,
+        "message": "m",
+        "lastTimestamp": "2026-12-02T10:00:00Z",
+    }
 
 
 def snap(*objects, job=FAILED_JOB):
@@ -45,8 +65,9 @@ def snap(*objects, job=FAILED_JOB):
 
 OOM = pod(container_reason="OOMKilled")
 OOM_LAST = pod(container_reason="Error", last_reason="OOMKilled")
-DISRUPTED = pod(conditions=[{"type": "DisruptionTarget", "status": "True",
-                             "reason": "PreemptionByScheduler"}])
+DISRUPTED = pod(
+    conditions=[{"type": "DisruptionTarget", "status": "True", "reason": "PreemptionByScheduler"}]
+)
 EVICTED_POD = pod(reason="Evicted")
 
 RULES = [
@@ -55,13 +76,20 @@ RULES = [
     ("queued is not a failure", snap(DISRUPTED), State.QUEUED, F.RUNNING),
     ("container OOMKilled", snap(OOM), State.FAILED, F.OOM_KILLED),
     ("last state OOMKilled", snap(OOM_LAST), State.FAILED, F.OOM_KILLED),
-    ("OOMKilled beats preemption", snap(OOM, DISRUPTED, event("Preempted")), State.FAILED,
-     F.OOM_KILLED),
+    (
+        "OOMKilled beats preemption",
+        snap(OOM, DISRUPTED, event("Preempted")),
+        State.FAILED,
+        F.OOM_KILLED,
+    ),
     ("DisruptionTarget=True", snap(DISRUPTED), State.FAILED, F.PREEMPTED),
-    ("event reason containing preempt", snap(pod(), event("PreemptedByKueue")), State.FAILED,
-     F.PREEMPTED),
-    ("preemption beats eviction", snap(EVICTED_POD, event("Preempted")), State.FAILED,
-     F.PREEMPTED),
+    (
+        "event reason containing preempt",
+        snap(pod(), event("PreemptedByKueue")),
+        State.FAILED,
+        F.PREEMPTED,
+    ),
+    ("preemption beats eviction", snap(EVICTED_POD, event("Preempted")), State.FAILED, F.PREEMPTED),
     ("Failed pod reason Evicted", snap(EVICTED_POD), State.FAILED, F.EVICTED),
     ("event reason Evicted", snap(pod(), event("Evicted")), State.FAILED, F.EVICTED),
     ("anything else", snap(pod(container_reason="Error")), State.FAILED, F.UNKNOWN),
@@ -69,8 +97,9 @@ RULES = [
 ]
 
 
-@pytest.mark.parametrize(("snapshot", "state", "expected"), [r[1:] for r in RULES],
-                         ids=[r[0] for r in RULES])
+@pytest.mark.parametrize(
+    ("snapshot", "state", "expected"), [r[1:] for r in RULES], ids=[r[0] for r in RULES]
+)
 def test_classification_rule(snapshot, state, expected):
     assert classify(snapshot, state) is expected
 
@@ -85,10 +114,18 @@ def test_rule_order_is_the_contract_order():
     assert [r for r, _ in FAILURE_RULES] == [F.OOM_KILLED, F.PREEMPTED, F.EVICTED]
 
 
-@pytest.mark.parametrize(("reason", "retryable"), [
-    (F.OOM_KILLED, True), (F.PREEMPTED, True), (F.EVICTED, True),
-    (F.UNKNOWN, False), (F.COMPLETED, False), (F.RUNNING, False), ("bogus", False),
-])
+@pytest.mark.parametrize(
+    ("reason", "retryable"),
+    [
+        (F.OOM_KILLED, True),
+        (F.PREEMPTED, True),
+        (F.EVICTED, True),
+        (F.UNKNOWN, False),
+        (F.COMPLETED, False),
+        (F.RUNNING, False),
+        ("bogus", False),
+    ],
+)
 def test_is_retryable(reason, retryable):
     assert is_retryable(reason) is retryable
 

@@ -15,10 +15,18 @@ from tau.status.model import PhaseStatus, State
 NS = "default"
 NOW = datetime(2026, 12, 2, 11, 0, tzinfo=UTC)
 JOB = {
-    "apiVersion": "batch/v1", "kind": "Job",
+    "apiVersion": "batch/v1",
+    "kind": "Job",
     "metadata": {"name": "train", "labels": {"kueue.x-k8s.io/queue-name": "jobqueue"}},
-    "spec": {"suspend": True, "template": {"spec": {
-        "restartPolicy": "Never", "containers": [{"name": "trainer", "image": "img:1"}]}}},
+    "spec": {
+        "suspend": True,
+        "template": {
+            "spec": {
+                "restartPolicy": "Never",
+                "containers": [{"name": "trainer", "image": "img:1"}],
+            }
+        },
+    },
 }
 
 
@@ -28,38 +36,79 @@ def submit_job(kube_client) -> dict:
 
 
 def kueue_admits(kube_api, uid: str, admitted: bool = True) -> None:
-    kube_api.put({
-        "apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload",
-        "metadata": {"name": "job-train-abcde", "namespace": NS,
-                     "labels": {"kueue.x-k8s.io/job-uid": uid}},
-        "spec": {"queueName": "jobqueue", "podSets": [{"name": "main", "count": 1,
-                                                       "template": {}}]},
-    })
-    conditions = [{"type": "QuotaReserved", "status": "True", "reason": "QuotaReserved"},
-                  {"type": "Admitted", "status": "True", "reason": "Admitted"}] if admitted \
-        else [{"type": "QuotaReserved", "status": "False", "reason": "Pending",
-               "message": "insufficient quota for nvidia.com/gpu in flavor h100"}]
-    kube_api.set_status("kueue.x-k8s.io/v1beta2", "Workload", "job-train-abcde",
-                        {"conditions": conditions, "admission": {"clusterQueue": "tau-cq"}},
-                        namespace=NS)
+    kube_api.put(
+        {
+            "apiVersion": "kueue.x-k8s.io/v1beta2",
+            "kind": "Workload",
+            "metadata": {
+                "name": "job-train-abcde",
+                "namespace": NS,
+                "labels": {"kueue.x-k8s.io/job-uid": uid},
+            },
+            "spec": {
+                "queueName": "jobqueue",
+                "podSets": [{"name": "main", "count": 1, "template": {}}],
+            },
+        }
+    )
+    conditions = (
+        [
+            {"type": "QuotaReserved", "status": "True", "reason": "QuotaReserved"},
+            {"type": "Admitted", "status": "True", "reason": "Admitted"},
+        ]
+        if admitted
+        else [
+            {
+                "type": "QuotaReserved",
+                "status": "False",
+                "reason": "Pending",
+                "message": "insufficient quota for nvidia.com/gpu in flavor h100",
+            }
+        ]
+    )
+    kube_api.set_status(
+        "kueue.x-k8s.io/v1beta2",
+        "Workload",
+        "job-train-abcde",
+        {"conditions": conditions, "admission": {"clusterQueue": "tau-cq"}},
+        namespace=NS,
+    )
 
 
 def kubelet_runs(kube_api, count: int) -> None:
     for index in range(count):
-        kube_api.put({
-            "apiVersion": "v1", "kind": "Pod",
-            "metadata": {"name": f"train-{index}-x", "namespace": NS,
-                         "labels": {"job-name": "train"}},
-            "spec": {"nodeName": f"node-{index % 4}",
-                     "containers": [{"name": "trainer", "image": "img:1"}]},
-            "status": {"phase": "Running",
-                       "conditions": [{"type": "PodScheduled", "status": "True"},
-                                      {"type": "Ready", "status": "True"}],
-                       "containerStatuses": [{"name": "trainer", "image": "img:1",
-                                              "imageID": "img@sha256:1", "ready": True,
-                                              "restartCount": 0,
-                                              "state": {"running": {}}}]},
-        })
+        kube_api.put(
+            {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {
+                    "name": f"train-{index}-x",
+                    "namespace": NS,
+                    "labels": {"job-name": "train"},
+                },
+                "spec": {
+                    "nodeName": f"node-{index % 4}",
+                    "containers": [{"name": "trainer", "image": "img:1"}],
+                },
+                "status": {
+                    "phase": "Running",
+                    "conditions": [
+                        {"type": "PodScheduled", "status": "True"},
+                        {"type": "Ready", "status": "True"},
+                    ],
+                    "containerStatuses": [
+                        {
+                            "name": "trainer",
+                            "image": "img:1",
+                            "imageID": "img@sha256:1",
+                            "ready": True,
+                            "restartCount": 0,
+                            "state": {"running": {}},
+                        }
+                    ],
+                },
+            }
+        )
 
 
 @pytest.fixture
@@ -96,14 +145,28 @@ def test_running_job_with_pods_is_running(cluster, kube_client):
     info = submit_job(kube_client)
     kueue_admits(cluster, info["uid"])
     kubelet_runs(cluster, 3)
-    cluster.put({"apiVersion": "v1", "kind": "Event",
-                 "metadata": {"name": "train-0-x.1", "namespace": NS},
-                 "involvedObject": {"kind": "Pod", "name": "train-0-x", "namespace": NS},
-                 "reason": "Pulled", "message": "pulled", "type": "Normal"})
-    cluster.put({"apiVersion": "v1", "kind": "Event",
-                 "metadata": {"name": "other.1", "namespace": NS},
-                 "involvedObject": {"kind": "Pod", "name": "someone-else", "namespace": NS},
-                 "reason": "Evicted", "message": "not ours", "type": "Warning"})
+    cluster.put(
+        {
+            "apiVersion": "v1",
+            "kind": "Event",
+            "metadata": {"name": "train-0-x.1", "namespace": NS},
+            "involvedObject": {"kind": "Pod", "name": "train-0-x", "namespace": NS},
+            "reason": "Pulled",
+            "message": "pulled",
+            "type": "Normal",
+        }
+    )
+    cluster.put(
+        {
+            "apiVersion": "v1",
+            "kind": "Event",
+            "metadata": {"name": "other.1", "namespace": NS},
+            "involvedObject": {"kind": "Pod", "name": "someone-else", "namespace": NS},
+            "reason": "Evicted",
+            "message": "not ours",
+            "type": "Warning",
+        }
+    )
     client.BatchV1Api(kube_client).patch_namespaced_job("train", NS, {"spec": {"suspend": False}})
     snapshot = fetch(kube_client, NS, "train")
     assert len(snapshot.pods) == 3 and len(snapshot.workloads) == 1
@@ -130,18 +193,39 @@ def test_forbidden_job_read_raises_instead_of_claiming_not_found(cluster, kube_c
 
 
 def test_rayjob_pods_are_found_by_cluster_label(cluster, kube_client):
-    cluster.put({"apiVersion": "ray.io/v1", "kind": "RayJob",
-                 "metadata": {"name": "ray-train", "namespace": NS},
-                 "spec": {"entrypoint": "python train.py"},
-                 "status": {"jobDeploymentStatus": "Running", "jobStatus": "RUNNING",
-                            "rayClusterName": "ray-train-rc"}})
-    cluster.put({"apiVersion": "ray.io/v1", "kind": "RayCluster",
-                 "metadata": {"name": "ray-train-rc", "namespace": NS},
-                 "status": {"state": "ready"}})
-    cluster.put({"apiVersion": "v1", "kind": "Pod",
-                 "metadata": {"name": "ray-train-rc-head", "namespace": NS,
-                              "labels": {"ray.io/cluster": "ray-train-rc"}},
-                 "spec": {"containers": [{"name": "ray-head", "image": "ray:2"}]}})
+    cluster.put(
+        {
+            "apiVersion": "ray.io/v1",
+            "kind": "RayJob",
+            "metadata": {"name": "ray-train", "namespace": NS},
+            "spec": {"entrypoint": "python train.py"},
+            "status": {
+                "jobDeploymentStatus": "Running",
+                "jobStatus": "RUNNING",
+                "rayClusterName": "ray-train-rc",
+            },
+        }
+    )
+    cluster.put(
+        {
+            "apiVersion": "ray.io/v1",
+            "kind": "RayCluster",
+            "metadata": {"name": "ray-train-rc", "namespace": NS},
+            "status": {"state": "ready"},
+        }
+    )
+    cluster.put(
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {
+                "name": "ray-train-rc-head",
+                "namespace": NS,
+                "labels": {"ray.io/cluster": "ray-train-rc"},
+            },
+            "spec": {"containers": [{"name": "ray-head", "image": "ray:2"}]},
+        }
+    )
     snapshot = fetch(kube_client, NS, "ray-train")
     assert snapshot.raycluster is not None
     assert [p["metadata"]["name"] for p in snapshot.pods] == ["ray-train-rc-head"]
@@ -151,16 +235,30 @@ def test_rayjob_pods_are_found_by_cluster_label(cluster, kube_client):
 def test_dra_claims_of_the_pods_are_fetched(cluster, kube_client):
     info = submit_job(kube_client)
     kueue_admits(cluster, info["uid"])
-    cluster.put({"apiVersion": "v1", "kind": "Pod",
-                 "metadata": {"name": "train-0-x", "namespace": NS,
-                              "labels": {"job-name": "train"}},
-                 "spec": {"resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "t"}],
-                          "containers": [{"name": "trainer", "image": "img:1"}]},
-                 "status": {"phase": "Pending", "resourceClaimStatuses": [
-                     {"name": "gpu", "resourceClaimName": "train-0-x-gpu-1"}]}})
+    cluster.put(
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": "train-0-x", "namespace": NS, "labels": {"job-name": "train"}},
+            "spec": {
+                "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "t"}],
+                "containers": [{"name": "trainer", "image": "img:1"}],
+            },
+            "status": {
+                "phase": "Pending",
+                "resourceClaimStatuses": [{"name": "gpu", "resourceClaimName": "train-0-x-gpu-1"}],
+            },
+        }
+    )
     for name in ("train-0-x-gpu-1", "unrelated-claim"):
-        cluster.put({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
-                     "metadata": {"name": name, "namespace": NS}, "spec": {}})
+        cluster.put(
+            {
+                "apiVersion": "resource.k8s.io/v1",
+                "kind": "ResourceClaim",
+                "metadata": {"name": name, "namespace": NS},
+                "spec": {},
+            }
+        )
     snapshot = fetch(kube_client, NS, "train")
     assert [c["metadata"]["name"] for c in snapshot.resource_claims] == ["train-0-x-gpu-1"]
     dra = next(p for p in interpret(snapshot, NOW).phases if p.name.value == "DRA allocation")

@@ -18,11 +18,29 @@ FIXTURES = Path(__file__).parent / "fixtures" / "status"
 NOW = datetime(2026, 12, 2, 11, 0, tzinfo=UTC)
 
 D, A, P, W, S = "done", "active", "pending", "warning", "skipped"
-JOB_PHASES = ("Submitted", "Kueue admission", "Pod scheduling", "DRA allocation", "Image pull",
-              "Init containers", "Container start", "Ready")
-RAY_PHASES = ("Submitted", "Kueue admission", "RayCluster", "Pod scheduling", "DRA allocation",
-              "Image pull", "Init containers", "Container start", "Ready", "RayJob status",
-              "Compute release")
+JOB_PHASES = (
+    "Submitted",
+    "Kueue admission",
+    "Pod scheduling",
+    "DRA allocation",
+    "Image pull",
+    "Init containers",
+    "Container start",
+    "Ready",
+)
+RAY_PHASES = (
+    "Submitted",
+    "Kueue admission",
+    "RayCluster",
+    "Pod scheduling",
+    "DRA allocation",
+    "Image pull",
+    "Init containers",
+    "Container start",
+    "Ready",
+    "RayJob status",
+    "Compute release",
+)
 
 
 def load_objects(case: str) -> list[dict]:
@@ -32,8 +50,7 @@ def load_objects(case: str) -> list[dict]:
 
 def snapshot_of(case: str, objects: list[dict] | None = None) -> Snapshot:
     objects = load_objects(case) if objects is None else objects
-    name = next((o["metadata"]["name"] for o in objects if o["kind"] in ("Job", "RayJob")),
-                "train")
+    name = next((o["metadata"]["name"] for o in objects if o["kind"] in ("Job", "RayJob")), "train")
     return Snapshot.from_objects("research", name, objects)
 
 
@@ -44,43 +61,91 @@ def run(case: str) -> RunStatus:
 # case, state, phase statuses in tree order, diagnostic codes (in order), owners of the codes.
 CASES = [
     ("not-found", State.NOT_FOUND, (P, P, P, S, P, S, P, P), ["RunNotFound"], {"researcher"}),
-    ("quota-pending", State.QUEUED, (D, A, P, S, P, S, P, P), ["QuotaPending"],
-     {"queue owner"}),
+    ("quota-pending", State.QUEUED, (D, A, P, S, P, S, P, P), ["QuotaPending"], {"queue owner"}),
     ("preempted", State.QUEUED, (D, W, D, S, D, S, D, A), ["Preempted"], {"queue owner"}),
-    ("admitted-no-pods", State.STARTING, (D, D, P, S, P, S, P, P), ["AdmittedNotScheduled"],
-     {"platform"}),
-    ("unschedulable", State.STARTING, (D, D, W, S, P, S, P, P), ["Unschedulable"],
-     {"platform"}),
-    ("dra-claim-pending", State.STARTING, (D, D, W, W, P, S, P, P),
-     ["Unschedulable", "DRAClaimPending"], {"platform"}),
-    ("image-pull-backoff", State.STARTING, (D, D, D, S, W, S, A, P), ["ImagePullBackOff"],
-     {"researcher"}),
-    ("init-container-failing", State.STARTING, (D, D, D, S, A, W, A, P),
-     ["InitContainerFailed"], {"researcher"}),
-    ("crashloop-backoff", State.STARTING, (D, D, D, S, D, S, W, P), ["CrashLoopBackOff"],
-     {"researcher"}),
+    (
+        "admitted-no-pods",
+        State.STARTING,
+        (D, D, P, S, P, S, P, P),
+        ["AdmittedNotScheduled"],
+        {"platform"},
+    ),
+    ("unschedulable", State.STARTING, (D, D, W, S, P, S, P, P), ["Unschedulable"], {"platform"}),
+    (
+        "dra-claim-pending",
+        State.STARTING,
+        (D, D, W, W, P, S, P, P),
+        ["Unschedulable", "DRAClaimPending"],
+        {"platform"},
+    ),
+    (
+        "image-pull-backoff",
+        State.STARTING,
+        (D, D, D, S, W, S, A, P),
+        ["ImagePullBackOff"],
+        {"researcher"},
+    ),
+    (
+        "init-container-failing",
+        State.STARTING,
+        (D, D, D, S, A, W, A, P),
+        ["InitContainerFailed"],
+        {"researcher"},
+    ),
+    (
+        "crashloop-backoff",
+        State.STARTING,
+        (D, D, D, S, D, S, W, P),
+        ["CrashLoopBackOff"],
+        {"researcher"},
+    ),
     ("oomkilled", State.FAILED, (D, D, D, S, D, S, W, W), ["OOMKilled"], {"researcher"}),
-    ("running", State.RUNNING, (D, D, D, S, D, S, D, D), ["ProgressUnverified"],
-     {"researcher"}),
-    ("success", State.SUCCEEDED, (D, D, D, S, D, S, D, D), ["EvidenceUnverified"],
-     {"researcher"}),
-    ("success-no-result-path", State.SUCCEEDED, (D, D, D, S, D, S, D, D), ["EvidenceUnknown"],
-     {"researcher"}),
-    ("raycluster-never-ready", State.STARTING, (D, D, A, D, S, D, S, A, A, A, P),
-     ["RayClusterNotReady"], {"platform"}),
-    ("rayjob-running", State.RUNNING, (D, D, D, D, S, D, S, D, D, D, P), ["ProgressUnverified"],
-     {"researcher"}),
-    ("rayjob-failed", State.FAILED, (D, D, W, S, S, S, S, S, S, W, D), ["RayJobFailed"],
-     {"researcher"}),
-    ("rayjob-success", State.SUCCEEDED, (D, D, D, D, S, D, S, D, D, D, D),
-     ["EvidenceUnverified"], {"researcher"}),
+    ("running", State.RUNNING, (D, D, D, S, D, S, D, D), ["ProgressUnverified"], {"researcher"}),
+    ("success", State.SUCCEEDED, (D, D, D, S, D, S, D, D), ["EvidenceUnverified"], {"researcher"}),
+    (
+        "success-no-result-path",
+        State.SUCCEEDED,
+        (D, D, D, S, D, S, D, D),
+        ["EvidenceUnknown"],
+        {"researcher"},
+    ),
+    (
+        "raycluster-never-ready",
+        State.STARTING,
+        (D, D, A, D, S, D, S, A, A, A, P),
+        ["RayClusterNotReady"],
+        {"platform"},
+    ),
+    (
+        "rayjob-running",
+        State.RUNNING,
+        (D, D, D, D, S, D, S, D, D, D, P),
+        ["ProgressUnverified"],
+        {"researcher"},
+    ),
+    (
+        "rayjob-failed",
+        State.FAILED,
+        (D, D, W, S, S, S, S, S, S, W, D),
+        ["RayJobFailed"],
+        {"researcher"},
+    ),
+    (
+        "rayjob-success",
+        State.SUCCEEDED,
+        (D, D, D, D, S, D, S, D, D, D, D),
+        ["EvidenceUnverified"],
+        {"researcher"},
+    ),
 ]
 
 
-@pytest.mark.parametrize(("case", "state", "phases", "codes", "owners"), CASES,
-                         ids=[c[0] for c in CASES])
-def test_fixture_interprets_to_expected_phases_state_and_diagnostics(case, state, phases, codes,
-                                                                     owners):
+@pytest.mark.parametrize(
+    ("case", "state", "phases", "codes", "owners"), CASES, ids=[c[0] for c in CASES]
+)
+def test_fixture_interprets_to_expected_phases_state_and_diagnostics(
+    case, state, phases, codes, owners
+):
     status = run(case)
     names = RAY_PHASES if case.startswith("ray") else JOB_PHASES
     assert [p.name.value for p in status.phases] == list(names)
@@ -168,7 +233,8 @@ def test_multikueue_manager_view_adds_placement_and_skips_pod_phases():
     workload = next(o for o in objects if o["kind"] == "Workload")
     workload["status"]["clusterName"] = "worker-east"
     workload["status"]["admissionChecks"] = [
-        {"name": "multikueue", "state": "Ready", "message": "The workload got reservation"}]
+        {"name": "multikueue", "state": "Ready", "message": "The workload got reservation"}
+    ]
     status = interpret(snapshot_of("admitted-no-pods", objects), NOW)
     assert status.phases[2].name is Phase.MULTIKUEUE_PLACEMENT
     assert status.phases[2].detail == "worker-cluster placement ready on worker-east"
@@ -179,7 +245,8 @@ def test_rejected_admission_check_is_a_warning_and_startup_failure():
     objects = load_objects("quota-pending")
     workload = next(o for o in objects if o["kind"] == "Workload")
     workload["status"]["admissionChecks"] = [
-        {"name": "provisioning", "state": "Rejected", "message": "no capacity in region"}]
+        {"name": "provisioning", "state": "Rejected", "message": "no capacity in region"}
+    ]
     status = interpret(snapshot_of("quota-pending", objects), NOW)
     assert status.phases[1].status is PhaseStatus.WARNING
     assert status.diagnostics[0].code == "AdmissionRejected"
@@ -188,9 +255,18 @@ def test_rejected_admission_check_is_a_warning_and_startup_failure():
 
 def test_kuberay_submitter_job_does_not_hide_the_rayjob():
     objects = load_objects("rayjob-running")
-    objects.append({"apiVersion": "batch/v1", "kind": "Job", "metadata": {
-        "name": "ray-train", "namespace": "research",
-        "ownerReferences": [{"kind": "RayJob", "name": "ray-train"}]}, "spec": {}})
+    objects.append(
+        {
+            "apiVersion": "batch/v1",
+            "kind": "Job",
+            "metadata": {
+                "name": "ray-train",
+                "namespace": "research",
+                "ownerReferences": [{"kind": "RayJob", "name": "ray-train"}],
+            },
+            "spec": {},
+        }
+    )
     assert interpret(snapshot_of("rayjob-running", objects), NOW).kind == "RayJob"
 
 
@@ -205,8 +281,9 @@ def test_rayjob_still_holding_nodes_after_finish_is_not_released():
 
 
 def test_partial_observation_is_reported():
-    snapshot = Snapshot.from_objects("research", "train", load_objects("running"),
-                                     errors=("pods: 403 forbidden",))
+    snapshot = Snapshot.from_objects(
+        "research", "train", load_objects("running"), errors=("pods: 403 forbidden",)
+    )
     status = interpret(snapshot, NOW)
     assert status.diagnostics[0].code == "PartialObservation"
 
@@ -215,8 +292,10 @@ def test_partial_observation_is_reported():
 def test_every_rayjob_deployment_status_maps_to_its_phase_status(value):
     objects = load_objects("rayjob-running")
     rayjob = next(o for o in objects if o["kind"] == "RayJob")
-    rayjob["status"] = {"jobDeploymentStatus": value,
-                        "rayClusterName": "ray-train-raycluster-x2b9k"}
+    rayjob["status"] = {
+        "jobDeploymentStatus": value,
+        "rayClusterName": "ray-train-raycluster-x2b9k",
+    }
     status = interpret(snapshot_of("rayjob-running", objects), NOW)
     phase = next(p for p in status.phases if p.name is Phase.RAYJOB_STATUS)
     assert phase.status is tables.RAYJOB_DEPLOYMENT_PHASE[value]
@@ -299,18 +378,29 @@ def test_indexed_job_without_its_headless_service_is_flagged():
     job["spec"].update(completionMode="Indexed", completions=2, parallelism=2)
     status = interpret(snapshot_of("running", objects), NOW)
     assert "HeadlessServiceMissing" in [d.code for d in status.diagnostics]
-    objects.append({"apiVersion": "v1", "kind": "Service",
-                    "metadata": {"name": "train-headless", "namespace": "research"}})
+    objects.append(
+        {
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": {"name": "train-headless", "namespace": "research"},
+        }
+    )
     status = interpret(snapshot_of("running", objects), NOW)
     assert "HeadlessServiceMissing" not in [d.code for d in status.diagnostics]
 
 
 def test_preemption_event_alone_makes_admission_a_warning():
     objects = [o for o in load_objects("quota-pending")]
-    objects.append({"kind": "Event", "reason": "Preempted", "type": "Normal",
-                    "message": "Preempted to accommodate a workload",
-                    "involvedObject": {"kind": "Workload", "name": "job-train-3f2a1"},
-                    "lastTimestamp": "2026-12-02T10:30:00Z"})
+    objects.append(
+        {
+            "kind": "Event",
+            "reason": "Preempted",
+            "type": "Normal",
+            "message": "Preempted to accommodate a workload",
+            "involvedObject": {"kind": "Workload", "name": "job-train-3f2a1"},
+            "lastTimestamp": "2026-12-02T10:30:00Z",
+        }
+    )
     status = interpret(snapshot_of("quota-pending", objects), NOW)
     assert status.phases[1].status is PhaseStatus.WARNING
     assert "reason=Preempted" in status.phases[1].detail
@@ -330,19 +420,27 @@ def test_status_modules_load_without_the_kubernetes_client():
     import subprocess
     import sys
 
-    code = ("import sys; import tau.status.interpret, tau.status.text, tau.status.document, "
-            "tau.status.classify, tau.status.fetch, tau.status.watch; "
-            "assert 'kubernetes' not in sys.modules, 'kubernetes imported eagerly'")
-    subprocess.run([sys.executable, "-c", code], check=True,
-                   cwd=Path(__file__).resolve().parents[1] / "src")
+    code = (
+        "import sys; import tau.status.interpret, tau.status.text, tau.status.document, "
+        "tau.status.classify, tau.status.fetch, tau.status.watch; "
+        "assert 'kubernetes' not in sys.modules, 'kubernetes imported eagerly'"
+    )
+    subprocess.run(
+        [sys.executable, "-c", code], check=True, cwd=Path(__file__).resolve().parents[1] / "src"
+    )
 
 
 def test_kueue_eviction_that_is_not_preemption_is_evicted_for_the_platform():
     objects = load_objects("quota-pending")
     workload = next(o for o in objects if o["kind"] == "Workload")
     workload["status"]["conditions"].append(
-        {"type": "Evicted", "status": "True", "reason": "PodsReadyTimeout",
-         "message": "Exceeded the PodsReady timeout research/job-train-3f2a1"})
+        {
+            "type": "Evicted",
+            "status": "True",
+            "reason": "PodsReadyTimeout",
+            "message": "Exceeded the PodsReady timeout research/job-train-3f2a1",
+        }
+    )
     status = interpret(snapshot_of("quota-pending", objects), NOW)
     assert status.phases[1].status is PhaseStatus.WARNING
     assert [(d.code, d.owner) for d in status.diagnostics] == [("Evicted", Owner.PLATFORM)]
@@ -351,8 +449,9 @@ def test_kueue_eviction_that_is_not_preemption_is_evicted_for_the_platform():
 def test_node_evicted_pod_is_evicted():
     objects = load_objects("running")
     pod = next(o for o in objects if o["kind"] == "Pod")
-    pod["status"].update(phase="Failed", reason="Evicted",
-                         message="The node was low on resource: memory.")
+    pod["status"].update(
+        phase="Failed", reason="Evicted", message="The node was low on resource: memory."
+    )
     codes = [d.code for d in interpret(snapshot_of("running", objects), NOW).diagnostics]
     assert "Evicted" in codes
 
@@ -360,20 +459,33 @@ def test_node_evicted_pod_is_evicted():
 def test_volume_mount_failure_is_a_platform_fix():
     objects = load_objects("running")
     pod = next(o for o in objects if o["kind"] == "Pod")
-    pod["status"]["containerStatuses"][0].update(ready=False, state={"waiting": {
-        "reason": "CreateContainerConfigError",
-        "message": "failed to mount volume data: PVC training-data not bound"}})
+    pod["status"]["containerStatuses"][0].update(
+        ready=False,
+        state={
+            "waiting": {
+                "reason": "CreateContainerConfigError",
+                "message": "failed to mount volume data: PVC training-data not bound",
+            }
+        },
+    )
     status = interpret(snapshot_of("running", objects), NOW)
-    assert (status.diagnostics[0].code, status.diagnostics[0].owner) == \
-        ("VolumeMountFailed", Owner.PLATFORM)
+    assert (status.diagnostics[0].code, status.diagnostics[0].owner) == (
+        "VolumeMountFailed",
+        Owner.PLATFORM,
+    )
 
 
 def test_failed_job_without_a_container_cause_is_run_failed_and_unknown():
     objects = [o for o in load_objects("oomkilled") if o["kind"] != "Pod"]
     job = next(o for o in objects if o["kind"] == "Job")
-    job["status"]["conditions"] = [{"type": "Failed", "status": "True",
-                                    "reason": "DeadlineExceeded",
-                                    "message": "Job was active longer than specified deadline"}]
+    job["status"]["conditions"] = [
+        {
+            "type": "Failed",
+            "status": "True",
+            "reason": "DeadlineExceeded",
+            "message": "Job was active longer than specified deadline",
+        }
+    ]
     status = interpret(snapshot_of("oomkilled", objects), NOW)
     assert status.state is State.FAILED and status.failure_reason == "Unknown"
     assert status.diagnostics[0].code == "RunFailed"

@@ -62,7 +62,8 @@ def test_normal_progress_says_no_current_issues():
     objects = load_objects("running")
     pod = next(o for o in objects if o["kind"] == "Pod")
     pod["status"]["containerStatuses"][0].update(
-        ready=False, state={"waiting": {"reason": "ContainerCreating"}})
+        ready=False, state={"waiting": {"reason": "ContainerCreating"}}
+    )
     pod["status"]["conditions"][-1]["status"] = "False"
     output = text.to_text(interpret(Snapshot.from_objects("research", "train", objects), NOW))
     assert "\nAttention\n  No current issues.\n" in output
@@ -71,8 +72,18 @@ def test_normal_progress_says_no_current_issues():
 
 def test_json_document_key_order_and_api_version():
     doc = document.to_dict(run("success"))
-    assert list(doc) == ["apiVersion", "kind", "metadata", "status", "phases", "workloads",
-                         "pods", "diagnostics", "actions", "evidence"]
+    assert list(doc) == [
+        "apiVersion",
+        "kind",
+        "metadata",
+        "status",
+        "phases",
+        "workloads",
+        "pods",
+        "diagnostics",
+        "actions",
+        "evidence",
+    ]
     assert doc["apiVersion"] == "tau.azure.com/v1alpha1" and doc["kind"] == "RunStatus"
     assert doc["status"]["state"] == "succeeded"
     assert doc["evidence"]["verified"] is False
@@ -82,8 +93,7 @@ def test_json_document_key_order_and_api_version():
 def test_big_runs_are_truncated_in_tables():
     objects = load_objects("running")
     pod = next(o for o in objects if o["kind"] == "Pod")
-    many = [{**pod, "metadata": {**pod["metadata"], "name": f"train-{i:03d}"}}
-            for i in range(60)]
+    many = [{**pod, "metadata": {**pod["metadata"], "name": f"train-{i:03d}"}} for i in range(60)]
     others = [o for o in objects if o["kind"] != "Pod"]
     status = interpret(Snapshot.from_objects("research", "train", others + many), NOW)
     output = text.to_text(status)

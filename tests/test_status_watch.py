@@ -18,8 +18,9 @@ NOW = datetime(2026, 12, 2, 11, 0, tzinfo=UTC)
 
 
 def recording_console(terminal: bool = False) -> Console:
-    return Console(width=100, record=True, color_system=None, file=io.StringIO(),
-                   force_terminal=terminal)
+    return Console(
+        width=100, record=True, color_system=None, file=io.StringIO(), force_terminal=terminal
+    )
 
 
 @pytest.fixture
@@ -34,25 +35,38 @@ def watching(kube_api) -> int:
 
 def when_watching(kube_api, action, streams: int = 3) -> threading.Thread:
     """Run `action` once the watch streams are open (the controllers act after the first draw)."""
+
     def run() -> None:
         deadline = time.monotonic() + 10
         while watching(kube_api) < streams and time.monotonic() < deadline:
             time.sleep(0.01)
         action()
+
     thread = threading.Thread(target=run, daemon=True)
     thread.start()
     return thread
 
 
 def pending_pod(kube_api) -> None:
-    kube_api.put({"apiVersion": "v1", "kind": "Pod",
-                  "metadata": {"name": "train-0-x", "namespace": NS,
-                               "labels": {"job-name": "train"}},
-                  "spec": {"nodeName": "node-0",
-                           "containers": [{"name": "trainer", "image": "img:1"}]},
-                  "status": {"phase": "Pending", "containerStatuses": [
-                      {"name": "trainer", "ready": False, "restartCount": 0,
-                       "state": {"waiting": {"reason": "ContainerCreating"}}}]}})
+    kube_api.put(
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": "train-0-x", "namespace": NS, "labels": {"job-name": "train"}},
+            "spec": {"nodeName": "node-0", "containers": [{"name": "trainer", "image": "img:1"}]},
+            "status": {
+                "phase": "Pending",
+                "containerStatuses": [
+                    {
+                        "name": "trainer",
+                        "ready": False,
+                        "restartCount": 0,
+                        "state": {"waiting": {"reason": "ContainerCreating"}},
+                    }
+                ],
+            },
+        }
+    )
 
 
 def test_watch_redraws_on_changes_and_exits_0_when_startup_completes(cluster, kube_client):
@@ -61,8 +75,15 @@ def test_watch_redraws_on_changes_and_exits_0_when_startup_completes(cluster, ku
     pending_pod(cluster)
     console = recording_console()
     controller = when_watching(cluster, lambda: kubelet_runs(cluster, 1))
-    result = watch(kube_client, NS, "train", console=console, interval=0.05, max_iterations=20,
-                   clock=lambda: NOW)
+    result = watch(
+        kube_client,
+        NS,
+        "train",
+        console=console,
+        interval=0.05,
+        max_iterations=20,
+        clock=lambda: NOW,
+    )
     controller.join(5)
     assert (result.exit_code, result.reason) == (0, "completed")
     assert result.iterations >= 2
@@ -77,13 +98,34 @@ def test_watch_exits_1_on_a_startup_failure(cluster, kube_client):
     pending_pod(cluster)
 
     def image_fails() -> None:
-        cluster.set_status("v1", "Pod", "train-0-x", {"phase": "Pending", "containerStatuses": [
-            {"name": "trainer", "ready": False, "restartCount": 0,
-             "state": {"waiting": {"reason": "ImagePullBackOff"}}}]}, namespace=NS)
+        cluster.set_status(
+            "v1",
+            "Pod",
+            "train-0-x",
+            {
+                "phase": "Pending",
+                "containerStatuses": [
+                    {
+                        "name": "trainer",
+                        "ready": False,
+                        "restartCount": 0,
+                        "state": {"waiting": {"reason": "ImagePullBackOff"}},
+                    }
+                ],
+            },
+            namespace=NS,
+        )
 
     controller = when_watching(cluster, image_fails)
-    result = watch(kube_client, NS, "train", console=recording_console(), interval=0.05,
-                   max_iterations=20, clock=lambda: NOW)
+    result = watch(
+        kube_client,
+        NS,
+        "train",
+        console=recording_console(),
+        interval=0.05,
+        max_iterations=20,
+        clock=lambda: NOW,
+    )
     controller.join(5)
     assert (result.exit_code, result.reason) == (1, "failed")
     assert result.message == "startup phase failed for default/train"
@@ -91,16 +133,30 @@ def test_watch_exits_1_on_a_startup_failure(cluster, kube_client):
 
 def test_watch_stops_after_max_iterations(cluster, kube_client):
     submit_job(kube_client)
-    result = watch(kube_client, NS, "train", console=recording_console(), interval=0.01,
-                   max_iterations=1, clock=lambda: NOW)
+    result = watch(
+        kube_client,
+        NS,
+        "train",
+        console=recording_console(),
+        interval=0.01,
+        max_iterations=1,
+        clock=lambda: NOW,
+    )
     assert (result.exit_code, result.reason, result.iterations) == (0, "max-iterations", 1)
 
 
 def test_watch_redraws_in_place_on_a_terminal(cluster, kube_client):
     submit_job(kube_client)
     console = recording_console(terminal=True)
-    watch(kube_client, NS, "train", console=console, interval=0.01, max_iterations=1,
-          clock=lambda: NOW)
+    watch(
+        kube_client,
+        NS,
+        "train",
+        console=console,
+        interval=0.01,
+        max_iterations=1,
+        clock=lambda: NOW,
+    )
     assert "\x1b[2J" in console.file.getvalue()
 
 
@@ -123,13 +179,23 @@ def test_watch_uses_the_injected_clock_and_does_not_poll_without_changes(cluster
 
     def interpreter(snapshot, now):
         from tau.status.interpret import interpret
+
         seen.append(now)
         return interpret(snapshot, now)
 
     feed = FakeFeed()
-    result = watch(kube_client, NS, "train", console=recording_console(), interval=0.01,
-                   max_iterations=3, clock=lambda: NOW, interpreter=interpreter, feed=feed,
-                   monotonic=lambda: float(next(times)))
+    result = watch(
+        kube_client,
+        NS,
+        "train",
+        console=recording_console(),
+        interval=0.01,
+        max_iterations=3,
+        clock=lambda: NOW,
+        interpreter=interpreter,
+        feed=feed,
+        monotonic=lambda: float(next(times)),
+    )
     assert result.iterations == 3 and feed.followed == 2
     assert seen == [NOW, NOW, NOW]
     assert feed.stopped.is_set()
@@ -138,16 +204,38 @@ def test_watch_uses_the_injected_clock_and_does_not_poll_without_changes(cluster
 @pytest.mark.parametrize(("interval", "iterations"), [(0, 0), (-1, 0), (1, -1)])
 def test_watch_rejects_bad_flags(interval, iterations):
     with pytest.raises(ValueError, match="--interval"):
-        watch(None, NS, "train", console=recording_console(), interval=interval,
-              max_iterations=iterations)
+        watch(
+            None,
+            NS,
+            "train",
+            console=recording_console(),
+            interval=interval,
+            max_iterations=iterations,
+        )
 
 
 def test_rayjob_watch_without_kuberay_does_not_crash(kube_api, kube_client):
     kube_api.register_kind("kueue.x-k8s.io", "v1beta2", "workloads", "Workload")
-    client.BatchV1Api(kube_client).create_namespaced_job(NS, {
-        "apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "train"},
-        "spec": {"template": {"spec": {"restartPolicy": "Never",
-                                       "containers": [{"name": "c", "image": "i"}]}}}})
-    result = watch(kube_client, NS, "train", console=recording_console(), interval=0.01,
-                   max_iterations=2, clock=lambda: NOW)
+    client.BatchV1Api(kube_client).create_namespaced_job(
+        NS,
+        {
+            "apiVersion": "batch/v1",
+            "kind": "Job",
+            "metadata": {"name": "train"},
+            "spec": {
+                "template": {
+                    "spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "i"}]}
+                }
+            },
+        },
+    )
+    result = watch(
+        kube_client,
+        NS,
+        "train",
+        console=recording_console(),
+        interval=0.01,
+        max_iterations=2,
+        clock=lambda: NOW,
+    )
     assert result.iterations == 2

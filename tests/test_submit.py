@@ -28,25 +28,29 @@ def test_a_multi_node_run_creates_the_job_then_a_service_owned_by_it(kube_api, k
     job, service = result.objects
     assert (job["kind"], service["kind"]) == ("Job", "Service")
     owner = service["metadata"]["ownerReferences"][0]
-    assert (owner["kind"], owner["name"], owner["uid"]) == ("Job", "torchrun-two",
-                                                            job["metadata"]["uid"])
+    assert (owner["kind"], owner["name"], owner["uid"]) == (
+        "Job",
+        "torchrun-two",
+        job["metadata"]["uid"],
+    )
     stored = kube_api.get_object("batch/v1", "Job", "torchrun-two", namespace="team")
     assert stored["metadata"]["annotations"][meta.ANNOTATION_SUBMISSION_ID] == "sub-1"
     assert stored["spec"]["suspend"] is True
 
 
-def test_submitted_objects_equal_the_client_dry_run_but_for_resolved_values(kube_api,
-                                                                             kube_client):
+def test_submitted_objects_equal_the_client_dry_run_but_for_resolved_values(kube_api, kube_client):
     valid = _valid("job-env-secret-redacted")
     shown = manifests.dump_yaml(pipeline.client_preview(valid, {}).documents)
     sent = pipeline.cluster_render(valid, {}, namespace="team", queue=None).documents
     submit(kube_client, sent, submission_id="sub-2")
     expected = shown.replace("<unresolved-namespace>", "team").replace(
-        "name: <redacted>", "name: hf-credentials", 1)
+        "name: <redacted>", "name: hf-credentials", 1
+    )
     rendered = manifests.dump_yaml(sent)
     # Only the namespace and the Secret references differ from what the preview showed.
-    differing = [(a, b) for a, b in zip(expected.splitlines(), rendered.splitlines(), strict=True)
-                 if a != b]
+    differing = [
+        (a, b) for a, b in zip(expected.splitlines(), rendered.splitlines(), strict=True) if a != b
+    ]
     assert all("<redacted>" in a for a, _ in differing), differing
 
 
@@ -68,8 +72,9 @@ def test_a_name_taken_by_another_submission_is_a_clear_conflict(kube_api, kube_c
 
 
 def test_a_server_dry_run_returns_objects_and_persists_nothing(kube_api, kube_client):
-    result = submit(kube_client, _docs("job-preset-single-gpu"), submission_id="dry",
-                    server_dry_run=True)
+    result = submit(
+        kube_client, _docs("job-preset-single-gpu"), submission_id="dry", server_dry_run=True
+    )
     assert result.objects[0]["metadata"]["name"] == "single-gpu"
     assert kube_api.list_objects("batch/v1", "Job", namespace="team") == []
 
@@ -93,4 +98,5 @@ def test_forbidden_is_reported_in_plain_words(kube_api, kube_client):
     with pytest.raises(ClusterError) as err:
         submit(kube_client, _docs("job-cpu-python"), submission_id="x")
     assert err.value.message == (
-        'you are not allowed to create jobs.batch "cpu-python" in namespace "team" (403 Forbidden)')
+        'you are not allowed to create jobs.batch "cpu-python" in namespace "team" (403 Forbidden)'
+    )

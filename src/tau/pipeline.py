@@ -19,9 +19,11 @@ from tau.errors import ConfigError, Diagnostic
 from tau.plan.model import Script
 from tau.plan.resolve import Resolved, resolve
 
-PLACEHOLDER_WARNING = ("client dry-run does not contact the cluster: {fields} shown as a "
-                       "placeholder and resolved at submit; use --dry-run=server to see the real "
-                       "value")
+PLACEHOLDER_WARNING = (
+    "client dry-run does not contact the cluster: {fields} shown as a "
+    "placeholder and resolved at submit; use --dry-run=server to see the real "
+    "value"
+)
 
 
 @dataclass(frozen=True)
@@ -56,12 +58,20 @@ def read_script(valid: ValidConfig) -> Script | None:
         missing = isinstance(exc, FileNotFoundError)
         reason = "file not found" if missing else (exc.strerror or str(exc))
         loc = valid.source.value(tuple(path_key.split(".")))
-        raise ConfigError([Diagnostic(path_key, f'run.entrypoint "{entry}": {reason} ({path})',
-                                      "the entrypoint resolves relative to the config file's "
-                                      "directory", loc)]) from None
+        raise ConfigError(
+            [
+                Diagnostic(
+                    path_key,
+                    f'run.entrypoint "{entry}": {reason} ({path})',
+                    "the entrypoint resolves relative to the config file's directory",
+                    loc,
+                )
+            ]
+        ) from None
     first_line = content.split(b"\n", 1)[0]
-    shebang = (first_line[2:].decode(errors="replace").strip()
-               if first_line.startswith(b"#!") else None)
+    shebang = (
+        first_line[2:].decode(errors="replace").strip() if first_line.startswith(b"#!") else None
+    )
     return Script(path.name, content, shebang)
 
 
@@ -81,15 +91,23 @@ def read_project(valid: ValidConfig) -> tuple[bytes, str] | None:
     try:
         data = project.archive(root, tuple(valid.get("run.working_dir_excludes") or ()))
     except project.ProjectError as exc:
-        raise ConfigError([Diagnostic("run.working_dir", f'run.working_dir "{working_dir}": '
-                                      f"{exc}", location=loc)]) from None
+        raise ConfigError(
+            [Diagnostic("run.working_dir", f'run.working_dir "{working_dir}": {exc}', location=loc)]
+        ) from None
     path_key, entry = first(valid.data, "run.entrypoint", "run.script", "entrypoint", "script")
     script = Path(entry) if entry.startswith("/") else valid.config_dir / entry
     module = project.module_of(script, root)
     if module is None:
-        raise ConfigError([Diagnostic(path_key, f'entrypoint "{entry}" must be a .py file inside '
-                                      f'run.working_dir "{working_dir}" (it runs as python3 -m)',
-                                      location=valid.source.value(tuple(path_key.split("."))))])
+        raise ConfigError(
+            [
+                Diagnostic(
+                    path_key,
+                    f'entrypoint "{entry}" must be a .py file inside '
+                    f'run.working_dir "{working_dir}" (it runs as python3 -m)',
+                    location=valid.source.value(tuple(path_key.split("."))),
+                )
+            ]
+        )
     return data, module
 
 
@@ -103,22 +121,42 @@ def catalog_for(valid: ValidConfig, env: Mapping[str, str]) -> presets.Catalog:
     except ConfigError as exc:
         # Point file-level problems at the field that named the file.
         loc = valid.source.value(("policy", "topology_policy")) if explicit else None
-        raise ConfigError([replace(d, location=d.location if d.location and d.location.line
-                                   else loc or d.location) for d in exc.diagnostics]) from None
+        raise ConfigError(
+            [
+                replace(
+                    d, location=d.location if d.location and d.location.line else loc or d.location
+                )
+                for d in exc.diagnostics
+            ]
+        ) from None
 
 
 def client_preview(valid: ValidConfig, env: Mapping[str, str]) -> Preview:
     """Render offline with placeholders and redacted Secret references."""
-    resolved = resolve(valid, catalog_for(valid, env), read_script(valid),
-                       project=read_project(valid))
+    resolved = resolve(
+        valid, catalog_for(valid, env), read_script(valid), project=read_project(valid)
+    )
     return Preview(render.render(resolved.plan, redact=True), resolved)
 
 
-def cluster_render(valid: ValidConfig, env: Mapping[str, str], *, namespace: str,
-                   queue: str | None, retry_env: dict[str, str] | None = None,
-                   redact: bool = False) -> Preview:
+def cluster_render(
+    valid: ValidConfig,
+    env: Mapping[str, str],
+    *,
+    namespace: str,
+    queue: str | None,
+    retry_env: dict[str, str] | None = None,
+    redact: bool = False,
+) -> Preview:
     """Render for a real submit: the namespace (and queue, when the workspace gives one) known,
     Secret references intact unless `redact`. Everything else is the client dry-run's path."""
-    resolved = resolve(valid, catalog_for(valid, env), read_script(valid), namespace=namespace,
-                       queue=queue, retry_env=retry_env, project=read_project(valid))
+    resolved = resolve(
+        valid,
+        catalog_for(valid, env),
+        read_script(valid),
+        namespace=namespace,
+        queue=queue,
+        retry_env=retry_env,
+        project=read_project(valid),
+    )
     return Preview(render.render(resolved.plan, redact=redact), resolved)

@@ -65,17 +65,26 @@ def group(registry: KindRegistry, name: str) -> dict[str, Any] | None:
 
 
 def _resource_entries(kind: ResourceKind) -> list[dict[str, Any]]:
-    entries = [{
-        "name": kind.plural,
-        "singularName": kind.kind.lower(),
-        "namespaced": kind.namespaced,
-        "kind": kind.kind,
-        "verbs": _VERBS,
-    }]
+    entries = [
+        {
+            "name": kind.plural,
+            "singularName": kind.kind.lower(),
+            "namespaced": kind.namespaced,
+            "kind": kind.kind,
+            "verbs": _VERBS,
+        }
+    ]
     for sub in sorted(kind.subresources):
         verbs = ["get"] if sub == "log" else ["get", "patch", "update"]
-        entries.append({"name": f"{kind.plural}/{sub}", "singularName": "",
-                        "namespaced": kind.namespaced, "kind": kind.kind, "verbs": verbs})
+        entries.append(
+            {
+                "name": f"{kind.plural}/{sub}",
+                "singularName": "",
+                "namespaced": kind.namespaced,
+                "kind": kind.kind,
+                "verbs": verbs,
+            }
+        )
     return entries
 
 

@@ -110,8 +110,11 @@ def invalid(kind: str, group: str, name: str, causes: list[str]) -> ApiError:
 
 
 def method_not_allowed(method: str) -> ApiError:
-    return ApiError(405, "MethodNotAllowed", f"the server does not allow this method on the "
-                    f"requested resource ({method})")
+    return ApiError(
+        405,
+        "MethodNotAllowed",
+        f"the server does not allow this method on the requested resource ({method})",
+    )
 
 
 def unsupported_media_type(content_type: str, accepted: list[str]) -> ApiError:

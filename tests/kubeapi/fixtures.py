@@ -35,11 +35,16 @@ def write_kubeconfig(server: KubeApiServer, path: Path, token: str = EMULATOR_TO
         "kind": "Config",
         "clusters": [{"name": EMULATOR_CONTEXT, "cluster": {"server": server.url}}],
         "users": [{"name": EMULATOR_CONTEXT, "user": {"token": token}}],
-        "contexts": [{
-            "name": EMULATOR_CONTEXT,
-            "context": {"cluster": EMULATOR_CONTEXT, "user": EMULATOR_CONTEXT,
-                        "namespace": "default"},
-        }],
+        "contexts": [
+            {
+                "name": EMULATOR_CONTEXT,
+                "context": {
+                    "cluster": EMULATOR_CONTEXT,
+                    "user": EMULATOR_CONTEXT,
+                    "namespace": "default",
+                },
+            }
+        ],
         "current-context": EMULATOR_CONTEXT,
     }
     path.write_text(yaml.safe_dump(document, sort_keys=False))

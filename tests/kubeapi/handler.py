@@ -198,9 +198,7 @@ class ApiRequestHandler(BaseHTTPRequestHandler):
             raise errors.resource_not_found()
         return kind
 
-    def _serve_resource(
-        self, method: str, path: str, query: dict[str, str], body: Any
-    ) -> None:
+    def _serve_resource(self, method: str, path: str, query: dict[str, str], body: Any) -> None:
         route = parse_route(path)
         if route is None:
             raise errors.resource_not_found()
@@ -230,17 +228,27 @@ class ApiRequestHandler(BaseHTTPRequestHandler):
             created = store.create(kind, ns, body, dry_run=_dry_run(query))
             self._send_json(201, created)
         elif verb == "update":
-            updated = store.update(kind, ns, name or "", body, subresource=sub,
-                                   dry_run=_dry_run(query))
+            updated = store.update(
+                kind, ns, name or "", body, subresource=sub, dry_run=_dry_run(query)
+            )
             self._send_json(200, updated)
         elif verb == "patch":
-            patched = store.patch(kind, ns, name or "", self.headers.get("Content-Type", ""),
-                                  body, subresource=sub, dry_run=_dry_run(query))
+            patched = store.patch(
+                kind,
+                ns,
+                name or "",
+                self.headers.get("Content-Type", ""),
+                body,
+                subresource=sub,
+                dry_run=_dry_run(query),
+            )
             self._send_json(200, patched)
         elif verb == "delete":
             options = body if isinstance(body, dict) else {}
             deleted = store.delete(
-                kind, ns, name or "",
+                kind,
+                ns,
+                name or "",
                 propagation=options.get("propagationPolicy") or query.get("propagationPolicy"),
                 preconditions=options.get("preconditions"),
                 dry_run=_dry_run(query, options),
@@ -276,12 +284,15 @@ class ApiRequestHandler(BaseHTTPRequestHandler):
             state = {"rv": int(metadata["resourceVersion"]), "after": list(_sort_key(items[-1]))}
             metadata["continue"] = base64.urlsafe_b64encode(json.dumps(state).encode()).decode()
             metadata["remainingItemCount"] = remaining
-        self._send_json(200, {
-            "kind": f"{kind.kind}List",
-            "apiVersion": kind.api_version,
-            "metadata": metadata,
-            "items": items,
-        })
+        self._send_json(
+            200,
+            {
+                "kind": f"{kind.kind}List",
+                "apiVersion": kind.api_version,
+                "metadata": metadata,
+                "items": items,
+            },
+        )
 
     def _serve_delete_collection(
         self, kind: ResourceKind, namespace: str | None, query: dict[str, str], body: Any
@@ -292,12 +303,21 @@ class ApiRequestHandler(BaseHTTPRequestHandler):
         for item in items:
             meta = item["metadata"]
             self.emulator.store.delete(
-                kind, meta.get("namespace"), meta["name"],
+                kind,
+                meta.get("namespace"),
+                meta["name"],
                 propagation=options.get("propagationPolicy") or query.get("propagationPolicy"),
                 dry_run=dry_run,
             )
-        self._send_json(200, {"kind": f"{kind.kind}List", "apiVersion": kind.api_version,
-                              "metadata": {}, "items": items})
+        self._send_json(
+            200,
+            {
+                "kind": f"{kind.kind}List",
+                "apiVersion": kind.api_version,
+                "metadata": {},
+                "items": items,
+            },
+        )
 
     def _serve_watch(
         self, kind: ResourceKind, namespace: str | None, query: dict[str, str]

@@ -45,8 +45,9 @@ class FakeKubelet:
         env = {e["name"]: e["value"] for e in container.get("env", [])}
         env["TAU_ROOT"] = str(self.volume)  # the PVC, as mounted on this "node"
         env["PATH"] = "/usr/bin:/bin"
-        proc = subprocess.run(container["command"], env=env, capture_output=True, text=True,
-                              check=False)
+        proc = subprocess.run(
+            container["command"], env=env, capture_output=True, text=True, check=False
+        )
         name, ns = pod["metadata"]["name"], pod["metadata"]["namespace"]
         self.api.set_pod_log(name, proc.stdout + proc.stderr, namespace=ns)
         phase = "Succeeded" if proc.returncode == 0 else "Failed"

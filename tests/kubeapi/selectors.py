@@ -103,7 +103,7 @@ def parse_field_selector(selector: str | None, selectable: Iterable[str]) -> Pre
             raise bad_request(f"invalid selector: '{selector}'; can't understand '{part}'")
         path, operator, value = match.groups()
         if path not in allowed:
-            raise bad_request(f'field label not supported: {path}')
+            raise bad_request(f"field label not supported: {path}")
         requirements.append((path, operator != "!=", value))
 
     def matches(obj: dict[str, Any]) -> bool:

@@ -105,8 +105,10 @@ class KubeApiServer:
             self._http = _HTTPServer(self)
             self._port = int(self._http.server_address[1])
             self._thread = threading.Thread(
-                target=self._http.serve_forever, kwargs={"poll_interval": 0.01},
-                name=f"kubeapi-{self._port}", daemon=True,
+                target=self._http.serve_forever,
+                kwargs={"poll_interval": 0.01},
+                name=f"kubeapi-{self._port}",
+                daemon=True,
             )
             self._thread.start()
         return self
@@ -161,10 +163,17 @@ class KubeApiServer:
         selectable_fields: Iterable[str] = (),
     ) -> ResourceKind:
         """Serve a custom resource, like installing its CRD."""
-        return self.kinds.register(ResourceKind(
-            group, version, plural, kind, namespaced=namespaced,
-            subresources=frozenset(subresources), selectable_fields=frozenset(selectable_fields),
-        ))
+        return self.kinds.register(
+            ResourceKind(
+                group,
+                version,
+                plural,
+                kind,
+                namespaced=namespaced,
+                subresources=frozenset(subresources),
+                selectable_fields=frozenset(selectable_fields),
+            )
+        )
 
     def register_kueue_kuberay_tau_kinds(self) -> None:
         """Install the Kueue v1beta2, KubeRay v1 and Tau v1alpha1 kinds tau works with."""
@@ -254,7 +263,8 @@ class KubeApiServer:
 
     def count_requests(self, method: str | None = None, path_prefix: str = "") -> int:
         return sum(
-            1 for r in self.requests
+            1
+            for r in self.requests
             if (method is None or r.method == method) and r.path.startswith(path_prefix)
         )
 
@@ -295,9 +305,7 @@ class KubeApiServer:
             if denial.code == 401 and denial.verbs is None and path.startswith(denial.path_prefix):
                 raise errors.unauthorized()
 
-    def _authorize(
-        self, verb: str, path: str, kind: ResourceKind, namespace: str | None
-    ) -> None:
+    def _authorize(self, verb: str, path: str, kind: ResourceKind, namespace: str | None) -> None:
         with self._requests_lock:
             denials = list(self._denials)
         for denial in denials:

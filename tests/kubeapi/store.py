@@ -88,8 +88,9 @@ def _spec_part(obj: dict[str, Any]) -> dict[str, Any]:
 
 def _without_rv(obj: dict[str, Any]) -> dict[str, Any]:
     clone = dict(obj)
-    clone["metadata"] = {k: v for k, v in (obj.get("metadata") or {}).items()
-                         if k != "resourceVersion"}
+    clone["metadata"] = {
+        k: v for k, v in (obj.get("metadata") or {}).items() if k != "resourceVersion"
+    }
     return clone
 
 
@@ -203,11 +204,16 @@ class Store:
     def _validate_name(self, kind: ResourceKind, name: str) -> None:
         pattern, limit = (_LABEL, 63) if kind.plural == "namespaces" else (_NAME, 253)
         if len(name) > limit or not pattern.match(name):
-            raise errors.invalid(kind.kind, kind.group, name, [
-                f'metadata.name: Invalid value: "{name}": a lowercase RFC 1123 name must consist '
-                "of lower case alphanumeric characters, '-' or '.', and must start and end with "
-                "an alphanumeric character"
-            ])
+            raise errors.invalid(
+                kind.kind,
+                kind.group,
+                name,
+                [
+                    f'metadata.name: Invalid value: "{name}": a lowercase RFC 1123 name '
+                    "must consist of lower case alphanumeric characters, '-' or '.', and must "
+                    "start and end with an alphanumeric character"
+                ],
+            )
 
     def _generated_name(self, kind: ResourceKind, namespace: str, prefix: str) -> str:
         bucket = self._bucket(kind)
@@ -263,9 +269,12 @@ class Store:
             if not name:
                 prefix = meta.get("generateName")
                 if not prefix:
-                    raise errors.invalid(kind.kind, kind.group, "", [
-                        "metadata.name: Required value: name or generateName is required"
-                    ])
+                    raise errors.invalid(
+                        kind.kind,
+                        kind.group,
+                        "",
+                        ["metadata.name: Required value: name or generateName is required"],
+                    )
                 name = self._generated_name(kind, object_ns, prefix)
                 meta["name"] = name
             self._validate_name(kind, name)
@@ -330,10 +339,15 @@ class Store:
             if not as_controller:
                 if not kind.builtin and not (body.get("metadata") or {}).get("resourceVersion"):
                     # Custom resources refuse unconditional updates, unlike most built-in types.
-                    raise errors.invalid(kind.kind, kind.group, name, [
-                        "metadata.resourceVersion: Invalid value: 0x0: must be specified for an "
-                        "update"
-                    ])
+                    raise errors.invalid(
+                        kind.kind,
+                        kind.group,
+                        name,
+                        [
+                            "metadata.resourceVersion: Invalid value: 0x0: "
+                            "must be specified for an update"
+                        ],
+                    )
                 self._check_rv(kind, current, body)
             if subresource == "status":
                 new = copy.deepcopy(current)
@@ -458,7 +472,9 @@ class Store:
                 wanted = (preconditions or {}).get(field)
                 if wanted and wanted != meta.get(field):
                     raise errors.conflict(
-                        kind.plural, kind.group, name,
+                        kind.plural,
+                        kind.group,
+                        name,
                         f"Precondition failed: {label} in precondition: {wanted}, "
                         f"{label} in object meta: {meta.get(field)}",
                     )
@@ -466,8 +482,8 @@ class Store:
                 return self._present(kind, current)
             if propagation is None:
                 # batch/v1 keeps its historical orphaning default; everything else cascades.
-                propagation = "Orphan" if (kind.group, kind.plural) == ("batch", "jobs") else (
-                    "Background"
+                propagation = (
+                    "Orphan" if (kind.group, kind.plural) == ("batch", "jobs") else ("Background")
                 )
             return self._present(kind, self._remove(kind, key, current, propagation))
 

@@ -26,8 +26,13 @@ def confirm_on_tty() -> Callable[[str], bool] | None:
     return confirm
 
 
-def connect(*, context: str | None, namespace: str | None, workspace: str | None = None,
-            queue: str | None = None) -> tuple[Any, Any]:
+def connect(
+    *,
+    context: str | None,
+    namespace: str | None,
+    workspace: str | None = None,
+    queue: str | None = None,
+) -> tuple[Any, Any]:
     """(ApiClient, WorkspaceTarget) for a run command.
 
     An explicit context (--context or $TAU_CONTEXT) is used directly; otherwise the
@@ -46,6 +51,7 @@ def connect(*, context: str | None, namespace: str | None, workspace: str | None
     require_explicit_outside_repo(cwd, context, namespace, os.environ)
     connection = activate(cwd, context=context, confirm=confirm_on_tty())
     api = client_for(connection)
-    target = resolve_namespace_and_queue(connection, workspace=workspace, namespace=namespace,
-                                         queue=queue, api=api)
+    target = resolve_namespace_and_queue(
+        connection, workspace=workspace, namespace=namespace, queue=queue, api=api
+    )
     return api, target

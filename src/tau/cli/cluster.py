@@ -12,9 +12,17 @@ not_built(app, "uninstall", "Uninstall the Helm-owned TauGrid resources", "tau c
 not_built(app, "explain-values", "Explain the Helm values", "tau cluster explain-values")
 
 validate = App(name="validate", help="Read-only cluster checks.")
-not_built(validate, "installation", "Re-run the install readiness report",
-          "tau cluster validate installation")
+not_built(
+    validate,
+    "installation",
+    "Re-run the install readiness report",
+    "tau cluster validate installation",
+)
 not_built(validate, "nodes", "Probe GPU node health", "tau cluster validate nodes")
-not_built(validate, "topology", "Check queues and flavors against a preset",
-          "tau cluster validate topology")
+not_built(
+    validate,
+    "topology",
+    "Check queues and flavors against a preset",
+    "tau cluster validate topology",
+)
 app.command(validate)

@@ -49,13 +49,19 @@ Flag = Parameter(negative="")
 class Where:
     """Which registry to use; shared by every verb."""
 
-    registry: Annotated[str | None, Parameter(
-        help=f"pvc, file://DIR or az://ACCOUNT/CONTAINER (default: ${REGISTRY_ENV} or pvc).")
+    registry: Annotated[
+        str | None,
+        Parameter(
+            help=f"pvc, file://DIR or az://ACCOUNT/CONTAINER (default: ${REGISTRY_ENV} or pvc)."
+        ),
     ] = None
-    namespace: Annotated[str | None, Parameter(
-        name=["--namespace", "-n"], help="Namespace of the registry PVC (pvc only).")] = None
-    context: Annotated[str | None, Parameter(
-        help="kubectl context (default: $TAU_CONTEXT or current).")] = None
+    namespace: Annotated[
+        str | None,
+        Parameter(name=["--namespace", "-n"], help="Namespace of the registry PVC (pvc only)."),
+    ] = None
+    context: Annotated[
+        str | None, Parameter(help="kubectl context (default: $TAU_CONTEXT or current).")
+    ] = None
 
     def backend(self) -> Backend:
         """Open the selected backend."""
@@ -75,8 +81,9 @@ def _emit(text: str) -> None:
 
 
 @dataset.command(name="list")
-def dataset_list(*, purpose: str | None = None, tag: Tags = None, output: Output = "table",
-                 where: Where = _HERE) -> int:
+def dataset_list(
+    *, purpose: str | None = None, tag: Tags = None, output: Output = "table", where: Where = _HERE
+) -> int:
     """List registered dataset versions.
 
     Args:
@@ -111,12 +118,14 @@ class PurposeFlags:
     """Fields of the purpose section; only the chosen purpose's flags may be given."""
 
     tokenizer: Annotated[str | None, Parameter(help="pretrain: tokenizer name.")] = None
-    format: Annotated[str | None, Parameter(help="pretrain: file format, e.g. "
-                                                 "tokenized-bin-uint16.")] = None
+    format: Annotated[
+        str | None, Parameter(help="pretrain: file format, e.g. tokenized-bin-uint16.")
+    ] = None
     total_tokens: Annotated[int | None, Parameter(help="pretrain: total tokens.")] = None
     sequence_packing: Annotated[str | None, Parameter(help="pretrain: packing mode.")] = None
-    rl_kind: Annotated[str | None, Parameter(help="rl: prompts, preferences or trajectories.")
-                       ] = None
+    rl_kind: Annotated[str | None, Parameter(help="rl: prompts, preferences or trajectories.")] = (
+        None
+    )
     policy_run: Annotated[str | None, Parameter(help="rl: the policy run.")] = None
     reward_model: Annotated[str | None, Parameter(help="rl: the reward model.")] = None
     schema: Annotated[str | None, Parameter(help="rl: record schema.")] = None
@@ -126,26 +135,48 @@ class PurposeFlags:
 
     def section(self, purpose: str) -> dict[str, Any]:
         """The section for `purpose`; a flag of another purpose is an error."""
-        owners = {"tokenizer": "pretrain", "format": "pretrain", "total_tokens": "pretrain",
-                  "sequence_packing": "pretrain", "rl_kind": "rl", "policy_run": "rl",
-                  "reward_model": "rl", "schema": "rl", "task": "eval", "split": "eval",
-                  "metric": "eval"}
+        owners = {
+            "tokenizer": "pretrain",
+            "format": "pretrain",
+            "total_tokens": "pretrain",
+            "sequence_packing": "pretrain",
+            "rl_kind": "rl",
+            "policy_run": "rl",
+            "reward_model": "rl",
+            "schema": "rl",
+            "task": "eval",
+            "split": "eval",
+            "metric": "eval",
+        }
         given = {k: v for k, v in vars(self).items() if v is not None}
         wrong = sorted(f"--{k.replace('_', '-')}" for k in given if owners[k] != purpose)
         if wrong:
             mine = ", ".join(f"--{k.replace('_', '-')}" for k, p in owners.items() if p == purpose)
-            raise RegistryError(f"{', '.join(wrong)} cannot be used with --purpose {purpose}",
-                                hint=f"the {purpose} section takes: {mine}")
+            raise RegistryError(
+                f"{', '.join(wrong)} cannot be used with --purpose {purpose}",
+                hint=f"the {purpose} section takes: {mine}",
+            )
         return {("kind" if k == "rl_kind" else k): v for k, v in given.items()}
 
 
 @dataset.command(name="register")
 def dataset_register(
-    ref: str, /, *, from_: Annotated[Path, Parameter(name="--from")], purpose: str,
-    tag: Tags = None, source_kind: str = "local", source_repo: str = "",
-    source_revision: str = "", source_config: str = "", account: str = "", container: str = "",
-    prefix: str = "", fields: Annotated[PurposeFlags, Parameter(name="*")] = PurposeFlags(),  # noqa: B008
-    output: Output = "table", where: Where = _HERE,
+    ref: str,
+    /,
+    *,
+    from_: Annotated[Path, Parameter(name="--from")],
+    purpose: str,
+    tag: Tags = None,
+    source_kind: str = "local",
+    source_repo: str = "",
+    source_revision: str = "",
+    source_config: str = "",
+    account: str = "",
+    container: str = "",
+    prefix: str = "",
+    fields: Annotated[PurposeFlags, Parameter(name="*")] = PurposeFlags(),  # noqa: B008
+    output: Output = "table",
+    where: Where = _HERE,
 ) -> int:
     """Register an immutable dataset version, hashing every file under --from.
 
@@ -167,29 +198,47 @@ def dataset_register(
     """
     check_output(output, ("table", "json"))
     if purpose not in records.PURPOSES:
-        raise RegistryError(f'--purpose must be one of: {", ".join(records.PURPOSES)}')
+        raise RegistryError(f"--purpose must be one of: {', '.join(records.PURPOSES)}")
     if bool(account) != bool(container):
-        raise RegistryError("--account and --container go together",
-                            hint="give both to record an az:// location, or neither")
+        raise RegistryError(
+            "--account and --container go together",
+            hint="give both to record an az:// location, or neither",
+        )
     location = {"account": account, "container": container, "prefix": prefix} if account else {}
     reg = Registration(
-        purpose=purpose, section=fields.section(purpose), tags=records.parse_tags(tag or []),
-        source={"kind": source_kind, "repo": source_repo, "revision": source_revision,
-                "config": source_config}, location=location,
+        purpose=purpose,
+        section=fields.section(purpose),
+        tags=records.parse_tags(tag or []),
+        source={
+            "kind": source_kind,
+            "repo": source_repo,
+            "revision": source_revision,
+            "config": source_config,
+        },
+        location=location,
     )
     rec = DatasetRegistry(where.backend()).register(ref, from_, reg)
     if output == "json":
         _emit(fmt.to_json(rec))
     else:
-        _emit(f"registered {rec['name']}@{rec['version']}: {len(rec['files'])} file(s), "
-              f"{fmt.human_bytes(rec['total_bytes'])}, {rec['digest']}\n")
+        _emit(
+            f"registered {rec['name']}@{rec['version']}: {len(rec['files'])} file(s), "
+            f"{fmt.human_bytes(rec['total_bytes'])}, {rec['digest']}\n"
+        )
     return 0
 
 
 @dataset.command(name="ref")
-def dataset_ref(ref: str, /, *, output: Output = "json", env_prefix: str = "FINEWEB_DATASET",
-                staged_root: str | None = None, base_url: str | None = None,
-                where: Where = _HERE) -> int:
+def dataset_ref(
+    ref: str,
+    /,
+    *,
+    output: Output = "json",
+    env_prefix: str = "FINEWEB_DATASET",
+    staged_root: str | None = None,
+    base_url: str | None = None,
+    where: Where = _HERE,
+) -> int:
     """Print what a run needs to consume a dataset version.
 
     Args:
@@ -207,9 +256,17 @@ def dataset_ref(ref: str, /, *, output: Output = "json", env_prefix: str = "FINE
 
 
 @dataset_alias.command(name="set")
-def dataset_alias_set(name: str, alias: str, version: str, /, *, expect: str | None = None,
-                      expect_absent: Annotated[bool, Flag] = False, output: Output = "table",
-                      where: Where = _HERE) -> int:
+def dataset_alias_set(
+    name: str,
+    alias: str,
+    version: str,
+    /,
+    *,
+    expect: str | None = None,
+    expect_absent: Annotated[bool, Flag] = False,
+    output: Output = "table",
+    where: Where = _HERE,
+) -> int:
     """Point an alias at a registered version.
 
     Args:
@@ -222,15 +279,17 @@ def dataset_alias_set(name: str, alias: str, version: str, /, *, expect: str | N
         where: Registry selection.
     """
     check_output(output, ("table", "json"))
-    doc = DatasetRegistry(where.backend()).set_alias(name, alias, version, expect=expect,
-                                                     expect_absent=expect_absent)
+    doc = DatasetRegistry(where.backend()).set_alias(
+        name, alias, version, expect=expect, expect_absent=expect_absent
+    )
     _emit(fmt.to_json(doc) if output == "json" else f"{name}:{alias} -> {doc['version']}\n")
     return 0
 
 
 @dataset_alias.command(name="get")
-def dataset_alias_get(name: str, alias: str, /, *, output: Output = "ref",
-                      where: Where = _HERE) -> int:
+def dataset_alias_get(
+    name: str, alias: str, /, *, output: Output = "ref", where: Where = _HERE
+) -> int:
     """Print the version an alias points at.
 
     Args:
@@ -247,8 +306,14 @@ def dataset_alias_get(name: str, alias: str, /, *, output: Output = "ref",
 
 
 @dataset.command(name="verify")
-def dataset_verify(ref: str, /, *, from_: Annotated[Path | None, Parameter(name="--from")] = None,
-                   output: Output = "table", where: Where = _HERE) -> int:
+def dataset_verify(
+    ref: str,
+    /,
+    *,
+    from_: Annotated[Path | None, Parameter(name="--from")] = None,
+    output: Output = "table",
+    where: Where = _HERE,
+) -> int:
     """Re-hash the real files and compare sizes, sha256s and the digest with the record.
 
     Args:
@@ -269,9 +334,15 @@ def dataset_verify(ref: str, /, *, from_: Annotated[Path | None, Parameter(name=
 
 
 @model.command(name="list")
-def model_list(*, model_: Annotated[str | None, Parameter(name="--model")] = None,
-               tag: Tags = None, metric: str | None = None, sort: str | None = None,
-               output: Output = "table", where: Where = _HERE) -> int:
+def model_list(
+    *,
+    model_: Annotated[str | None, Parameter(name="--model")] = None,
+    tag: Tags = None,
+    metric: str | None = None,
+    sort: str | None = None,
+    output: Output = "table",
+    where: Where = _HERE,
+) -> int:
     """List model runs with a metric.
 
     Args:
@@ -283,10 +354,14 @@ def model_list(*, model_: Annotated[str | None, Parameter(name="--model")] = Non
         where: Registry selection.
     """
     check_output(output, ("table", "json"))
-    rows = ModelRegistry(where.backend()).list(model=model_, tags=records.parse_tags(tag or []),
-                                               metric=metric, sort=sort)
-    _emit(fmt.to_json([r["record"] for r in rows]) if output == "json"
-          else fmt.model_table(rows, metric))
+    rows = ModelRegistry(where.backend()).list(
+        model=model_, tags=records.parse_tags(tag or []), metric=metric, sort=sort
+    )
+    _emit(
+        fmt.to_json([r["record"] for r in rows])
+        if output == "json"
+        else fmt.model_table(rows, metric)
+    )
     return 0
 
 
@@ -306,8 +381,15 @@ def model_show(ref: str, /, *, output: Output = "json", where: Where = _HERE) ->
 
 
 @model.command(name="best")
-def model_best(name: str, /, *, metric: str | None = None, direction: str | None = None,
-               output: Output = "ref", where: Where = _HERE) -> int:
+def model_best(
+    name: str,
+    /,
+    *,
+    metric: str | None = None,
+    direction: str | None = None,
+    output: Output = "ref",
+    where: Where = _HERE,
+) -> int:
     """Print the run with the best metric.
 
     Args:
@@ -325,9 +407,17 @@ def model_best(name: str, /, *, metric: str | None = None, direction: str | None
 
 
 @model_alias.command(name="set")
-def model_alias_set(name: str, alias: str, run: str, /, *, expect: str | None = None,
-                    expect_absent: Annotated[bool, Flag] = False, output: Output = "ref",
-                    where: Where = _HERE) -> int:
+def model_alias_set(
+    name: str,
+    alias: str,
+    run: str,
+    /,
+    *,
+    expect: str | None = None,
+    expect_absent: Annotated[bool, Flag] = False,
+    output: Output = "ref",
+    where: Where = _HERE,
+) -> int:
     """Point a model alias at a recorded run.
 
     Args:
@@ -340,15 +430,17 @@ def model_alias_set(name: str, alias: str, run: str, /, *, expect: str | None = 
         where: Registry selection.
     """
     check_output(output, ("ref", "json"))
-    doc = ModelRegistry(where.backend()).set_alias(name, alias, run, expect=expect,
-                                                   expect_absent=expect_absent)
+    doc = ModelRegistry(where.backend()).set_alias(
+        name, alias, run, expect=expect, expect_absent=expect_absent
+    )
     _emit(fmt.to_json(doc) if output == "json" else f"{name}@{doc['run']}\n")
     return 0
 
 
 @model_alias.command(name="get")
-def model_alias_get(name: str, alias: str, /, *, output: Output = "ref",
-                    where: Where = _HERE) -> int:
+def model_alias_get(
+    name: str, alias: str, /, *, output: Output = "ref", where: Where = _HERE
+) -> int:
     """Print the run a model alias points at.
 
     Args:
@@ -364,8 +456,12 @@ def model_alias_get(name: str, alias: str, /, *, output: Output = "ref",
 
 
 @model_index.command(name="rebuild")
-def model_index_rebuild(*, model_: Annotated[str | None, Parameter(name="--model")] = None,
-                        run: str | None = None, where: Where = _HERE) -> int:
+def model_index_rebuild(
+    *,
+    model_: Annotated[str | None, Parameter(name="--model")] = None,
+    run: str | None = None,
+    where: Where = _HERE,
+) -> int:
     """Rebuild run records from checkpoints/finetunes/<run>/artifacts.json.
 
     Args:

@@ -16,8 +16,18 @@ from cyclopts import App, Parameter
 from tau.cli._common import check_output
 
 #: The real subcommands; a test asserts this set.
-SUBCOMMANDS = ("validate", "schema", "explain-config", "list", "status", "logs", "get", "cancel",
-               "resume", "history")
+SUBCOMMANDS = (
+    "validate",
+    "schema",
+    "explain-config",
+    "list",
+    "status",
+    "logs",
+    "get",
+    "cancel",
+    "resume",
+    "history",
+)
 
 app = App(name="run", help="Validate, render, submit and follow runs described by tau.yaml.")
 
@@ -38,21 +48,28 @@ class Where:
     context: str | None = None
     """kubeconfig context (default: $TAU_CONTEXT or the repository connection)."""
 
-    def target(self, *, namespace: str | None = None, workspace: str | None = None,
-               queue: str | None = None) -> tuple[Any, Any]:
+    def target(
+        self,
+        *,
+        namespace: str | None = None,
+        workspace: str | None = None,
+        queue: str | None = None,
+    ) -> tuple[Any, Any]:
         """(ApiClient, WorkspaceTarget); the arguments are the config's own values, which
         the flags override."""
         from tau.cli import _cluster
 
-        return _cluster.connect(context=self.context, namespace=self.namespace or namespace,
-                                workspace=self.workspace or workspace, queue=queue)
+        return _cluster.connect(
+            context=self.context,
+            namespace=self.namespace or namespace,
+            workspace=self.workspace or workspace,
+            queue=queue,
+        )
 
     def connect(self) -> tuple[Any, str]:
         """(ApiClient, namespace) of the run's cluster."""
         api, target = self.target()
         return api, target.namespace
-
-
 
 
 def _display(path: Path) -> Path:
@@ -118,8 +135,11 @@ def run(
     result = pipeline.client_preview(valid, os.environ)
     for line in result.warnings:
         print(line, file=sys.stderr)
-    text = manifests.dump_yaml(result.documents) if fmt == "yaml" else manifests.dump_json(
-        result.documents)
+    text = (
+        manifests.dump_yaml(result.documents)
+        if fmt == "yaml"
+        else manifests.dump_json(result.documents)
+    )
     sys.stdout.write(text)
     return 0
 
@@ -181,18 +201,24 @@ def _submit(valid, where: Where, *, server_dry_run: bool, fmt: str) -> int:
     from tau.render import manifests
     from tau.runs.submit import submit
 
-    api, target = where.target(namespace=valid.get("policy.namespace"),
-                               workspace=valid.get("policy.workspace"),
-                               queue=valid.get("policy.queue"))
+    api, target = where.target(
+        namespace=valid.get("policy.namespace"),
+        workspace=valid.get("policy.workspace"),
+        queue=valid.get("policy.queue"),
+    )
     ns = target.namespace
     rendered = pipeline.cluster_render(valid, os.environ, namespace=ns, queue=target.queue)
     for line in rendered.warnings:
         print(line, file=sys.stderr)
-    result = submit(api, rendered.documents, submission_id=secrets.token_hex(12),
-                    server_dry_run=server_dry_run)
+    result = submit(
+        api, rendered.documents, submission_id=secrets.token_hex(12), server_dry_run=server_dry_run
+    )
     if server_dry_run:
-        sys.stdout.write(manifests.dump_yaml(result.objects) if fmt == "yaml"
-                         else manifests.dump_json(result.objects))
+        sys.stdout.write(
+            manifests.dump_yaml(result.objects)
+            if fmt == "yaml"
+            else manifests.dump_json(result.objects)
+        )
         return 0
     plan = rendered.resolved.plan
     from tau.render.labels import profile_name
@@ -209,13 +235,13 @@ def _submit(valid, where: Where, *, server_dry_run: bool, fmt: str) -> int:
         return 0
     from tau.runs.recovery import ClusterRun
 
-    return retry.run(policy, ns, plan.name,
-                     ClusterRun(api, ns, valid, os.environ, queue=target.queue))
+    return retry.run(
+        policy, ns, plan.name, ClusterRun(api, ns, valid, os.environ, queue=target.queue)
+    )
 
 
 @app.command(name="list")
-def list_(*, where: Where = Where(), queue: str | None = None,
-          output: OutputFlag = "table") -> int:
+def list_(*, where: Where = Where(), queue: str | None = None, output: OutputFlag = "table") -> int:
     """List Tau-managed Jobs and RayJobs, newest first.
 
     Parameters
@@ -239,8 +265,9 @@ def list_(*, where: Where = Where(), queue: str | None = None,
 
 
 @app.command
-def get(name: str, *, where: Where = Where(),
-        artifact: str | None = None, output: OutputFlag = "table") -> int:
+def get(
+    name: str, *, where: Where = Where(), artifact: str | None = None, output: OutputFlag = "table"
+) -> int:
     """Durable results recorded by storage.output.
 
     Parameters
@@ -270,11 +297,15 @@ def get(name: str, *, where: Where = Where(),
 
 
 @app.command
-def logs(name: str, *, where: Where = Where(),
-         follow: Annotated[bool, Parameter(name=["--follow", "-f"])] = False,
-         tail: int = 200,
-         container: Annotated[str | None, Parameter(name=["--container", "-c"])] = None,
-         previous: bool = False) -> int:
+def logs(
+    name: str,
+    *,
+    where: Where = Where(),
+    follow: Annotated[bool, Parameter(name=["--follow", "-f"])] = False,
+    tail: int = 200,
+    container: Annotated[str | None, Parameter(name=["--container", "-c"])] = None,
+    previous: bool = False,
+) -> int:
     """Ray driver output, or Job pod logs.
 
     Parameters
@@ -294,16 +325,16 @@ def logs(name: str, *, where: Where = Where(),
 
     api, ns = where.connect()
 
-    for chunk in run_logs.stream(api, ns, name, follow=follow, tail=tail, container=container,
-                                 previous=previous):
+    for chunk in run_logs.stream(
+        api, ns, name, follow=follow, tail=tail, container=container, previous=previous
+    ):
         sys.stdout.write(chunk)
         sys.stdout.flush()
     return 0
 
 
 @app.command
-def cancel(name: str, *, where: Where = Where(),
-           wait: bool = True, timeout: float = 300.0) -> int:
+def cancel(name: str, *, where: Where = Where(), wait: bool = True, timeout: float = 300.0) -> int:
     """Delete a run's workload; Kueue reclaims the quota.
 
     Parameters
@@ -324,8 +355,7 @@ def cancel(name: str, *, where: Where = Where(),
 
 
 @app.command
-def history(name: str, *, where: Where = Where(),
-            output: OutputFlag = "table") -> int:
+def history(name: str, *, where: Where = Where(), output: OutputFlag = "table") -> int:
     """The attempts of a run, from its retry Events.
 
     Parameters
@@ -340,14 +370,22 @@ def history(name: str, *, where: Where = Where(),
     fmt = check_output(output, ("table", "json"))
     api, ns = where.connect()
     rows = events.fetch(api, ns, name)
-    sys.stdout.write(events.table(rows, ns, name) if fmt == "table"
-                     else events.as_json(rows, ns, name))
+    sys.stdout.write(
+        events.table(rows, ns, name) if fmt == "table" else events.as_json(rows, ns, name)
+    )
     return 0
 
 
 @app.command
-def status(name: str, *, where: Where = Where(), output: OutputFlag = "table",
-           watch: bool = False, interval: float = 2.0, max_iterations: int = 0) -> int:
+def status(
+    name: str,
+    *,
+    where: Where = Where(),
+    output: OutputFlag = "table",
+    watch: bool = False,
+    interval: float = 2.0,
+    max_iterations: int = 0,
+) -> int:
     """The startup phase tree of a run: read it top down; the first phase not done is the layer.
 
     Exits 1 when the run failed (or is not found), 0 otherwise.
@@ -382,8 +420,9 @@ def status(name: str, *, where: Where = Where(), output: OutputFlag = "table",
     if watch:
         from tau.status.watch import watch as follow
 
-        result = follow(api, ns, name, console=Console(), interval=interval,
-                        max_iterations=max_iterations)
+        result = follow(
+            api, ns, name, console=Console(), interval=interval, max_iterations=max_iterations
+        )
         if result.message:
             print(result.message, file=sys.stderr)
         return int(result.exit_code)
@@ -396,9 +435,16 @@ def status(name: str, *, where: Where = Where(), output: OutputFlag = "table",
 
 
 @app.command
-def resume(name: str, *, config: Annotated[Path, Parameter(name=["--config", "-c"])],
-           where: Where = Where(), from_: Annotated[str | None, Parameter(name="--from")] = None,
-           force: bool = False, dry_run: str | None = None, output: OutputFlag = "yaml") -> int:
+def resume(
+    name: str,
+    *,
+    config: Annotated[Path, Parameter(name=["--config", "-c"])],
+    where: Where = Where(),
+    from_: Annotated[str | None, Parameter(name="--from")] = None,
+    force: bool = False,
+    dry_run: str | None = None,
+    output: OutputFlag = "yaml",
+) -> int:
     """Replace a failed run with one that resumes from its durable checkpoint.
 
     Parameters
@@ -428,9 +474,11 @@ def resume(name: str, *, config: Annotated[Path, Parameter(name=["--config", "-c
     if dry_run not in (None, "client"):
         raise UsageError("--dry-run for resume must be client")
     valid = _load_valid(name, config)
-    api, target = where.target(namespace=valid.get("policy.namespace"),
-                               workspace=valid.get("policy.workspace"),
-                               queue=valid.get("policy.queue"))
+    api, target = where.target(
+        namespace=valid.get("policy.namespace"),
+        workspace=valid.get("policy.workspace"),
+        queue=valid.get("policy.queue"),
+    )
     run = ClusterRun(api, target.namespace, valid, os.environ, queue=target.queue)
     plan = plan_resume(run, retry.policy_of(valid), force=force, resume_from=from_)
     for line in plan.warnings:
@@ -439,12 +487,17 @@ def resume(name: str, *, config: Annotated[Path, Parameter(name=["--config", "-c
         docs = run.render(plan.env, redact=True)
         sys.stdout.write(manifests.dump_yaml(docs) if fmt == "yaml" else manifests.dump_json(docs))
         return 0
-    print(f"replacement for {target.namespace}/{name} renders cleanly (attempt {plan.attempt}); "
-          "deleting the failed run", file=sys.stderr)
+    print(
+        f"replacement for {target.namespace}/{name} renders cleanly (attempt {plan.attempt}); "
+        "deleting the failed run",
+        file=sys.stderr,
+    )
     run.delete_and_wait()
     import secrets
 
     submit(api, plan.documents, submission_id=secrets.token_hex(12))
-    print(f"resumed {name} after {plan.reason} (attempt {plan.attempt}, "
-          f"TAU_RESUME_FROM={plan.env['TAU_RESUME_FROM']}, ns={target.namespace})")
+    print(
+        f"resumed {name} after {plan.reason} (attempt {plan.attempt}, "
+        f"TAU_RESUME_FROM={plan.env['TAU_RESUME_FROM']}, ns={target.namespace})"
+    )
     return 0

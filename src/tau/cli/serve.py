@@ -23,15 +23,19 @@ app = App(name="serve", help="Deploy and manage model services (RayService or De
 Kind = Annotated[str, Parameter(name="--kind")]
 Namespace = Annotated[str | None, Parameter(name=["--namespace", "-n"])]
 Output = Annotated[str, Parameter(name=["--output", "-o"])]
-Repeated = Annotated[tuple[str, ...], Parameter(consume_multiple=False, negative=(),
-                                               show_default=False)]
+Repeated = Annotated[
+    tuple[str, ...], Parameter(consume_multiple=False, negative=(), show_default=False)
+]
 
-NAMESPACE_WARNING = ("warning: no --namespace: the namespace is shown as a placeholder; serving "
-                     "does not read tau/workspace.connection.yaml, so pass -n NAMESPACE to deploy")
+NAMESPACE_WARNING = (
+    "warning: no --namespace: the namespace is shown as a placeholder; serving "
+    "does not read tau/workspace.connection.yaml, so pass -n NAMESPACE to deploy"
+)
 
 
-def _source_refused(from_finetune: str | None, from_model: str | None, checkpoint: str | None,
-                    dry_run: str | None) -> None:
+def _source_refused(
+    from_finetune: str | None, from_model: str | None, checkpoint: str | None, dry_run: str | None
+) -> None:
     """--from-finetune/--from-model read cluster metadata: not offline, not with --checkpoint."""
     from tau.errors import UsageError
 
@@ -41,14 +45,16 @@ def _source_refused(from_finetune: str | None, from_model: str | None, checkpoin
     if checkpoint is not None:
         raise UsageError(f"{flag} conflicts with --checkpoint", hint="pass one model source")
     if dry_run == "client":
-        raise UsageError(f"{flag} reads cluster metadata (the checkpoint's artifacts.json or the "
-                         "model registry), so it cannot be used with --dry-run=client",
-                         hint="use --dry-run=server, or pass --checkpoint PATH for an offline "
-                              "render")
+        raise UsageError(
+            f"{flag} reads cluster metadata (the checkpoint's artifacts.json or the "
+            "model registry), so it cannot be used with --dry-run=client",
+            hint="use --dry-run=server, or pass --checkpoint PATH for an offline render",
+        )
 
 
-def _resolve_source(flags: DeployFlags, from_finetune: str | None, from_model: str | None,
-                    context: str | None) -> DeployFlags:
+def _resolve_source(
+    flags: DeployFlags, from_finetune: str | None, from_model: str | None, context: str | None
+) -> DeployFlags:
     """Flags with --checkpoint set from the run's artifacts.json or the model registry."""
     import dataclasses
 
@@ -60,12 +66,18 @@ def _resolve_source(flags: DeployFlags, from_finetune: str | None, from_model: s
         return flags
     namespace = kube.require_namespace(flags.namespace, "deploy")
     api, _ctx = kube.connect(context)
-    backend = PvcBackend(flags.checkpoint_pvc or DEFAULT_CHECKPOINT_PVC, namespace=namespace,
-                         context=None, api_factory=lambda _c: api)
-    path = (sources.from_finetune(backend, from_finetune) if from_finetune
-            else sources.from_model(backend, str(from_model)))
+    backend = PvcBackend(
+        flags.checkpoint_pvc or DEFAULT_CHECKPOINT_PVC,
+        namespace=namespace,
+        context=None,
+        api_factory=lambda _c: api,
+    )
+    path = (
+        sources.from_finetune(backend, from_finetune)
+        if from_finetune
+        else sources.from_model(backend, str(from_model))
+    )
     return dataclasses.replace(flags, checkpoint=path)
-
 
 
 @app.command
@@ -172,20 +184,43 @@ def deploy(
     if dry_run not in (None, "client", "server"):
         raise UsageError(f'--dry-run "{dry_run}" must be one of: client, server')
     _source_refused(from_finetune, from_model, checkpoint, dry_run)
-    n = spec.parse_numbers({
-        "--replicas": replicas, "--min-replicas": min_replicas, "--max-replicas": max_replicas,
-        "--startup-failure-threshold": startup_failure_threshold, "--port": port,
-        "--service-port": service_port, "--service-target-port": service_target_port,
-        "--gpus": gpus})
+    n = spec.parse_numbers(
+        {
+            "--replicas": replicas,
+            "--min-replicas": min_replicas,
+            "--max-replicas": max_replicas,
+            "--startup-failure-threshold": startup_failure_threshold,
+            "--port": port,
+            "--service-port": service_port,
+            "--service-target-port": service_target_port,
+            "--gpus": gpus,
+        }
+    )
     flags = spec.DeployFlags(
-        name=name, kind=kind, profile=profile, image=image, namespace=namespace,
-        import_path=import_path, replicas=n["--replicas"], min_replicas=n["--min-replicas"],
-        max_replicas=n["--max-replicas"] or 0, env=tuple(env), env_secret=tuple(env_secret),
-        checkpoint=checkpoint, checkpoint_pvc=checkpoint_pvc, readiness_path=readiness_path,
-        startup_path=startup_path, liveness_path=liveness_path,
-        startup_failure_threshold=n["--startup-failure-threshold"], port=n["--port"],
-        service_port=n["--service-port"], service_target_port=n["--service-target-port"],
-        gpus=n["--gpus"], runtime_pip=tuple(runtime_pip), ray_version=ray_version)
+        name=name,
+        kind=kind,
+        profile=profile,
+        image=image,
+        namespace=namespace,
+        import_path=import_path,
+        replicas=n["--replicas"],
+        min_replicas=n["--min-replicas"],
+        max_replicas=n["--max-replicas"] or 0,
+        env=tuple(env),
+        env_secret=tuple(env_secret),
+        checkpoint=checkpoint,
+        checkpoint_pvc=checkpoint_pvc,
+        readiness_path=readiness_path,
+        startup_path=startup_path,
+        liveness_path=liveness_path,
+        startup_failure_threshold=n["--startup-failure-threshold"],
+        port=n["--port"],
+        service_port=n["--service-port"],
+        service_target_port=n["--service-target-port"],
+        gpus=n["--gpus"],
+        runtime_pip=tuple(runtime_pip),
+        ray_version=ray_version,
+    )
     catalog = presets.load_catalog(None, os.environ.get("TAU_TOPOLOGY_POLICY"))
     if dry_run == "client":
         serve_spec = spec.build_spec(flags, catalog)
@@ -198,8 +233,9 @@ def deploy(
     return _apply(flags, catalog, context, server_dry_run=dry_run == "server")
 
 
-def _apply(flags: DeployFlags, catalog: Catalog, context: str | None, *,
-           server_dry_run: bool) -> int:
+def _apply(
+    flags: DeployFlags, catalog: Catalog, context: str | None, *, server_dry_run: bool
+) -> int:
     """Build, render unredacted and apply; print the deployed line and how to track it."""
     from tau.serve import apply, kube, render, spec
 
@@ -209,8 +245,10 @@ def _apply(flags: DeployFlags, catalog: Catalog, context: str | None, *,
     api, ctx = kube.connect(context)
     apply.apply_service(api, docs, server_dry_run=server_dry_run, context=ctx)
     s = serve_spec
-    line = (f"deployed service {s.name} (kind={s.kind}, profile={s.profile}, image={s.image}, "
-            f"ns={s.namespace})")
+    line = (
+        f"deployed service {s.name} (kind={s.kind}, profile={s.profile}, image={s.image}, "
+        f"ns={s.namespace})"
+    )
     if server_dry_run:
         print(f"{line} [server dry run: validated, nothing persisted]")
     else:
@@ -229,8 +267,14 @@ def _kind(kind: str) -> str:
 
 
 @app.command
-def status(name: str, *, kind: Kind = "rayservice", namespace: Namespace = None,
-           context: str | None = None, output: Output = "table") -> int:
+def status(
+    name: str,
+    *,
+    kind: Kind = "rayservice",
+    namespace: Namespace = None,
+    context: str | None = None,
+    output: Output = "table",
+) -> int:
     """Show a service: RayService serve status and endpoints, or Deployment replicas.
 
     Parameters
@@ -256,14 +300,23 @@ def status(name: str, *, kind: Kind = "rayservice", namespace: Namespace = None,
     api, ctx = kube.connect(context)
     obj = observe.fetch(api, kind, ns, name, context=ctx)
     now = dt.datetime.now(dt.UTC)
-    sys.stdout.write(observe.table([observe.row(obj, kind, now)], kind) if fmt == "table"
-                     else observe.as_json(obj, kind, now))
+    sys.stdout.write(
+        observe.table([observe.row(obj, kind, now)], kind)
+        if fmt == "table"
+        else observe.as_json(obj, kind, now)
+    )
     return 0
 
 
 @app.command
-def scale(name: str, *, replicas: str, kind: Kind = "rayservice", namespace: Namespace = None,
-          context: str | None = None) -> int:
+def scale(
+    name: str,
+    *,
+    replicas: str,
+    kind: Kind = "rayservice",
+    namespace: Namespace = None,
+    context: str | None = None,
+) -> int:
     """Set the replica count of a Deployment service (a RayService is redeployed instead).
 
     Parameters
@@ -292,8 +345,9 @@ def scale(name: str, *, replicas: str, kind: Kind = "rayservice", namespace: Nam
 
 
 @app.command
-def delete(name: str, *, kind: Kind = "rayservice", namespace: Namespace = None,
-           context: str | None = None) -> int:
+def delete(
+    name: str, *, kind: Kind = "rayservice", namespace: Namespace = None, context: str | None = None
+) -> int:
     """Delete a service; deleting one that is not there succeeds.
 
     Parameters

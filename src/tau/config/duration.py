@@ -5,8 +5,16 @@ from __future__ import annotations
 import re
 
 # Go accepts both micro signs: U+00B5 and U+03BC.
-_UNITS = {"ns": 1e-9, "us": 1e-6, "\u00b5s": 1e-6, "\u03bcs": 1e-6, "ms": 1e-3, "s": 1.0,
-          "m": 60.0, "h": 3600.0}
+_UNITS = {
+    "ns": 1e-9,
+    "us": 1e-6,
+    "\u00b5s": 1e-6,
+    "\u03bcs": 1e-6,
+    "ms": 1e-3,
+    "s": 1.0,
+    "m": 60.0,
+    "h": 3600.0,
+}
 _NUMBER = re.compile(r"\d+(?:\.\d*)?|\.\d+")
 _UNIT = re.compile(r"[^0-9.]*")
 
@@ -40,8 +48,9 @@ def parse_duration(text: str) -> float:
         if unit is None or not unit.group():
             raise DurationError(f'missing unit in duration "{text}" (use ns, us, ms, s, m or h)')
         if unit.group() not in _UNITS:
-            raise DurationError(f'unknown unit "{unit.group()}" in duration "{text}" '
-                                "(use ns, us, ms, s, m or h)")
+            raise DurationError(
+                f'unknown unit "{unit.group()}" in duration "{text}" (use ns, us, ms, s, m or h)'
+            )
         total += float(number.group()) * _UNITS[unit.group()]
         pos = unit.end()
     return sign * total

@@ -61,8 +61,17 @@ def fields() -> list[Field]:
             path = f"{prefix}{key}"
             values, deprecated = _values(child)
             default = child.get("default", child.get("x-tau-default-note"))
-            rows.append(Field(path, _type_of(child), child.get("x-tau-status", ""),
-                              child.get("description", ""), values, deprecated, default))
+            rows.append(
+                Field(
+                    path,
+                    _type_of(child),
+                    child.get("x-tau-status", ""),
+                    child.get("description", ""),
+                    values,
+                    deprecated,
+                    default,
+                )
+            )
             walk(child, f"{path}.")
             items = child.get("items")
             if isinstance(items, dict):
@@ -107,15 +116,19 @@ def markdown() -> str:
             extra.append("deprecated: " + ", ".join(row.deprecated_values))
         if row.default is not None:
             extra.append("default: " + _default_text(row.default))
-        lines.append(f"| `{row.field}` | {row.type} | {row.status} | {_cell(row.description)} | "
-                     f"{_cell('; '.join(extra))} |")
+        lines.append(
+            f"| `{row.field}` | {row.type} | {row.status} | {_cell(row.description)} | "
+            f"{_cell('; '.join(extra))} |"
+        )
     return "\n".join(lines) + "\n"
 
 
 def as_json() -> str:
     """The reference as a JSON document."""
-    doc = {"fields": [
-        {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(row).items()}
-        for row in fields()
-    ]}
+    doc = {
+        "fields": [
+            {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(row).items()}
+            for row in fields()
+        ]
+    }
     return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"

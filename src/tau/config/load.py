@@ -43,8 +43,11 @@ class SourceMap:
 
     def key(self, path: PathKey) -> Location:
         """Location of the key at `path`, falling back to its nearest located ancestor."""
-        return (self._nearest(self.keys, path) or self._nearest(self.values, path)
-                or Location(self.file))
+        return (
+            self._nearest(self.keys, path)
+            or self._nearest(self.values, path)
+            or Location(self.file)
+        )
 
     def value(self, path: PathKey) -> Location:
         """Location of the value at `path`, falling back to its key, then its ancestors."""
@@ -97,9 +100,12 @@ class _Builder:
         except (yaml.YAMLError, ValueError, TypeError):
             # An unknown local tag (`!custom x`) or a bad explicit one (`!!int abc`).
             self.problems.append(
-                Diagnostic(dotted(path), f"invalid YAML: cannot read {node.value!r} tagged "
-                           f"{node.tag}", hint="remove the tag; tau.yaml uses plain YAML values",
-                           location=_loc(self.file, node.start_mark))
+                Diagnostic(
+                    dotted(path),
+                    f"invalid YAML: cannot read {node.value!r} tagged {node.tag}",
+                    hint="remove the tag; tau.yaml uses plain YAML values",
+                    location=_loc(self.file, node.start_mark),
+                )
             )
             return _UNREADABLE  # left out of the data: its problem is reported already
 
@@ -114,13 +120,18 @@ class _Builder:
         for key_node, value_node in node.value:
             if key_node.tag != _MERGE_TAG:
                 continue
-            sources = (value_node.value if isinstance(value_node, yaml.SequenceNode)
-                       else [value_node])
+            sources = (
+                value_node.value if isinstance(value_node, yaml.SequenceNode) else [value_node]
+            )
             for source in sources:
                 if not isinstance(source, yaml.MappingNode):
                     self.problems.append(
-                        Diagnostic("", "invalid YAML: a `<<` merge key takes a mapping or a list "
-                                   "of mappings", location=_loc(self.file, source.start_mark)))
+                        Diagnostic(
+                            "",
+                            "invalid YAML: a `<<` merge key takes a mapping or a list of mappings",
+                            location=_loc(self.file, source.start_mark),
+                        )
+                    )
                     continue
                 merged.extend(self._pairs(source))
         taken = {k.value for k, _ in own if isinstance(k, yaml.ScalarNode)}
@@ -137,8 +148,11 @@ class _Builder:
         for key_node, value_node in self._pairs(node):
             if not isinstance(key_node, yaml.ScalarNode):
                 self.problems.append(
-                    Diagnostic(dotted(path), "mapping keys must be plain strings",
-                               location=_loc(self.file, key_node.start_mark))
+                    Diagnostic(
+                        dotted(path),
+                        "mapping keys must be plain strings",
+                        location=_loc(self.file, key_node.start_mark),
+                    )
                 )
                 continue
             # The key as written: `null:`/`true:`/`1:` name fields "null"/"true"/"1", as in Go.
@@ -147,10 +161,12 @@ class _Builder:
             if key in out:
                 first = self.source.keys[child]
                 self.problems.append(
-                    Diagnostic(dotted(child),
-                               f"duplicate key {key!r} (first set at line {first.line})",
-                               hint="keep exactly one entry for each key",
-                               location=_loc(self.file, key_node.start_mark))
+                    Diagnostic(
+                        dotted(child),
+                        f"duplicate key {key!r} (first set at line {first.line})",
+                        hint="keep exactly one entry for each key",
+                        location=_loc(self.file, key_node.start_mark),
+                    )
                 )
                 continue
             self.source.keys[child] = _loc(self.file, key_node.start_mark)
@@ -203,9 +219,16 @@ def parse(text: str, path: Path) -> RawDocument:
     if not nodes:
         return RawDocument(path, {}, SourceMap(file))
     if len(nodes) > 1:
-        raise ConfigError([Diagnostic("", "a run config holds exactly one YAML document",
-                                      hint="remove the extra `---` documents",
-                                      location=_loc(file, nodes[1].start_mark))])
+        raise ConfigError(
+            [
+                Diagnostic(
+                    "",
+                    "a run config holds exactly one YAML document",
+                    hint="remove the extra `---` documents",
+                    location=_loc(file, nodes[1].start_mark),
+                )
+            ]
+        )
     builder = _Builder(file)
     data = builder.build(nodes[0], ())
     if data is _UNREADABLE:
@@ -213,10 +236,16 @@ def parse(text: str, path: Path) -> RawDocument:
     if data is None:
         data = {}
     if not isinstance(data, dict):
-        raise ConfigError([*builder.problems,
-                           Diagnostic("", f"a run config is a mapping of fields, got "
-                                      f"{type(data).__name__}",
-                                      location=_loc(file, nodes[0].start_mark))])
+        raise ConfigError(
+            [
+                *builder.problems,
+                Diagnostic(
+                    "",
+                    f"a run config is a mapping of fields, got {type(data).__name__}",
+                    location=_loc(file, nodes[0].start_mark),
+                ),
+            ]
+        )
     return RawDocument(path, data, builder.source, tuple(builder.problems))
 
 
@@ -229,9 +258,11 @@ def load(path: Path) -> RawDocument:
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise ConfigError([Diagnostic("", f"config file {str(path)!r} not found",
-                                      location=Location(str(path)))]) from None
+        raise ConfigError(
+            [Diagnostic("", f"config file {str(path)!r} not found", location=Location(str(path)))]
+        ) from None
     except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError([Diagnostic("", f"cannot read config: {exc}",
-                                      location=Location(str(path)))]) from None
+        raise ConfigError(
+            [Diagnostic("", f"cannot read config: {exc}", location=Location(str(path)))]
+        ) from None
     return parse(text, path)

@@ -19,10 +19,27 @@ from tau.errors import ConfigError, Diagnostic, Location
 BUILTIN_SOURCE = "embedded:azure-topology-policy.yaml"
 _REQUIRED = ("team", "lane", "queue", "clusterQueue", "gpuClass")
 _FIELDS = {
-    "description", "profile", "team", "lane", "mode", "placement", "shape", "gpuClass", "queue",
-    "clusterQueue", "namespace", "resourceFlavor", "topologyName", "checkpointEvery",
-    "workloadPriorityClassName", "podPriorityClassName", "reclaimable", "disabled",
-    "disabledReason", "explain", "workers",
+    "description",
+    "profile",
+    "team",
+    "lane",
+    "mode",
+    "placement",
+    "shape",
+    "gpuClass",
+    "queue",
+    "clusterQueue",
+    "namespace",
+    "resourceFlavor",
+    "topologyName",
+    "checkpointEvery",
+    "workloadPriorityClassName",
+    "podPriorityClassName",
+    "reclaimable",
+    "disabled",
+    "disabledReason",
+    "explain",
+    "workers",
 }
 
 
@@ -87,23 +104,41 @@ def _preset(name: str, raw: dict[str, Any], where: str) -> Preset:
     if raw.get("disabled") and not raw.get("disabledReason"):
         problems.append("a disabled preset needs a disabledReason")
     if problems:
-        raise ConfigError([Diagnostic(f"spec.presets.{name}", f"preset {name!r}: {p}",
-                                      location=Location(where)) for p in problems])
+        raise ConfigError(
+            [
+                Diagnostic(
+                    f"spec.presets.{name}", f"preset {name!r}: {p}", location=Location(where)
+                )
+                for p in problems
+            ]
+        )
 
     def text(key: str, normal: bool = False) -> str:
         value = str(raw.get(key, "") or "")
         return label_normal(value) if normal else value
 
     return Preset(
-        name=name, description=text("description"), explain=text("explain"),
-        profile=text("profile"), team=text("team", True), lane=text("lane", True),
-        mode=text("mode", True), placement=text("placement", True), shape=text("shape"),
-        gpu_class=text("gpuClass", True), queue=text("queue"), cluster_queue=text("clusterQueue"),
-        namespace=text("namespace"), resource_flavor=text("resourceFlavor"),
-        topology_name=text("topologyName"), checkpoint_every=text("checkpointEvery"),
+        name=name,
+        description=text("description"),
+        explain=text("explain"),
+        profile=text("profile"),
+        team=text("team", True),
+        lane=text("lane", True),
+        mode=text("mode", True),
+        placement=text("placement", True),
+        shape=text("shape"),
+        gpu_class=text("gpuClass", True),
+        queue=text("queue"),
+        cluster_queue=text("clusterQueue"),
+        namespace=text("namespace"),
+        resource_flavor=text("resourceFlavor"),
+        topology_name=text("topologyName"),
+        checkpoint_every=text("checkpointEvery"),
         workload_priority_class=text("workloadPriorityClassName"),
-        pod_priority_class=text("podPriorityClassName"), reclaimable=bool(raw.get("reclaimable")),
-        disabled=bool(raw.get("disabled")), disabled_reason=text("disabledReason"),
+        pod_priority_class=text("podPriorityClassName"),
+        reclaimable=bool(raw.get("reclaimable")),
+        disabled=bool(raw.get("disabled")),
+        disabled_reason=text("disabledReason"),
         workers=int(workers),
     )
 
@@ -117,17 +152,27 @@ def parse_catalog(text: str, source: str, where: str) -> Catalog:
     try:
         doc = yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        raise ConfigError([Diagnostic("", f"topology policy is not valid YAML: {exc}",
-                                      location=Location(where))]) from None
+        raise ConfigError(
+            [Diagnostic("", f"topology policy is not valid YAML: {exc}", location=Location(where))]
+        ) from None
     if not isinstance(doc, dict) or doc.get("kind") != "TopologyPolicy":
-        raise ConfigError([Diagnostic("", "topology policy must be a TopologyPolicy document "
-                                      "(kind: TopologyPolicy)", location=Location(where))])
+        raise ConfigError(
+            [
+                Diagnostic(
+                    "",
+                    "topology policy must be a TopologyPolicy document (kind: TopologyPolicy)",
+                    location=Location(where),
+                )
+            ]
+        )
     raw = (doc.get("spec") or {}).get("presets") or {}
     if not isinstance(raw, dict):
-        raise ConfigError([Diagnostic("spec.presets", "spec.presets must be a mapping",
-                                      location=Location(where))])
-    presets = {normalize_name(n): _preset(normalize_name(n), p or {}, where)
-               for n, p in raw.items()}
+        raise ConfigError(
+            [Diagnostic("spec.presets", "spec.presets must be a mapping", location=Location(where))]
+        )
+    presets = {
+        normalize_name(n): _preset(normalize_name(n), p or {}, where) for n, p in raw.items()
+    }
     return Catalog(source, presets)
 
 
@@ -144,8 +189,15 @@ def load_catalog(explicit: Path | None, env_value: str | None) -> Catalog:
             text = path.read_text(encoding="utf-8")
         except OSError as exc:
             origin = "policy.topology_policy" if explicit is not None else "$TAU_TOPOLOGY_POLICY"
-            raise ConfigError([Diagnostic(origin, f'{origin} "{path}": cannot read the topology '
-                                          f"policy ({exc.strerror or exc})")]) from None
+            raise ConfigError(
+                [
+                    Diagnostic(
+                        origin,
+                        f'{origin} "{path}": cannot read the topology '
+                        f"policy ({exc.strerror or exc})",
+                    )
+                ]
+            ) from None
         return parse_catalog(text, path.name, str(path))
     return _builtin()
 

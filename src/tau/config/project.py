@@ -14,8 +14,18 @@ from pathlib import Path
 MAX_SWEEP_BYTES = 8 * 1024 * 1024
 MAX_ARCHIVE_BYTES = 45 * 1024
 ARCHIVE_NAME = "_tau_project.zip"
-DEFAULT_EXCLUDES = (".git", ".git/*", "*/.git/*", "__pycache__", "*/__pycache__/*", "*.pyc",
-                    ".venv/*", "*/.venv/*", ".DS_Store", "*.egg-info/*")
+DEFAULT_EXCLUDES = (
+    ".git",
+    ".git/*",
+    "*/.git/*",
+    "__pycache__",
+    "*/__pycache__/*",
+    "*.pyc",
+    ".venv/*",
+    "*/.venv/*",
+    ".DS_Store",
+    "*.egg-info/*",
+)
 
 
 class ProjectError(ValueError):
@@ -35,25 +45,33 @@ def archive(root: Path, excludes: tuple[str, ...] = ()) -> bytes:
     if not root.is_dir():
         raise ProjectError(f"{root} is not a directory")
     patterns = (*DEFAULT_EXCLUDES, *excludes)
-    files = sorted(p for p in root.rglob("*") if p.is_file()
-                   and not _excluded(p.relative_to(root).as_posix(), patterns))
+    files = sorted(
+        p
+        for p in root.rglob("*")
+        if p.is_file() and not _excluded(p.relative_to(root).as_posix(), patterns)
+    )
     swept = sum(p.stat().st_size for p in files)
     if swept > MAX_SWEEP_BYTES:
-        raise ProjectError(f"the project holds {swept} bytes; at most {MAX_SWEEP_BYTES} are "
-                           "shipped (exclude data and checkpoints with run.working_dir_excludes)")
+        raise ProjectError(
+            f"the project holds {swept} bytes; at most {MAX_SWEEP_BYTES} are "
+            "shipped (exclude data and checkpoints with run.working_dir_excludes)"
+        )
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=9) as zf:
         for path in files:
-            info = zipfile.ZipInfo(path.relative_to(root).as_posix(),
-                                   date_time=(1980, 1, 1, 0, 0, 0))
+            info = zipfile.ZipInfo(
+                path.relative_to(root).as_posix(), date_time=(1980, 1, 1, 0, 0, 0)
+            )
             info.external_attr = 0o644 << 16
             info.compress_type = zipfile.ZIP_DEFLATED
             zf.writestr(info, path.read_bytes())
     data = buffer.getvalue()
     if len(data) > MAX_ARCHIVE_BYTES:
-        raise ProjectError(f"the project archive is {len(data)} bytes compressed; at most "
-                           f"{MAX_ARCHIVE_BYTES} fit in the RayJob payload (exclude data files "
-                           "with run.working_dir_excludes, or bake the code into the image)")
+        raise ProjectError(
+            f"the project archive is {len(data)} bytes compressed; at most "
+            f"{MAX_ARCHIVE_BYTES} fit in the RayJob payload (exclude data files "
+            "with run.working_dir_excludes, or bake the code into the image)"
+        )
     return data
 
 

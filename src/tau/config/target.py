@@ -31,13 +31,16 @@ def resolve(target: str | None, config: Path | None, cwd: Path) -> Target:
         UsageError: the target is a path, is missing, or is ambiguous.
     """
     looks_like_path = target is not None and (
-        "/" in target or "\\" in target or target.endswith((".yaml", ".yml")))
+        "/" in target or "\\" in target or target.endswith((".yaml", ".yml"))
+    )
     if looks_like_path:
-        raise UsageError(f'run target "{target}" must be a name, not a path; use --config for '
-                         "explicit paths")
+        raise UsageError(
+            f'run target "{target}" must be a name, not a path; use --config for explicit paths'
+        )
     if target is not None and not _NAME.match(target):
-        raise UsageError(f'run target "{target}" is not a valid run name (lowercase letters, '
-                         "digits and '-')")
+        raise UsageError(
+            f"run target \"{target}\" is not a valid run name (lowercase letters, digits and '-')"
+        )
     if config is not None:
         path = config if config.is_absolute() else cwd / config
         if not path.is_file():
@@ -49,14 +52,20 @@ def resolve(target: str | None, config: Path | None, cwd: Path) -> Target:
 
         return Target(spec_path(SMOKE_CONFIG))
     if target is not None:
-        found = [p for p in (cwd / "tau" / f"{target}.yaml", cwd / "tau" / f"{target}.yml")
-                 if p.is_file()]
+        found = [
+            p
+            for p in (cwd / "tau" / f"{target}.yaml", cwd / "tau" / f"{target}.yml")
+            if p.is_file()
+        ]
         if len(found) == 2:
-            raise UsageError(f'run target "{target}" has both tau/{target}.yaml and '
-                             f"tau/{target}.yml; keep exactly one extension")
+            raise UsageError(
+                f'run target "{target}" has both tau/{target}.yaml and '
+                f"tau/{target}.yml; keep exactly one extension"
+            )
         if not found:
-            raise UsageError(f'run target "{target}" not found; expected tau/{target}.yaml or '
-                             "pass --config")
+            raise UsageError(
+                f'run target "{target}" not found; expected tau/{target}.yaml or pass --config'
+            )
         return Target(found[0])
     for name in DEFAULT_FILES:
         if (cwd / name).is_file():

@@ -38,10 +38,17 @@ RAYJOB_NAME_LIMIT = 47
 MULTI_NODE_NAME_LIMIT = 54
 _MANAGED_SERIES = ("ndm-a100-v4", "nd-h200-v5")
 # policy.* fields a preset also sets, with the preset attribute they override.
-_OVERRIDABLE = (("team", "team"), ("lane", "lane"), ("mode", "mode"), ("topology", "placement"),
-                ("shape", "shape"), ("gpu_class", "gpu_class"), ("profile", "profile"),
-                ("workload_priority_class", "workload_priority_class"),
-                ("pod_priority_class", "pod_priority_class"))
+_OVERRIDABLE = (
+    ("team", "team"),
+    ("lane", "lane"),
+    ("mode", "mode"),
+    ("topology", "placement"),
+    ("shape", "shape"),
+    ("gpu_class", "gpu_class"),
+    ("profile", "profile"),
+    ("workload_priority_class", "workload_priority_class"),
+    ("pod_priority_class", "pod_priority_class"),
+)
 
 
 @dataclass
@@ -95,11 +102,15 @@ def _placement(f: _Findings, catalog: Catalog) -> Placement:
     if name:
         preset = catalog.find(name)
         if preset is None:
-            f.error("policy.preset", f'topology preset "{name}" not found in {catalog.source} '
-                    f"(available: {', '.join(sorted(catalog.presets))})")
+            f.error(
+                "policy.preset",
+                f'topology preset "{name}" not found in {catalog.source} '
+                f"(available: {', '.join(sorted(catalog.presets))})",
+            )
         elif preset.disabled:
-            f.error("policy.preset", f'topology preset "{name}" is disabled: '
-                    f"{preset.disabled_reason}")
+            f.error(
+                "policy.preset", f'topology preset "{name}" is disabled: {preset.disabled_reason}'
+            )
             preset = None
     merged: dict[str, str] = {}
     for key, attr in _OVERRIDABLE:
@@ -108,8 +119,10 @@ def _placement(f: _Findings, catalog: Catalog) -> Placement:
         if key == "topology" and policy.get("topology"):
             explicit = policy["topology"]
         if explicit and inherited and label_normal(str(explicit)) != label_normal(inherited):
-            f.warn(f"policy.{key}", f'policy.{key}="{explicit}" overrides preset {preset.name} '
-                   f'value "{inherited}"')
+            f.warn(
+                f"policy.{key}",
+                f'policy.{key}="{explicit}" overrides preset {preset.name} value "{inherited}"',
+            )
         merged[key] = str(explicit or inherited or "")
     tier = policy.get("priority_tier") or policy.get("priority") or ""
     team, lane = label_normal(merged["team"]), label_normal(merged["lane"])
@@ -125,8 +138,11 @@ def _placement(f: _Findings, catalog: Catalog) -> Placement:
     if not queue and (team or lane):
         queue = "jobqueue"
     gpu_class = label_normal(merged["gpu_class"])
-    aliases = {"a100-nvlink-80gb": "a100-80gb", "h100-standalone-95gb": "h100-95gb",
-               "h200-nvlink-141gb": "h200-141gb"}
+    aliases = {
+        "a100-nvlink-80gb": "a100-80gb",
+        "h100-standalone-95gb": "h100-95gb",
+        "h200-nvlink-141gb": "h200-141gb",
+    }
     gpu_class = aliases.get(gpu_class, gpu_class)
     _check_topology(f, lane, mode, gpu_class, merged["topology"], tier)
     workload_pc, pod_pc = merged["workload_priority_class"], merged["pod_priority_class"]
@@ -137,40 +153,59 @@ def _placement(f: _Findings, catalog: Catalog) -> Placement:
             workload_pc = workload_pc or DEFAULT_PRIORITY
             pod_pc = pod_pc or DEFAULT_PRIORITY
     else:
-        workload_pc, pod_pc = (str(policy.get("workload_priority_class") or ""),
-                               str(policy.get("pod_priority_class") or ""))
+        workload_pc, pod_pc = (
+            str(policy.get("workload_priority_class") or ""),
+            str(policy.get("pod_priority_class") or ""),
+        )
     selector = _node_selector(f, preset, gpu_class)
     return Placement(
-        preset=preset.name if preset else "", profile=merged["profile"], team=team, lane=lane,
-        mode=mode, topology=label_normal(merged["topology"]), gpu_class=gpu_class, queue=queue,
+        preset=preset.name if preset else "",
+        profile=merged["profile"],
+        team=team,
+        lane=lane,
+        mode=mode,
+        topology=label_normal(merged["topology"]),
+        gpu_class=gpu_class,
+        queue=queue,
         cluster_queue=preset.cluster_queue if preset else "",
         resource_flavor=preset.resource_flavor if preset else "",
         kueue_topology=preset.topology_name if preset and topology_annotations else "",
-        topology_annotations=topology_annotations, workload_priority_class=workload_pc,
-        pod_priority_class=pod_pc, reclaimable=bool(preset and preset.reclaimable),
+        topology_annotations=topology_annotations,
+        workload_priority_class=workload_pc,
+        pod_priority_class=pod_pc,
+        reclaimable=bool(preset and preset.reclaimable),
         description=preset.description if preset else "",
         explain=preset.explain if preset else "",
-        source=catalog.source if preset else "", node_selector=tuple(sorted(selector.items())),
+        source=catalog.source if preset else "",
+        node_selector=tuple(sorted(selector.items())),
     )
 
 
-def _check_topology(f: _Findings, lane: str, mode: str, gpu_class: str, topology: str,
-                    tier: str) -> None:
+def _check_topology(
+    f: _Findings, lane: str, mode: str, gpu_class: str, topology: str, tier: str
+) -> None:
     if mode == "elastic":
         if lane != "elastic":
             f.error("policy.mode", f'policy.mode elastic requires lane elastic (got lane "{lane}")')
         if gpu_class.startswith("h200"):
             f.error("policy.gpu_class", "elastic mode cannot use h200 GPUs")
         if topology and label_normal(topology) not in ("independent", "elastic-workers"):
-            f.error("policy.topology", f'elastic mode requires an independent or elastic-workers '
-                    f'placement (got "{topology}")')
+            f.error(
+                "policy.topology",
+                f"elastic mode requires an independent or elastic-workers "
+                f'placement (got "{topology}")',
+            )
         if tier == "priority":
-            f.error("policy.priority_tier", "policy.priority_tier priority is not allowed on the "
-                    "elastic lane")
+            f.error(
+                "policy.priority_tier",
+                "policy.priority_tier priority is not allowed on the elastic lane",
+            )
     if gpu_class.startswith("h200") and lane and lane != "large-memory":
-        f.error("policy.gpu_class", f'gpu class "{gpu_class}" is reserved for lane large-memory '
-                f'(got lane "{lane}")', "use a large-memory preset, e.g. "
-                "azure.research.large-memory.xl")
+        f.error(
+            "policy.gpu_class",
+            f'gpu class "{gpu_class}" is reserved for lane large-memory (got lane "{lane}")',
+            "use a large-memory preset, e.g. azure.research.large-memory.xl",
+        )
 
 
 def _node_selector(f: _Findings, preset: Preset | None, gpu_class: str) -> dict[str, str]:
@@ -188,8 +223,10 @@ def _node_selector(f: _Findings, preset: Preset | None, gpu_class: str) -> dict[
             selector[meta.NODE_GPU_CLASS] = gpu_class
     for key, value in (valid.get("policy.node_selector") or {}).items():
         if key == meta.NODE_GPU_CLASS and gpu_class and value != gpu_class:
-            f.error("policy.node_selector", f'policy.node_selector {key}="{value}" contradicts '
-                    f'gpu class "{gpu_class}"')
+            f.error(
+                "policy.node_selector",
+                f'policy.node_selector {key}="{value}" contradicts gpu class "{gpu_class}"',
+            )
         selector[key] = value
     return selector
 
@@ -205,29 +242,43 @@ def _job_gpus(f: _Findings, placement: Placement, preset_shape: str) -> int:
         try:
             count = shape_gpus(shape)
         except ValueError:
-            f.error(shape_path, f'policy shape "{shape}" does not prove a direct Job GPU count; '
-                    "set compute.gpus explicitly")
+            f.error(
+                shape_path,
+                f'policy shape "{shape}" does not prove a direct Job GPU count; '
+                "set compute.gpus explicitly",
+            )
             return gpus or 0
     if count is not None:
         if gpus is not None and gpus != count:
-            f.error("compute.gpus", f'compute.gpus={gpus} conflicts with policy shape "{shape}" '
-                    f"({count} GPUs)")
+            f.error(
+                "compute.gpus",
+                f'compute.gpus={gpus} conflicts with policy shape "{shape}" ({count} GPUs)',
+            )
         return count if gpus is None else gpus
     if gpus is not None:
         return int(gpus)
     if valid.get("policy.preset") and not placement.preset:
         return 0  # the preset itself was reported: unknown or disabled
     if placement.preset:
-        f.error("policy.preset", f'preset "{placement.preset}" does not define a direct Job GPU '
-                "count; set compute.gpus explicitly (0 for CPU, positive for GPU)")
+        f.error(
+            "policy.preset",
+            f'preset "{placement.preset}" does not define a direct Job GPU '
+            "count; set compute.gpus explicitly (0 for CPU, positive for GPU)",
+        )
     elif placement.profile:
-        f.error("policy.profile", f"{_intent(valid)} has ambiguous resources: set compute.gpus "
-                "explicitly (0 for CPU, positive for GPU) or use a preset with a GPU shape; "
-                "policy.profile does not define Job resources")
+        f.error(
+            "policy.profile",
+            f"{_intent(valid)} has ambiguous resources: set compute.gpus "
+            "explicitly (0 for CPU, positive for GPU) or use a preset with a GPU shape; "
+            "policy.profile does not define Job resources",
+        )
     else:
-        f.error("policy", "policy.profile or policy.preset is required",
-                "set policy.preset to a catalog preset (e.g. azure.research.training.l), or "
-                "compute.gpus (0 for CPU)")
+        f.error(
+            "policy",
+            "policy.profile or policy.preset is required",
+            "set policy.preset to a catalog preset (e.g. azure.research.training.l), or "
+            "compute.gpus (0 for CPU)",
+        )
     return 0
 
 
@@ -237,8 +288,12 @@ def _intent(valid: ValidConfig) -> str:
 
 
 def _resources(valid: ValidConfig, prefix: str) -> Resources:
-    return Resources(*(valid.get(f"compute.{prefix}{k}") for k in
-                       ("cpu_request", "memory_request", "cpu_limit", "memory_limit")))
+    return Resources(
+        *(
+            valid.get(f"compute.{prefix}{k}")
+            for k in ("cpu_request", "memory_request", "cpu_limit", "memory_limit")
+        )
+    )
 
 
 def _storage(f: _Findings, engine: str, name: str) -> dict[str, Any]:
@@ -254,38 +309,54 @@ def _storage(f: _Findings, engine: str, name: str) -> dict[str, Any]:
         vol, _, rest = spec.partition(":")
         path, _, access = rest.partition(":")
         if vol not in declared:
-            f.error(f"storage.mounts[{i}]", f'storage.mounts[{i}] "{spec}" references volume '
-                    f'"{vol}", which storage.volumes does not declare')
+            f.error(
+                f"storage.mounts[{i}]",
+                f'storage.mounts[{i}] "{spec}" references volume '
+                f'"{vol}", which storage.volumes does not declare',
+            )
             continue
         if any(v.path == path for v in volumes):
             f.error(f"storage.mounts[{i}]", f'storage.mounts[{i}] mounts "{path}" twice')
             continue
         volumes.append(Volume(vol, declared[vol], path, access == "ro"))
     if len(declared) == 1 and not mounts:
-        (vol, claim), = declared.items()
+        ((vol, claim),) = declared.items()
         volumes.append(Volume(vol, claim, "/data"))
     if data_pvc:
         volumes.insert(0, Volume("data", data_pvc, "/data"))
     pvc_paths = [(v.path, v.claim) for v in volumes]
     output = valid.get("storage.output")
     if not output and pvc_paths:
-        output = (f"/data/checkpoints/workflows/{name}" if engine == "job"
-                  else f"{pvc_paths[0][0]}/{name}")
+        output = (
+            f"/data/checkpoints/workflows/{name}"
+            if engine == "job"
+            else f"{pvc_paths[0][0]}/{name}"
+        )
     result_pvc = None
     if output:
         if not pvc_paths:
-            f.error("storage.output", f'storage.output "{output}": no PVC supplied by '
-                    "storage.data_pvc, storage.volumes/mounts, or profile persistence; output "
-                    "cannot be retrieved by `tau run get`")
+            f.error(
+                "storage.output",
+                f'storage.output "{output}": no PVC supplied by '
+                "storage.data_pvc, storage.volumes/mounts, or profile persistence; output "
+                "cannot be retrieved by `tau run get`",
+            )
         else:
             match = [c for p, c in pvc_paths if output == p or output.startswith(p + "/")]
             if not match:
-                f.error("storage.output", f'storage.output "{output}": not under any mounted '
-                        f"PVC path [{', '.join(p for p, _ in pvc_paths)}]")
+                f.error(
+                    "storage.output",
+                    f'storage.output "{output}": not under any mounted '
+                    f"PVC path [{', '.join(p for p, _ in pvc_paths)}]",
+                )
             else:
                 result_pvc = match[0]
-    return {"data_pvc": data_pvc, "volumes": tuple(volumes), "output": output,
-            "result_pvc": result_pvc}
+    return {
+        "data_pvc": data_pvc,
+        "volumes": tuple(volumes),
+        "output": output,
+        "result_pvc": result_pvc,
+    }
 
 
 def _script(f: _Findings, script: Script | None, entry: str | None) -> None:
@@ -295,18 +366,34 @@ def _script(f: _Findings, script: Script | None, entry: str | None) -> None:
         return
     is_py = script.filename.endswith(".py")
     if script.shebang is None and not is_py and not f.valid.get("execution.launcher"):
-        f.error("entrypoint", f'script "{entry}" has no shebang and is not a .py file; add a '
-                "shebang or set execution.launcher: python")
-    if (f.valid.get("execution.launcher") == "python" and script.shebang
-            and "python" not in script.shebang):
-        f.error("entrypoint", f'script "{entry}" has a non-Python shebang ({script.shebang}) but '
-                "execution.launcher is python", "remove execution.launcher to run it as a script")
+        f.error(
+            "entrypoint",
+            f'script "{entry}" has no shebang and is not a .py file; add a '
+            "shebang or set execution.launcher: python",
+        )
+    if (
+        f.valid.get("execution.launcher") == "python"
+        and script.shebang
+        and "python" not in script.shebang
+    ):
+        f.error(
+            "entrypoint",
+            f'script "{entry}" has a non-Python shebang ({script.shebang}) but '
+            "execution.launcher is python",
+            "remove execution.launcher to run it as a script",
+        )
 
 
-def resolve(valid: ValidConfig, catalog: Catalog, script: Script | None, *,
-            namespace: str | None = None, queue: str | None = None,
-            retry_env: dict[str, str] | None = None,
-            project: tuple[bytes, str] | None = None) -> Resolved:
+def resolve(
+    valid: ValidConfig,
+    catalog: Catalog,
+    script: Script | None,
+    *,
+    namespace: str | None = None,
+    queue: str | None = None,
+    retry_env: dict[str, str] | None = None,
+    project: tuple[bytes, str] | None = None,
+) -> Resolved:
     """Turn a validated config into a Plan.
 
     Args:
@@ -326,8 +413,11 @@ def resolve(valid: ValidConfig, catalog: Catalog, script: Script | None, *,
     name = valid.name
     engine = valid.engine
     if engine == "rayjob" and valid.get("profiler.mode"):
-        f.error("profiler.mode", "profiler.mode is for engine: job; RayJobs are not profiled by "
-                "tau", "profile the Ray workers from the training code (e.g. torch.profiler)")
+        f.error(
+            "profiler.mode",
+            "profiler.mode is for engine: job; RayJobs are not profiled by tau",
+            "profile the Ray workers from the training code (e.g. torch.profiler)",
+        )
     placement = _placement(f, catalog)
     preset = catalog.find(valid.get("policy.preset") or "") if placement.preset else None
     launcher = valid.get("execution.launcher") or ("python" if engine == "job" else "ray-train")
@@ -337,16 +427,24 @@ def resolve(valid: ValidConfig, catalog: Catalog, script: Script | None, *,
     if engine == "job":
         gpus = _job_gpus(f, placement, preset.shape if preset else "")
         if launcher == "torchrun" and ppn > gpus and gpus > 0:
-            f.error("execution.processes_per_node", f"processes_per_node ({ppn}) exceeds profile "
-                    f"GPU count ({gpus})", "lower execution.processes_per_node or pick a preset "
-                    "with more GPUs per node")
+            f.error(
+                "execution.processes_per_node",
+                f"processes_per_node ({ppn}) exceeds profile GPU count ({gpus})",
+                "lower execution.processes_per_node or pick a preset with more GPUs per node",
+            )
         if nodes > 1 and len(name) > MULTI_NODE_NAME_LIMIT:
-            f.error("name", f'job name "{name}" is too long for multi-node: {len(name)} chars; max '
-                    f"name length is {MULTI_NODE_NAME_LIMIT}", "the headless Service "
-                    "<name>-headless must fit in 63 characters")
+            f.error(
+                "name",
+                f'job name "{name}" is too long for multi-node: {len(name)} chars; max '
+                f"name length is {MULTI_NODE_NAME_LIMIT}",
+                "the headless Service <name>-headless must fit in 63 characters",
+            )
     elif len(name) > RAYJOB_NAME_LIMIT:
-        f.error("name", f'RayJob name "{name}" is too long ({len(name)} chars; KubeRay limit is '
-                f"{RAYJOB_NAME_LIMIT})")
+        f.error(
+            "name",
+            f'RayJob name "{name}" is too long ({len(name)} chars; KubeRay limit is '
+            f"{RAYJOB_NAME_LIMIT})",
+        )
     entry = first(valid.data, "run.entrypoint", "run.script", "entrypoint", "script")[1]
     _script(f, script, entry)
     storage = _storage(f, engine, name)
@@ -363,7 +461,8 @@ def resolve(valid: ValidConfig, catalog: Catalog, script: Script | None, *,
     placeholders = []
     if namespace is None:
         namespace = valid.get("policy.namespace") or (
-            preset.namespace if engine == "rayjob" and preset else None)
+            preset.namespace if engine == "rayjob" and preset else None
+        )
         if not namespace:
             namespace = UNRESOLVED_NAMESPACE
             placeholders.append("namespace")
@@ -380,34 +479,55 @@ def resolve(valid: ValidConfig, catalog: Catalog, script: Script | None, *,
         raise ConfigError([*f.errors, *f.warnings])
     source = valid.get("run.source") or {}
     plan = Plan(
-        name=name, engine=engine, namespace=namespace, image=image, placement=placement,
-        launcher=launcher, script=script, config_hash=config_hash(valid), gpus=gpus,
-        nodes=nodes, processes_per_node=ppn,
+        name=name,
+        engine=engine,
+        namespace=namespace,
+        image=image,
+        placement=placement,
+        launcher=launcher,
+        script=script,
+        config_hash=config_hash(valid),
+        gpus=gpus,
+        nodes=nodes,
+        processes_per_node=ppn,
         ttl_seconds=int(valid.get("run.ttl_seconds_after_finished") or 28800),
         working_dir=valid.get("runtime.working_dir"),
         security_restricted=valid.get("runtime.security.mode") == "restricted",
-        workers=workers, gpus_per_worker=gpw, mig_profile=valid.get("compute.mig_profile"),
+        workers=workers,
+        gpus_per_worker=gpw,
+        mig_profile=valid.get("compute.mig_profile"),
         pip=tuple(valid.get("runtime.pip") or ()),
         project_zip=project[0] if project else None,
-        project_module=project[1] if project else None, resources=_resources(valid, ""),
-        head_resources=_resources(valid, "head_"), worker_resources=_resources(valid, "worker_"),
-        env=tuple(sorted((valid.get("runtime.env") or {}).items())), secrets=tuple(secrets),
+        project_module=project[1] if project else None,
+        resources=_resources(valid, ""),
+        head_resources=_resources(valid, "head_"),
+        worker_resources=_resources(valid, "worker_"),
+        env=tuple(sorted((valid.get("runtime.env") or {}).items())),
+        secrets=tuple(secrets),
         launcher_configs=tuple(sorted((valid.get("execution.configs") or {}).items())),
-        data_pvc=storage["data_pvc"], volumes=storage["volumes"], output=storage["output"],
-        result_pvc=storage["result_pvc"], checkpoint_artifact=valid.get("storage.checkpoint"),
-        source_image=source.get("image"), source_path=source.get("path"),
+        data_pvc=storage["data_pvc"],
+        volumes=storage["volumes"],
+        output=storage["output"],
+        result_pvc=storage["result_pvc"],
+        checkpoint_artifact=valid.get("storage.checkpoint"),
+        source_image=source.get("image"),
+        source_path=source.get("path"),
         source_entrypoint=entry if source else None,
-        image_assets=tuple(ImageAsset(a["name"], a["image"], a["source_path"], a["mount_path"])
-                           for a in valid.get("storage.image_assets") or []),
-        tune_metric=valid.get("execution.metric"), tune_mode=valid.get("execution.mode"),
+        image_assets=tuple(
+            ImageAsset(a["name"], a["image"], a["source_path"], a["mount_path"])
+            for a in valid.get("storage.image_assets") or []
+        ),
+        tune_metric=valid.get("execution.metric"),
+        tune_mode=valid.get("execution.mode"),
         tune_num_samples=valid.get("execution.num_samples"),
         tune_max_concurrent=valid.get("execution.max_concurrent_trials"),
         profiler_mode=valid.get("profiler.mode"),
         profiler_rank=str(valid.get("profiler.rank") or "0"),
         profiler_warmup=valid.get("profiler.warmup"),
-        profiler_duration=valid.get("profiler.duration") or (
-            "2m" if valid.get("profiler.mode") == "nsys" else None),
-        workspace=valid.get("policy.workspace"), experiment=experiment,
+        profiler_duration=valid.get("profiler.duration")
+        or ("2m" if valid.get("profiler.mode") == "nsys" else None),
+        workspace=valid.get("policy.workspace"),
+        experiment=experiment,
         retry_env=tuple(sorted((retry_env or {}).items())),
     )
     return Resolved(plan, tuple(sorted(f.warnings, key=Diagnostic.sort_key)), tuple(placeholders))

@@ -74,18 +74,24 @@ class DatasetRegistry:
     def versions(self, name: str) -> list[str]:
         """Every registered version of one dataset."""
         entries = self.backend.list(layout.dataset_dir(name))
-        return [v for v in entries if v != "aliases" and not v.startswith(".")
-                and self.backend.read(layout.dataset_record(name, v)) is not None]
+        return [
+            v
+            for v in entries
+            if v != "aliases"
+            and not v.startswith(".")
+            and self.backend.read(layout.dataset_record(name, v)) is not None
+        ]
 
     def record(self, name: str, version: str) -> dict[str, Any] | None:
         """One version's record, or None."""
         return load_json(self.backend, layout.dataset_record(name, version))
 
-    def list(self, purpose: str | None = None, tags: Mapping[str, str] | None = None
-             ) -> list[dict[str, Any]]:
+    def list(
+        self, purpose: str | None = None, tags: Mapping[str, str] | None = None
+    ) -> list[dict[str, Any]]:
         """Every record, sorted by name and version, filtered by purpose and tags."""
         if purpose is not None and purpose not in records.PURPOSES:
-            raise RegistryError(f'--purpose must be one of: {", ".join(records.PURPOSES)}')
+            raise RegistryError(f"--purpose must be one of: {', '.join(records.PURPOSES)}")
         found = []
         for name in self.names():
             for version in self.versions(name):
@@ -124,7 +130,7 @@ class DatasetRegistry:
         rec = self.record(ref.name, str(target.get("version")))
         if rec is None:
             raise NotFoundError(
-                f'alias {ref.name}:{target.get("alias")} points at missing version '
+                f"alias {ref.name}:{target.get('alias')} points at missing version "
                 f'"{target.get("version")}"'
             )
         return rec
@@ -132,10 +138,14 @@ class DatasetRegistry:
     def _missing(self, name: str, token: str) -> NotFoundError:
         known = self.versions(name)
         if not known:
-            return NotFoundError(f'dataset "{name}" is not registered',
-                                 hint="list datasets with: tau data dataset list")
-        return NotFoundError(f'dataset {name} has no version or alias "{token}"',
-                             hint=f"versions: {', '.join(known)}")
+            return NotFoundError(
+                f'dataset "{name}" is not registered',
+                hint="list datasets with: tau data dataset list",
+            )
+        return NotFoundError(
+            f'dataset {name} has no version or alias "{token}"',
+            hint=f"versions: {', '.join(known)}",
+        )
 
     # --- writing -----------------------------------------------------------------------------
 
@@ -157,9 +167,16 @@ class DatasetRegistry:
         files = [{"path": f.path, "bytes": f.bytes, "sha256": f.sha256} for f in facts]
         location = dict(reg.location) or {"prefix": str(source_dir.absolute())}
         rec = records.build_dataset_record(
-            name=name, version=version, purpose=reg.purpose, section=reg.section, files=files,
-            digest=digest.dataset_digest(facts), created_at=rfc3339(self.clock()),
-            tags=reg.tags, source=reg.source, location=location,
+            name=name,
+            version=version,
+            purpose=reg.purpose,
+            section=reg.section,
+            files=files,
+            digest=digest.dataset_digest(facts),
+            created_at=rfc3339(self.clock()),
+            tags=reg.tags,
+            source=reg.source,
+            location=location,
         )
         if not self.backend.write(path, to_json(rec).encode(), overwrite=False):
             raise self._exists(name, version)  # lost a race with another register
@@ -173,8 +190,15 @@ class DatasetRegistry:
             hint=f"pick a new version, e.g. {name}@{version}.1",
         )
 
-    def set_alias(self, name: str, alias: str, version: str, *, expect: str | None = None,
-                  expect_absent: bool = False) -> dict[str, Any]:
+    def set_alias(
+        self,
+        name: str,
+        alias: str,
+        version: str,
+        *,
+        expect: str | None = None,
+        expect_absent: bool = False,
+    ) -> dict[str, Any]:
         """Point `alias` at an existing version, optionally compare-and-swap.
 
         Args:
@@ -198,16 +222,26 @@ class DatasetRegistry:
             raise self._missing(name, version)
         path = layout.dataset_alias(name, alias)
         doc = records.dataset_alias_record(
-            rec, alias, self.backend.display(layout.dataset_record(name, version)),
+            rec,
+            alias,
+            self.backend.display(layout.dataset_record(name, version)),
             rfc3339(self.clock()),
         )
-        return cas_alias(self.backend, path, doc, "version", f"{name}:{alias}", expect=expect,
-                         expect_absent=expect_absent)
+        return cas_alias(
+            self.backend,
+            path,
+            doc,
+            "version",
+            f"{name}:{alias}",
+            expect=expect,
+            expect_absent=expect_absent,
+        )
 
     # --- ref and verify ----------------------------------------------------------------------
 
-    def ref(self, text: str, *, staged_root: str | None = None, base_url: str | None = None
-            ) -> dict[str, Any]:
+    def ref(
+        self, text: str, *, staged_root: str | None = None, base_url: str | None = None
+    ) -> dict[str, Any]:
         """The resolved reference document a run consumes (``ref -o json``)."""
         rec = self.resolve(text)
         files = []
@@ -219,11 +253,13 @@ class DatasetRegistry:
                 entry["uri"] = f"{base_url.rstrip('/')}/{f['path']}"
             files.append(entry)
         return {
-            "name": rec["name"], "version": rec["version"], "purpose": rec["purpose"],
-            "digest": rec["digest"], "assurance": rec.get("assurance"),
+            "name": rec["name"],
+            "version": rec["version"],
+            "purpose": rec["purpose"],
+            "digest": rec["digest"],
+            "assurance": rec.get("assurance"),
             "total_bytes": rec.get("total_bytes"),
-            "record_path": self.backend.display(layout.dataset_record(rec["name"],
-                                                                      rec["version"])),
+            "record_path": self.backend.display(layout.dataset_record(rec["name"], rec["version"])),
             "files": files,
         }
 
@@ -245,19 +281,27 @@ class DatasetRegistry:
             if want is None:
                 continue
             if int(want.get("bytes", -1)) != fact.bytes:
-                mismatches.append(f"size mismatch: {fact.path}: record {want.get('bytes')} bytes, "
-                                  f"actual {fact.bytes} bytes")
+                mismatches.append(
+                    f"size mismatch: {fact.path}: record {want.get('bytes')} bytes, "
+                    f"actual {fact.bytes} bytes"
+                )
             if str(want.get("sha256", "")).lower() != fact.sha256:
-                mismatches.append(f"sha256 mismatch: {fact.path}: record {want.get('sha256')}, "
-                                  f"actual {fact.sha256}")
+                mismatches.append(
+                    f"sha256 mismatch: {fact.path}: record {want.get('sha256')}, "
+                    f"actual {fact.sha256}"
+                )
         actual = digest.dataset_digest(facts)
         if digest.dataset_digest(rec.get("files", [])) != rec.get("digest"):
             mismatches.append("record digest does not match the record's own file list")
         if actual != rec.get("digest") and not mismatches:
             mismatches.append("digest mismatch")
         return {
-            "name": rec["name"], "version": rec["version"], "ok": not mismatches,
-            "record_digest": rec.get("digest"), "actual_digest": actual, "source": str(root),
+            "name": rec["name"],
+            "version": rec["version"],
+            "ok": not mismatches,
+            "record_digest": rec.get("digest"),
+            "actual_digest": actual,
+            "source": str(root),
             "mismatches": mismatches,
         }
 
@@ -271,13 +315,22 @@ def record_source(rec: Mapping[str, Any]) -> Path:
             hint="pass --from DIR with a local copy of the files",
         )
     if not rec.get("prefix"):
-        raise RegistryError(f"{rec['name']}@{rec['version']} records no location",
-                            hint="pass --from DIR")
+        raise RegistryError(
+            f"{rec['name']}@{rec['version']} records no location", hint="pass --from DIR"
+        )
     return Path(str(rec["prefix"]))
 
 
-def cas_alias(backend: Backend, path: str, doc: dict[str, Any], field: str, label: str, *,
-              expect: str | None, expect_absent: bool) -> dict[str, Any]:
+def cas_alias(
+    backend: Backend,
+    path: str,
+    doc: dict[str, Any],
+    field: str,
+    label: str,
+    *,
+    expect: str | None,
+    expect_absent: bool,
+) -> dict[str, Any]:
     """Move an alias document with an optional expectation on its current `field`.
 
     The expectation is checked against a snapshot, and the write is a backend compare-and-swap
@@ -293,12 +346,15 @@ def cas_alias(backend: Backend, path: str, doc: dict[str, Any], field: str, labe
             except (ValueError, AttributeError):
                 target = None  # a corrupt pointer can still be replaced
         if expect_absent and current is not None:
-            raise ConflictError(f"alias {label} already exists (points at {target})",
-                                hint="drop --expect-absent, or pass --expect " + str(target))
+            raise ConflictError(
+                f"alias {label} already exists (points at {target})",
+                hint="drop --expect-absent, or pass --expect " + str(target),
+            )
         if expect is not None and target != expect:
             shown = "is absent" if current is None else f"points at {target}"
-            raise ConflictError(f"alias {label} {shown}, not {expect}",
-                                hint="re-read it with alias get and retry")
+            raise ConflictError(
+                f"alias {label} {shown}, not {expect}", hint="re-read it with alias get and retry"
+            )
         if backend.cas(path, current, to_json(doc).encode()):
             return doc
     raise ConflictError(f"alias {label} kept changing under concurrent writers; retry")
@@ -307,8 +363,10 @@ def cas_alias(backend: Backend, path: str, doc: dict[str, Any], field: str, labe
 def env_lines(refdoc: Mapping[str, Any], prefix: str) -> str:
     """``ref -o env``: ``<PREFIX>_URIS``, ``_SHA256S`` and ``_TOKEN_COUNTS``, comma-separated."""
     if not re.fullmatch(r"[A-Z_][A-Z0-9_]*", prefix):
-        raise RegistryError(f'invalid --env-prefix "{prefix}"',
-                            hint="use uppercase letters, digits and underscores, e.g. WEB_DATA")
+        raise RegistryError(
+            f'invalid --env-prefix "{prefix}"',
+            hint="use uppercase letters, digits and underscores, e.g. WEB_DATA",
+        )
     files = refdoc["files"]
     if any("uri" not in f for f in files):
         raise RegistryError(

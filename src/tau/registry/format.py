@@ -28,8 +28,10 @@ def human_bytes(n: int) -> str:
 def table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     """Left-aligned columns separated by two spaces, no trailing blanks, trailing newline."""
     widths = [max(len(str(c)) for c in col) for col in zip(header, *rows, strict=False)]
-    lines = ["  ".join(str(c).ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
-             for r in (header, *rows)]
+    lines = [
+        "  ".join(str(c).ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
+        for r in (header, *rows)
+    ]
     return "\n".join(lines) + "\n"
 
 
@@ -49,9 +51,16 @@ DATASET_COLUMNS = ("NAME", "VERSION", "PURPOSE", "FILES", "SIZE", "ASSURANCE", "
 def dataset_table(records: Sequence[Mapping[str, Any]]) -> str:
     """The ``dataset list`` table."""
     rows = [
-        (r["name"], r["version"], r["purpose"], str(len(r.get("files", []))),
-         human_bytes(int(r.get("total_bytes", 0))), r.get("assurance", ""),
-         short_digest(r.get("digest", "")), r.get("created_at", ""))
+        (
+            r["name"],
+            r["version"],
+            r["purpose"],
+            str(len(r.get("files", []))),
+            human_bytes(int(r.get("total_bytes", 0))),
+            r.get("assurance", ""),
+            short_digest(r.get("digest", "")),
+            r.get("created_at", ""),
+        )
         for r in records
     ]
     return table(DATASET_COLUMNS, rows)
@@ -74,19 +83,30 @@ def dataset_detail(rec: Mapping[str, Any]) -> str:
     purpose = rec["purpose"]
     section = rec.get(purpose) or {}
     fields = [
-        ("Name", rec["name"]), ("Version", rec["version"]), ("Purpose", purpose),
-        ("Assurance", rec.get("assurance", "")), ("Digest", rec.get("digest", "")),
+        ("Name", rec["name"]),
+        ("Version", rec["version"]),
+        ("Purpose", purpose),
+        ("Assurance", rec.get("assurance", "")),
+        ("Digest", rec.get("digest", "")),
         ("Files", str(len(rec.get("files", [])))),
     ]
     components = rec.get("components") or []
     if components:
-        fields.append(("Components", ", ".join(
-            "/".join(str(c.get(k, "")) for k in ("source", "domain", "split")) for c in components
-        )))
+        fields.append(
+            (
+                "Components",
+                ", ".join(
+                    "/".join(str(c.get(k, "")) for k in ("source", "domain", "split"))
+                    for c in components
+                ),
+            )
+        )
     total = int(rec.get("total_bytes", 0))
     fields += [
-        ("Total bytes", f"{total} ({human_bytes(total)})"), ("Location", location_text(rec)),
-        ("Source", source), ("Created", rec.get("created_at", "")),
+        ("Total bytes", f"{total} ({human_bytes(total)})"),
+        ("Location", location_text(rec)),
+        ("Source", source),
+        ("Created", rec.get("created_at", "")),
         (purpose.capitalize(), " ".join(f"{k}={v}" for k, v in sorted(section.items())) or "-"),
         ("Tags", tags_text(rec.get("tags") or {})),
     ]
@@ -115,11 +135,17 @@ def model_table(rows: Sequence[Mapping[str, Any]], metric: str | None) -> str:
     for r in rows:
         value = r.get("metric_value")
         art = next(iter(r["record"].get("artifacts") or []), {})
-        body.append((
-            r["record"]["model"], r["record"]["run"], "-" if value is None else f"{value:g}",
-            r.get("metric_direction") or "-", tags_text(r["record"].get("tags") or {}),
-            art.get("durable_path") or "-", art.get("status") or "-",
-        ))
+        body.append(
+            (
+                r["record"]["model"],
+                r["record"]["run"],
+                "-" if value is None else f"{value:g}",
+                r.get("metric_direction") or "-",
+                tags_text(r["record"].get("tags") or {}),
+                art.get("durable_path") or "-",
+                art.get("status") or "-",
+            )
+        )
     return table(header, body)
 
 
@@ -129,10 +155,15 @@ def model_summary(rec: Mapping[str, Any]) -> str:
     metric = f"{pm['name']}={pm['value']:g} ({pm['direction']})" if pm else "-"
     art = next(iter(rec.get("artifacts") or []), {})
     fields = [
-        ("Model", rec["model"]), ("Run", rec["run"]), ("Namespace", rec.get("namespace") or "-"),
-        ("Created", rec.get("created_at") or "-"), ("Completed", rec.get("completed_at") or "-"),
-        ("Primary metric", metric), ("Artifact", art.get("durable_path") or "-"),
-        ("Status", art.get("status") or "-"), ("Tags", tags_text(rec.get("tags") or {})),
+        ("Model", rec["model"]),
+        ("Run", rec["run"]),
+        ("Namespace", rec.get("namespace") or "-"),
+        ("Created", rec.get("created_at") or "-"),
+        ("Completed", rec.get("completed_at") or "-"),
+        ("Primary metric", metric),
+        ("Artifact", art.get("durable_path") or "-"),
+        ("Status", art.get("status") or "-"),
+        ("Tags", tags_text(rec.get("tags") or {})),
         ("Record", rec.get("record_path") or "-"),
     ]
     width = max(len(k) for k, _ in fields) + 2

@@ -19,9 +19,15 @@ from tau.registry.format import to_json
 UNKNOWN_MODEL = "unknown"
 
 
-def model_record(index: Mapping[str, Any], model: str, metrics: Mapping[str, Any],
-                 backend: Backend, *, metrics_path: str | None,
-                 tags: Mapping[str, str] | None = None) -> dict[str, Any]:
+def model_record(
+    index: Mapping[str, Any],
+    model: str,
+    metrics: Mapping[str, Any],
+    backend: Backend,
+    *,
+    metrics_path: str | None,
+    tags: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
     """Build a run record from an artifact index. Pure apart from path display."""
     run = str(index["run"])
     artifacts = [dict(a) for a in index.get("artifacts") or []]
@@ -45,8 +51,10 @@ def model_record(index: Mapping[str, Any], model: str, metrics: Mapping[str, Any
         "metrics": flat,
         "primary_metric": records.primary_metric(flat),
         "artifacts": artifacts,
-        "storage_probe": {"artifacts_ready": sum(a.get("status") == "ready" for a in artifacts),
-                          "artifacts_total": len(artifacts)},
+        "storage_probe": {
+            "artifacts_ready": sum(a.get("status") == "ready" for a in artifacts),
+            "artifacts_total": len(artifacts),
+        },
     }
 
 
@@ -56,8 +64,11 @@ def metric_of(rec: Mapping[str, Any], metric: str | None) -> tuple[str, float, s
     if metric is None:
         if not pm:
             return None
-        return pm["name"], float(pm["value"]), pm.get("direction") or \
-            records.metric_direction(pm["name"])
+        return (
+            pm["name"],
+            float(pm["value"]),
+            pm.get("direction") or records.metric_direction(pm["name"]),
+        )
     value = (rec.get("metrics") or {}).get(metric)
     if value is None:
         return None
@@ -78,8 +89,11 @@ class ModelRegistry:
 
     def runs(self, model: str) -> list[str]:
         """Every run recorded for a model."""
-        return [n.removesuffix(".json") for n in self.backend.list(layout.model_runs(model))
-                if n.endswith(".json") and not n.startswith(".")]
+        return [
+            n.removesuffix(".json")
+            for n in self.backend.list(layout.model_runs(model))
+            if n.endswith(".json") and not n.startswith(".")
+        ]
 
     def record(self, model: str, run: str) -> dict[str, Any] | None:
         """One run record, or None."""
@@ -94,8 +108,14 @@ class ModelRegistry:
             found += [r for run in self.runs(name) if (r := self.record(name, run))]
         return found
 
-    def list(self, *, model: str | None = None, tags: Mapping[str, str] | None = None,
-             metric: str | None = None, sort: str | None = None) -> list[dict[str, Any]]:
+    def list(
+        self,
+        *,
+        model: str | None = None,
+        tags: Mapping[str, str] | None = None,
+        metric: str | None = None,
+        sort: str | None = None,
+    ) -> list[dict[str, Any]]:
         """Rows ``{record, metric_name, metric_value, metric_direction}`` for ``model list``."""
         if sort not in (None, "asc", "desc"):
             raise RegistryError("--sort must be one of: asc, desc")
@@ -104,9 +124,14 @@ class ModelRegistry:
             if tags and not records.tags_match(rec.get("tags") or {}, tags):
                 continue
             got = metric_of(rec, metric)
-            rows.append({"record": rec, "metric_name": got[0] if got else None,
-                         "metric_value": got[1] if got else None,
-                         "metric_direction": got[2] if got else None})
+            rows.append(
+                {
+                    "record": rec,
+                    "metric_name": got[0] if got else None,
+                    "metric_value": got[1] if got else None,
+                    "metric_direction": got[2] if got else None,
+                }
+            )
         if sort:
             with_value = [r for r in rows if r["metric_value"] is not None]
             with_value.sort(key=lambda r: r["metric_value"], reverse=sort == "desc")
@@ -119,8 +144,10 @@ class ModelRegistry:
         records.check_slug("model alias", alias)
         doc = load_json(self.backend, layout.model_alias(model, alias))
         if doc is None:
-            raise NotFoundError(f'model "{model}" has no alias "{alias}"',
-                                hint=f"set it with: tau data model alias set {model} {alias} RUN")
+            raise NotFoundError(
+                f'model "{model}" has no alias "{alias}"',
+                hint=f"set it with: tau data model alias set {model} {alias} RUN",
+            )
         return doc
 
     def resolve(self, text: str) -> dict[str, Any]:
@@ -136,25 +163,31 @@ class ModelRegistry:
             return self._run(ref.name, str(self.alias(ref.name, str(ref.token))["run"]))
         owners = [m for m in self.models() if self.record(m, ref.name) is not None]
         if len(owners) > 1:
-            raise RegistryError(f'run "{ref.name}" is recorded under several models: '
-                                f'{", ".join(owners)}', hint=f"write it as MODEL/{ref.name}")
+            raise RegistryError(
+                f'run "{ref.name}" is recorded under several models: {", ".join(owners)}',
+                hint=f"write it as MODEL/{ref.name}",
+            )
         if owners:
             return self._run(owners[0], ref.name)
         if ref.name in self.models():
             run = self.alias(ref.name, records.DEFAULT_MODEL_ALIAS)["run"]
             return self._run(ref.name, str(run))
-        raise NotFoundError(f'no model or run named "{ref.name}"',
-                            hint="list runs with: tau data model list")
+        raise NotFoundError(
+            f'no model or run named "{ref.name}"', hint="list runs with: tau data model list"
+        )
 
     def _run(self, model: str, run: str) -> dict[str, Any]:
         rec = self.record(model, run)
         if rec is None:
-            raise NotFoundError(f"model {model} has no run {run}",
-                                hint=f"list its runs with: tau data model list --model {model}")
+            raise NotFoundError(
+                f"model {model} has no run {run}",
+                hint=f"list its runs with: tau data model list --model {model}",
+            )
         return rec
 
-    def best(self, model: str, *, metric: str | None = None,
-             direction: str | None = None) -> dict[str, Any]:
+    def best(
+        self, model: str, *, metric: str | None = None, direction: str | None = None
+    ) -> dict[str, Any]:
         """The run with the best value of `metric` (default: the shared primary metric).
 
         Raises:
@@ -164,13 +197,16 @@ class ModelRegistry:
             raise RegistryError(f"--direction must be one of: {', '.join(records.DIRECTIONS)}")
         recs = self.records(model)
         if not recs:
-            raise NotFoundError(f'model "{model}" has no runs',
-                                hint="index runs with: tau data model index rebuild")
+            raise NotFoundError(
+                f'model "{model}" has no runs', hint="index runs with: tau data model index rebuild"
+            )
         if metric is None:
             names = sorted({(r.get("primary_metric") or {}).get("name") for r in recs} - {None})
             if len(names) > 1:
-                raise RegistryError(f"model {model} has mixed primary metrics ({', '.join(names)})",
-                                    hint="choose one with --metric NAME")
+                raise RegistryError(
+                    f"model {model} has mixed primary metrics ({', '.join(names)})",
+                    hint="choose one with --metric NAME",
+                )
         scored = [(got, r) for r in recs if (got := metric_of(r, metric))]
         if not scored:
             raise NotFoundError(f"no run of model {model} has metric {metric or '(primary)'}")
@@ -179,8 +215,15 @@ class ModelRegistry:
         pick = min if way == "lower" else max
         return pick(scored, key=lambda s: s[0][1])[1]
 
-    def set_alias(self, model: str, alias: str, run: str, *, expect: str | None = None,
-                  expect_absent: bool = False) -> dict[str, Any]:
+    def set_alias(
+        self,
+        model: str,
+        alias: str,
+        run: str,
+        *,
+        expect: str | None = None,
+        expect_absent: bool = False,
+    ) -> dict[str, Any]:
         """Point a model alias at an existing run, optionally compare-and-swap."""
         records.check_slug("model name", model)
         records.check_slug("model alias", alias)
@@ -188,11 +231,22 @@ class ModelRegistry:
         if expect is not None and expect_absent:
             raise RegistryError("--expect and --expect-absent cannot be used together")
         self._run(model, run)
-        doc = records.model_alias_record(model, alias, run,
-                                         self.backend.display(layout.model_run(model, run)),
-                                         rfc3339(self.clock()))
-        return cas_alias(self.backend, layout.model_alias(model, alias), doc, "run",
-                         f"{model}:{alias}", expect=expect, expect_absent=expect_absent)
+        doc = records.model_alias_record(
+            model,
+            alias,
+            run,
+            self.backend.display(layout.model_run(model, run)),
+            rfc3339(self.clock()),
+        )
+        return cas_alias(
+            self.backend,
+            layout.model_alias(model, alias),
+            doc,
+            "run",
+            f"{model}:{alias}",
+            expect=expect,
+            expect_absent=expect_absent,
+        )
 
     def rebuild(self, *, model: str | None = None, run: str | None = None) -> int:
         """Rebuild run records from ``finetunes/<run>/artifacts.json``; returns how many."""
@@ -200,16 +254,20 @@ class ModelRegistry:
             records.check_slug("model name", model)
         if run is not None:
             records.check_slug("run name", run, dots=True)
-        runs = [run] if run else [r for r in self.backend.list(layout.FINETUNES)
-                                  if not r.startswith(".")]
+        runs = (
+            [run]
+            if run
+            else [r for r in self.backend.list(layout.FINETUNES) if not r.startswith(".")]
+        )
         count = 0
         for name in runs:
             index = load_json(self.backend, layout.finetune_file(name, "artifacts.json"))
             if index is None:
                 if run:
                     where = self.backend.display(layout.finetune_file(run, "artifacts.json"))
-                    raise NotFoundError(f"run {run} has no artifacts.json",
-                                        hint=f"expected {where}")
+                    raise NotFoundError(
+                        f"run {run} has no artifacts.json", hint=f"expected {where}"
+                    )
                 continue
             index.setdefault("run", name)
             self._index_one(index, model)
@@ -223,10 +281,14 @@ class ModelRegistry:
         records.check_slug("model name", str(name))
         metrics_path = layout.finetune_file(run, "metrics.json")
         metrics = load_json(self.backend, metrics_path)
-        rec = model_record(index, str(name), metrics or {}, self.backend,
-                           metrics_path=metrics_path if metrics is not None else None,
-                           tags=previous.get("tags"))
+        rec = model_record(
+            index,
+            str(name),
+            metrics or {},
+            self.backend,
+            metrics_path=metrics_path if metrics is not None else None,
+            tags=previous.get("tags"),
+        )
         data = to_json(rec).encode()
         self.backend.write(layout.model_run(str(name), run), data, overwrite=True)
         self.backend.write(layout.finetune_file(run, "model.json"), data, overwrite=True)
-

@@ -34,7 +34,7 @@ _PRELUDE = (
 )
 _READ = _PRELUDE + 'if [ -f "$P" ]; then echo TAU-FOUND; base64 "$P"; else echo TAU-MISSING; fi\n'
 _LIST = _PRELUDE + 'echo TAU-LIST\nif [ -d "$P" ]; then ls -1A "$P"; fi\n'
-_CLEANUP = 'trap \'rm -f "$T"\' EXIT\n'
+_CLEANUP = "trap 'rm -f \"$T\"' EXIT\n"
 #: {chunks} becomes the payload env vars; sync so the bytes are durable before the rename.
 _STAGE = 'mkdir -p "$D"\nprintf %s {chunks} | base64 -d > "$T"\nsync\n'
 _REPLACE = 'mv -f "$T" "$P"\necho TAU-OK\n'
@@ -57,11 +57,14 @@ def _default_api(context: str | None) -> Any:
 
     try:
         # The client reads $KUBECONFIG once at import; read it per call instead.
-        return config.new_client_from_config(config_file=os.environ.get("KUBECONFIG"),
-                                             context=context)
+        return config.new_client_from_config(
+            config_file=os.environ.get("KUBECONFIG"), context=context
+        )
     except Exception as exc:  # the client raises ConfigException or plain errors alike
-        raise ClusterError(f"cannot load kubeconfig for the pvc registry: {exc}",
-                           hint="pass --context, or use --registry file://DIR") from exc
+        raise ClusterError(
+            f"cannot load kubeconfig for the pvc registry: {exc}",
+            hint="pass --context, or use --registry file://DIR",
+        ) from exc
 
 
 def context_namespace(context: str | None) -> str:
@@ -70,7 +73,8 @@ def context_namespace(context: str | None) -> str:
 
     try:
         contexts, active = config.list_kube_config_contexts(
-            config_file=os.environ.get("KUBECONFIG"))
+            config_file=os.environ.get("KUBECONFIG")
+        )
     except Exception:  # no usable kubeconfig: the client load reports it properly
         return "default"
     chosen = next((c for c in contexts if c.get("name") == context), None) if context else active
@@ -80,9 +84,17 @@ def context_namespace(context: str | None) -> str:
 class PvcBackend:
     """Registry documents on a PVC, read and written by helper pods."""
 
-    def __init__(self, pvc: str, *, namespace: str | None, context: str | None,
-                 api_factory: ApiFactory = _default_api, image: str = HELPER_IMAGE,
-                 timeout: float = 120.0, poll: float = 0.1) -> None:
+    def __init__(
+        self,
+        pvc: str,
+        *,
+        namespace: str | None,
+        context: str | None,
+        api_factory: ApiFactory = _default_api,
+        image: str = HELPER_IMAGE,
+        timeout: float = 120.0,
+        poll: float = 0.1,
+    ) -> None:
         from kubernetes import client  # lazy
 
         self.pvc = pvc
@@ -117,17 +129,20 @@ class PvcBackend:
     def cas(self, path: str, expected: bytes | None, data: bytes) -> bool:
         """Compare-and-swap via a ``tau-cas-*`` pod holding a mkdir lock on the PVC."""
         stage, env = self._stage(data)
-        env["TAU_EXPECT"] = hashlib.sha256(expected).hexdigest() if expected is not None \
-            else "absent"
+        env["TAU_EXPECT"] = (
+            hashlib.sha256(expected).hexdigest() if expected is not None else "absent"
+        )
         script = _PRELUDE + _LOCK + stage + _REPLACE
         return self._run("cas", script, path, env)[0] == "TAU-OK"
 
     def _stage(self, data: bytes) -> tuple[str, dict[str, str]]:
         encoded = base64.b64encode(data).decode()
         if len(encoded) > MAX_PAYLOAD:
-            raise RegistryError(f"document of {len(data)} bytes is too large for the pvc "
-                                f"registry (at most {MAX_PAYLOAD} bytes base64-encoded)")
-        parts = [encoded[i:i + _ENV_CHUNK] for i in range(0, len(encoded), _ENV_CHUNK)] or [""]
+            raise RegistryError(
+                f"document of {len(data)} bytes is too large for the pvc "
+                f"registry (at most {MAX_PAYLOAD} bytes base64-encoded)"
+            )
+        parts = [encoded[i : i + _ENV_CHUNK] for i in range(0, len(encoded), _ENV_CHUNK)] or [""]
         env = {f"TAU_PAYLOAD_{i}": part for i, part in enumerate(parts)}
         env["TAU_NONCE"] = secrets.token_hex(6)
         chunks = " ".join(f'"$TAU_PAYLOAD_{i}"' for i in range(len(parts)))
@@ -135,23 +150,33 @@ class PvcBackend:
 
     def _pod(self, name: str, script: str, env: dict[str, str]) -> dict[str, Any]:
         return {
-            "apiVersion": "v1", "kind": "Pod",
-            "metadata": {"name": name, "labels": {"app.kubernetes.io/managed-by": "tau",
-                                                  "app.kubernetes.io/component": "registry"}},
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {
+                "name": name,
+                "labels": {
+                    "app.kubernetes.io/managed-by": "tau",
+                    "app.kubernetes.io/component": "registry",
+                },
+            },
             "spec": {
                 "restartPolicy": "Never",
-                "containers": [{
-                    "name": "helper", "image": self.image, "command": ["sh", "-c", script],
-                    "env": [{"name": k, "value": v} for k, v in sorted(env.items())],
-                    "volumeMounts": [{"name": "registry", "mountPath": layout.PVC_MOUNT}],
-                }],
-                "volumes": [{"name": "registry",
-                             "persistentVolumeClaim": {"claimName": self.pvc}}],
+                "containers": [
+                    {
+                        "name": "helper",
+                        "image": self.image,
+                        "command": ["sh", "-c", script],
+                        "env": [{"name": k, "value": v} for k, v in sorted(env.items())],
+                        "volumeMounts": [{"name": "registry", "mountPath": layout.PVC_MOUNT}],
+                    }
+                ],
+                "volumes": [{"name": "registry", "persistentVolumeClaim": {"claimName": self.pvc}}],
             },
         }
 
-    def _run(self, verb: str, script: str, path: str, env: dict[str, str] | None = None
-             ) -> list[str]:
+    def _run(
+        self, verb: str, script: str, path: str, env: dict[str, str] | None = None
+    ) -> list[str]:
         """Run one helper pod to completion and return its output lines (first is a marker)."""
         name = f"tau-{verb}-{secrets.token_hex(4)}"
         full_env = {"TAU_ROOT": layout.PVC_MOUNT, "TAU_PATH": path, **(env or {})}
@@ -180,9 +205,11 @@ class PvcBackend:
             if phase in ("Succeeded", "Failed"):
                 return str(phase)
             time.sleep(self.poll)
-        raise ClusterError(f"helper pod {name} did not finish within {self.timeout:.0f}s",
-                           hint=f"check that pvc {self.pvc} exists in namespace "
-                                f"{self.namespace} and that image {self.image} can be pulled")
+        raise ClusterError(
+            f"helper pod {name} did not finish within {self.timeout:.0f}s",
+            hint=f"check that pvc {self.pvc} exists in namespace "
+            f"{self.namespace} and that image {self.image} can be pulled",
+        )
 
     def _delete(self, name: str) -> None:
         try:
@@ -199,4 +226,3 @@ class PvcBackend:
         elif exc.status == 404:
             hint = f"namespace {self.namespace} may not exist"
         return ClusterError(f"{what}: {exc.status} {reason}", status=exc.status, hint=hint)
-

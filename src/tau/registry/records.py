@@ -141,7 +141,7 @@ def check_purpose_section(purpose: str, section: Mapping[str, Any]) -> list[str]
         return [f'purpose "{purpose}" must be one of: {", ".join(PURPOSES)}']
     allowed = PURPOSE_FIELDS[purpose]
     problems = [
-        f'{purpose}.{key} is not a field of the {purpose} section (fields: {", ".join(allowed)})'
+        f"{purpose}.{key} is not a field of the {purpose} section (fields: {', '.join(allowed)})"
         for key in sorted(section)
         if key not in allowed
     ]
@@ -171,15 +171,20 @@ def validate_dataset_record(rec: Mapping[str, Any]) -> list[str]:
     if rec.get("assurance") not in ASSURANCES:
         problems.append(f"assurance must be one of: {', '.join(ASSURANCES)}")
     files = rec.get("files") or []
-    problems += [f'file path "{f["path"]}" must be clean and relative' for f in files
-                 if not is_clean_relpath(str(f.get("path", "")))]
+    problems += [
+        f'file path "{f["path"]}" must be clean and relative'
+        for f in files
+        if not is_clean_relpath(str(f.get("path", "")))
+    ]
     if rec.get("total_bytes") != sum(int(f.get("bytes", 0)) for f in files):
         problems.append("total_bytes must equal the sum of the file sizes")
     section = rec.get("pretrain") or {}
     if section.get("format") == UINT16_FORMAT and rec.get("assurance") == "verified":
-        problems += [f'{f["path"]}: token_count must be bytes/2 for {UINT16_FORMAT}'
-                     for f in files if f.get("token_count") != int(f.get("bytes", 0)) // 2
-                     or int(f.get("bytes", 0)) % 2]
+        problems += [
+            f"{f['path']}: token_count must be bytes/2 for {UINT16_FORMAT}"
+            for f in files
+            if f.get("token_count") != int(f.get("bytes", 0)) // 2 or int(f.get("bytes", 0)) % 2
+        ]
     return problems
 
 

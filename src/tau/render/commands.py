@@ -54,9 +54,11 @@ def headless_host(plan: Plan) -> str:
 
 def torchrun_args(plan: Plan) -> str:
     if plan.multi_node:
-        return (f"--nnodes={plan.nodes} --node_rank=$JOB_COMPLETION_INDEX --rdzv-backend=c10d "
-                f"--rdzv-endpoint={headless_host(plan)}:{MASTER_PORT} --rdzv-id={plan.name} "
-                f"--nproc_per_node={plan.processes_per_node}")
+        return (
+            f"--nnodes={plan.nodes} --node_rank=$JOB_COMPLETION_INDEX --rdzv-backend=c10d "
+            f"--rdzv-endpoint={headless_host(plan)}:{MASTER_PORT} --rdzv-id={plan.name} "
+            f"--nproc_per_node={plan.processes_per_node}"
+        )
     return f"--standalone --nproc_per_node={plan.processes_per_node}"
 
 
@@ -81,8 +83,10 @@ def _exec(plan: Plan, argv: str) -> str:
     if plan.profiler_rank == "all":
         return profiled
     # Braced so a failed decode before `&&` skips the whole group, as with a plain exec.
-    return (f'{{ if [ "${{JOB_COMPLETION_INDEX:-0}}" = "{plan.profiler_rank}" ]; then '
-            f"{profiled}; fi; exec {argv}; }}")
+    return (
+        f'{{ if [ "${{JOB_COMPLETION_INDEX:-0}}" = "{plan.profiler_rank}" ]; then '
+        f"{profiled}; fi; exec {argv}; }}"
+    )
 
 
 def main_command(plan: Plan) -> list[str] | None:
@@ -101,16 +105,19 @@ def main_command(plan: Plan) -> list[str] | None:
         return None
     decode = 'printf %s "$TAU_SCRIPT_B64" | base64 -d > '
     if plan.launcher == "torchrun":
-        line = (f"{decode}{PY_TARGET} && "
-                + _exec(plan, f"python3 -m torch.distributed.run {torchrun_args(plan)}{flags} "
-                              f"{PY_TARGET}"))
-    elif plan.launcher == "python" and (plan.script.filename.endswith(".py")
-                                        or plan.script.shebang is None
-                                        or "python" in plan.script.shebang):
+        line = f"{decode}{PY_TARGET} && " + _exec(
+            plan, f"python3 -m torch.distributed.run {torchrun_args(plan)}{flags} {PY_TARGET}"
+        )
+    elif plan.launcher == "python" and (
+        plan.script.filename.endswith(".py")
+        or plan.script.shebang is None
+        or "python" in plan.script.shebang
+    ):
         line = f"{decode}{PY_TARGET} && " + _exec(plan, f"python3 {PY_TARGET}{flags}")
     else:
-        line = (f"{decode}{SH_TARGET} && chmod +x {SH_TARGET} && "
-                + _exec(plan, f"{SH_TARGET}{flags}"))
+        line = f"{decode}{SH_TARGET} && chmod +x {SH_TARGET} && " + _exec(
+            plan, f"{SH_TARGET}{flags}"
+        )
     return _wrap(plan, line)
 
 

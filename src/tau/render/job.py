@@ -81,30 +81,41 @@ def _volumes(plan: Plan) -> tuple[list[dict[str, Any]], list[dict[str, Any]], li
     if plan.source_image:
         volumes.append({"name": "tau-source", "emptyDir": {}})
         mounts.append({"name": "tau-source", "mountPath": "/tau/source"})
-        inits.append({
-            "name": "tau-source",
-            "image": plan.source_image,
-            "command": ["/bin/sh", "-c", 'cp -R -- "$1"/. /tau-source/ && chmod -R a+rwX '
-                        '/tau-source && chmod a+x "/tau-source/$2"'],
-            "args": ["tau-source", plan.source_path or "", plan.source_entrypoint or ""],
-            "volumeMounts": [{"name": "tau-source", "mountPath": "/tau-source"}],
-        })
+        inits.append(
+            {
+                "name": "tau-source",
+                "image": plan.source_image,
+                "command": [
+                    "/bin/sh",
+                    "-c",
+                    'cp -R -- "$1"/. /tau-source/ && chmod -R a+rwX '
+                    '/tau-source && chmod a+x "/tau-source/$2"',
+                ],
+                "args": ["tau-source", plan.source_path or "", plan.source_entrypoint or ""],
+                "volumeMounts": [{"name": "tau-source", "mountPath": "/tau-source"}],
+            }
+        )
     for asset in plan.image_assets:
         vol = f"tau-asset-{asset.name}"
         volumes.append({"name": vol, "emptyDir": {}})
         mounts.append({"name": vol, "mountPath": asset.mount_path, "readOnly": True})
-        inits.append({
-            "name": vol,
-            "image": asset.image,
-            "command": ["/bin/cp", "-a", "--", f"{asset.source_path}/.", "/tau-asset/"],
-            "volumeMounts": [{"name": vol, "mountPath": "/tau-asset"}],
-        })
+        inits.append(
+            {
+                "name": vol,
+                "image": asset.image,
+                "command": ["/bin/cp", "-a", "--", f"{asset.source_path}/.", "/tau-asset/"],
+                "volumeMounts": [{"name": vol, "mountPath": "/tau-asset"}],
+            }
+        )
     return volumes, mounts, inits
 
 
 def _container(plan: Plan, mounts: list[dict[str, Any]], *, redact: bool) -> dict[str, Any]:
-    container: dict[str, Any] = {"name": "main", "image": plan.image,
-                                 "env": _env(plan, redact=redact)}
+    container: dict[str, Any] = {
+        "name": "main",
+        "image": plan.image,
+        "env": _env(plan, redact=redact),
+    }
     command = main_command(plan)
     if command is not None:
         container["command"] = command
@@ -135,13 +146,22 @@ def _annotations(plan: Plan) -> dict[str, str]:
         notes[meta.ANNOTATION_GPU_COUNT] = str(plan.gpus)
     if plan.launcher == "torchrun":
         notes[meta.ANNOTATION_WORKLOADSPEC_EXECUTION] = json.dumps(
-            {"launcher": "torchrun", "processes_per_node": max(plan.processes_per_node, 1),
-             "nodes": max(plan.nodes, 1)}, separators=(",", ":"))
+            {
+                "launcher": "torchrun",
+                "processes_per_node": max(plan.processes_per_node, 1),
+                "nodes": max(plan.nodes, 1),
+            },
+            separators=(",", ":"),
+        )
     extra = [v for v in plan.volumes if v.name != "data"]
     if extra:
         notes[meta.ANNOTATION_STORAGE_MOUNTS] = json.dumps(
-            [{"source": v.name, "path": v.path, "read_only": v.read_only, "source_ref": v.claim}
-             for v in extra], separators=(",", ":"))
+            [
+                {"source": v.name, "path": v.path, "read_only": v.read_only, "source_ref": v.claim}
+                for v in extra
+            ],
+            separators=(",", ":"),
+        )
     return notes
 
 
@@ -178,8 +198,9 @@ def plan_to_job(plan: Plan, *, redact: bool) -> dict[str, Any]:
         "template": {"metadata": template_meta, "spec": pod_spec},
     }
     if plan.multi_node:
-        spec.update({"completionMode": "Indexed", "completions": plan.nodes,
-                     "parallelism": plan.nodes})
+        spec.update(
+            {"completionMode": "Indexed", "completions": plan.nodes, "parallelism": plan.nodes}
+        )
     metadata: dict[str, Any] = {
         "name": plan.name,
         "namespace": plan.namespace,

@@ -35,8 +35,11 @@ def _plain_ok(text: str) -> bool:
 
 def _literal_ok(text: str) -> bool:
     lines = text.rstrip("\n").split("\n")
-    return (not text.endswith("\n\n") and not lines[0].startswith(" ")
-            and all(line == line.rstrip() and (line.isprintable() or line == "") for line in lines))
+    return (
+        not text.endswith("\n\n")
+        and not lines[0].startswith(" ")
+        and all(line == line.rstrip() and (line.isprintable() or line == "") for line in lines)
+    )
 
 
 def _scalar(value: Any) -> str:

@@ -85,6 +85,7 @@ def label_value(text: str) -> str:
         value = value[: 63 - 13].rstrip("-_.") + "-" + digest
     return value
 
+
 # Serving (tau serve): the service a Deployment, Service or RayService belongs to, and the
 # checkpoint it was deployed from (pvc://CLAIM/PATH).
 LABEL_SERVICE = _P + "service"

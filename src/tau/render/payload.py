@@ -41,13 +41,18 @@ def encode(files: dict[str, bytes]) -> tuple[str, str]:
     total = sum(len(v) for v in files.values())
     if total > MAX_FILES_BYTES:
         raise PayloadTooLarge(f"payload files total {total} bytes; at most {MAX_FILES_BYTES}")
-    envelope = {"version": 2, "files": [
-        {"name": name, "data": base64.b64encode(files[name]).decode()} for name in sorted(files)
-    ]}
-    raw = gzip.compress(json.dumps(envelope, separators=(",", ":")).encode(), compresslevel=9,
-                        mtime=0)
+    envelope = {
+        "version": 2,
+        "files": [
+            {"name": name, "data": base64.b64encode(files[name]).decode()} for name in sorted(files)
+        ],
+    }
+    raw = gzip.compress(
+        json.dumps(envelope, separators=(",", ":")).encode(), compresslevel=9, mtime=0
+    )
     encoded = base64.b64encode(raw).decode()
     if len(encoded) > MAX_ENV_BYTES:
-        raise PayloadTooLarge(f"compressed payload is {len(encoded)} bytes; "
-                              f"at most {MAX_ENV_BYTES}")
+        raise PayloadTooLarge(
+            f"compressed payload is {len(encoded)} bytes; at most {MAX_ENV_BYTES}"
+        )
     return encoded, hashlib.sha256(raw).hexdigest()

@@ -28,28 +28,38 @@ STORAGE_ENV = (
 )
 
 
-def env_list(literal: dict[str, str], secrets: tuple[SecretRef, ...], *, redact: bool
-             ) -> list[dict[str, Any]]:
+def env_list(
+    literal: dict[str, str], secrets: tuple[SecretRef, ...], *, redact: bool
+) -> list[dict[str, Any]]:
     """Env entries sorted by name; secret refs keep their shape, redacted on client dry-run."""
     entries: dict[str, dict[str, Any]] = {k: {"name": k, "value": v} for k, v in literal.items()}
     for ref in secrets:
         name, key = (REDACTED, REDACTED) if redact else (ref.secret, ref.key)
-        entries[ref.env] = {"name": ref.env,
-                            "valueFrom": {"secretKeyRef": {"name": name, "key": key}}}
+        entries[ref.env] = {
+            "name": ref.env,
+            "valueFrom": {"secretKeyRef": {"name": name, "key": key}},
+        }
     return [entries[k] for k in sorted(entries)]
 
 
-def resources(base: Resources, gpu: int, *, gpu_resource: str = GPU_RESOURCE,
-              defaults: Resources | None = None, limit_follows_request: bool = False
-              ) -> dict[str, Any]:
+def resources(
+    base: Resources,
+    gpu: int,
+    *,
+    gpu_resource: str = GPU_RESOURCE,
+    defaults: Resources | None = None,
+    limit_follows_request: bool = False,
+) -> dict[str, Any]:
     """requests/limits from explicit values over defaults, plus the GPU in both."""
     d = defaults or Resources()
     cpu_req = base.cpu_request or d.cpu_request
     mem_req = base.memory_request or d.memory_request
-    cpu_lim = base.cpu_limit or (base.cpu_request if limit_follows_request and base.cpu_request
-                                 else d.cpu_limit)
-    mem_lim = base.memory_limit or (base.memory_request if limit_follows_request
-                                    and base.memory_request else d.memory_limit)
+    cpu_lim = base.cpu_limit or (
+        base.cpu_request if limit_follows_request and base.cpu_request else d.cpu_limit
+    )
+    mem_lim = base.memory_limit or (
+        base.memory_request if limit_follows_request and base.memory_request else d.memory_limit
+    )
     requests = {k: v for k, v in (("cpu", cpu_req), ("memory", mem_req)) if v}
     limits = {k: v for k, v in (("cpu", cpu_lim), ("memory", mem_lim)) if v}
     if gpu > 0:
@@ -68,8 +78,10 @@ def merge(*layers: Resources) -> Resources:
     out = Resources()
     for layer in layers:
         out = Resources(
-            layer.cpu_request or out.cpu_request, layer.memory_request or out.memory_request,
-            layer.cpu_limit or out.cpu_limit, layer.memory_limit or out.memory_limit,
+            layer.cpu_request or out.cpu_request,
+            layer.memory_request or out.memory_request,
+            layer.cpu_limit or out.cpu_limit,
+            layer.memory_limit or out.memory_limit,
         )
     return out
 

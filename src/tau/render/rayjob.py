@@ -19,19 +19,41 @@ DEFAULT_RAY_VERSION = "2.56.0"
 HEAD_DEFAULTS = Resources("2", "8Gi", "4", "16Gi")
 GPU_WORKER_DEFAULTS = Resources("8", "64Gi", "16", "128Gi")
 _RAY_VERSION = re.compile(r"-ray(\d+\.\d+\.\d+)")
-_SYSTEM_AFFINITY = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
-    "nodeSelectorTerms": [
-        {"matchExpressions": [{"key": "kubernetes.azure.com/mode", "operator": "In",
-                               "values": ["system"]}]},
-        {"matchExpressions": [{"key": "kubernetes.azure.com/mode", "operator": "DoesNotExist"}]},
-    ]}}}
-_SIDECAR_SECURITY = {"runAsNonRoot": True, "runAsUser": 65532, "readOnlyRootFilesystem": True,
-                     "allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}}
-_MONITORING = {"adx-mon/scrape": "true", "adx-mon/port": "8080",
-               "adx-mon/log-destination": "Logs:ContainerLogs"}
-DRIVER_LOG_TAIL = ('mkdir -p /tmp/ray; while :; do for f in /tmp/ray/session_*/logs/'
-                   'job-driver-*.log; do [ -f "$f" ] && exec tail -F -n +1 "$f"; done; '
-                   "sleep 2; done")
+_SYSTEM_AFFINITY = {
+    "nodeAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": {
+            "nodeSelectorTerms": [
+                {
+                    "matchExpressions": [
+                        {"key": "kubernetes.azure.com/mode", "operator": "In", "values": ["system"]}
+                    ]
+                },
+                {
+                    "matchExpressions": [
+                        {"key": "kubernetes.azure.com/mode", "operator": "DoesNotExist"}
+                    ]
+                },
+            ]
+        }
+    }
+}
+_SIDECAR_SECURITY = {
+    "runAsNonRoot": True,
+    "runAsUser": 65532,
+    "readOnlyRootFilesystem": True,
+    "allowPrivilegeEscalation": False,
+    "capabilities": {"drop": ["ALL"]},
+}
+_MONITORING = {
+    "adx-mon/scrape": "true",
+    "adx-mon/port": "8080",
+    "adx-mon/log-destination": "Logs:ContainerLogs",
+}
+DRIVER_LOG_TAIL = (
+    "mkdir -p /tmp/ray; while :; do for f in /tmp/ray/session_*/logs/"
+    'job-driver-*.log; do [ -f "$f" ] && exec tail -F -n +1 "$f"; done; '
+    "sleep 2; done"
+)
 
 
 def ray_version(image: str) -> str:
@@ -52,15 +74,17 @@ def entrypoint(plan: Plan) -> str:
     """The driver shell script KubeRay runs on the head."""
     lines = [
         "set -eu",
-        'if [ -s /script/requirements.txt ]; then python3 -m pip install --quiet --no-cache-dir '
-        '-r /script/requirements.txt || python3 -m pip install --quiet --no-cache-dir --user -r '
-        '/script/requirements.txt; fi',
+        "if [ -s /script/requirements.txt ]; then python3 -m pip install --quiet --no-cache-dir "
+        "-r /script/requirements.txt || python3 -m pip install --quiet --no-cache-dir --user -r "
+        "/script/requirements.txt; fi",
         'export PATH="$(python3 -m site --user-base)/bin:$PATH"',
     ]
     if plan.pip:
         pkgs = " ".join(shlex.quote(p) for p in plan.pip)
-        lines.append(f"python3 -m pip install --quiet --no-cache-dir {pkgs} || "
-                     f"python3 -m pip install --quiet --no-cache-dir --user {pkgs}")
+        lines.append(
+            f"python3 -m pip install --quiet --no-cache-dir {pkgs} || "
+            f"python3 -m pip install --quiet --no-cache-dir --user {pkgs}"
+        )
     lines.append("cd /data")
     if plan.launcher == "ray-tune":
         lines.append(f"python3 /script/{tune_driver.FILENAME}")
@@ -71,34 +95,50 @@ def entrypoint(plan: Plan) -> str:
         lines.append(f"python3 /script/{_script_name(plan)}")
     body = "\n".join(lines)
     # The completion marker lets the log sidecar and `tau run logs` tell "done" from "lost".
-    return ("rc=0\n(\n" + body + "\n) || rc=$?\n"
-            'printf \'{"exit_code":%d}\\n\' "$rc" > /tmp/ray/tau-driver-complete '
-            "2>/dev/null || true\n"
-            "exit $rc")
+    return (
+        "rc=0\n(\n" + body + "\n) || rc=$?\n"
+        'printf \'{"exit_code":%d}\\n\' "$rc" > /tmp/ray/tau-driver-complete '
+        "2>/dev/null || true\n"
+        "exit $rc"
+    )
 
 
 def _env(plan: Plan, *, redact: bool, head: bool) -> list[dict[str, Any]]:
     gpus = plan.gpus_per_worker
     env: dict[str, str] = {
-        "TAU_DATA_DIR": pod.DATA_ROOT, "TAU_HOT_DIR": pod.HOT_ROOT, "HF_HOME": "/tmp/hf",
-        "NCCL_DEBUG": "WARN", "NCCL_SOCKET_IFNAME": "eth0",
+        "TAU_DATA_DIR": pod.DATA_ROOT,
+        "TAU_HOT_DIR": pod.HOT_ROOT,
+        "HF_HOME": "/tmp/hf",
+        "NCCL_DEBUG": "WARN",
+        "NCCL_SOCKET_IFNAME": "eth0",
     }
     env.update(dict(plan.env))
     world = plan.workers * gpus if gpus > 0 else plan.workers
-    env.update({"TAU_DIST_BACKEND": "nccl" if gpus > 0 else "gloo",
-                "TAU_NUM_WORKERS": str(world), "TAU_WORLD_SIZE": str(world)})
+    env.update(
+        {
+            "TAU_DIST_BACKEND": "nccl" if gpus > 0 else "gloo",
+            "TAU_NUM_WORKERS": str(world),
+            "TAU_WORLD_SIZE": str(world),
+        }
+    )
     configs = dict(plan.launcher_configs)
     if plan.launcher == "ray-train":
         env["TAU_RAY_TRAIN_CONFIG_JSON"] = json.dumps(configs, sort_keys=True)
     else:
         script = _script_name(plan)
-        env.update({"TAU_TUNE_TRAIN_PATH": f"/script/{script}",
-                    "TAU_TUNE_TRAIN_MODULE": _module_name(script),
-                    "TAU_TUNE_METRIC": plan.tune_metric or "",
-                    "TAU_TUNE_PARAM_SPACE": json.dumps(configs, sort_keys=True)})
-        for key, value in (("TAU_TUNE_MODE", plan.tune_mode),
-                           ("TAU_TUNE_NUM_SAMPLES", plan.tune_num_samples),
-                           ("TAU_TUNE_MAX_CONCURRENT_TRIALS", plan.tune_max_concurrent)):
+        env.update(
+            {
+                "TAU_TUNE_TRAIN_PATH": f"/script/{script}",
+                "TAU_TUNE_TRAIN_MODULE": _module_name(script),
+                "TAU_TUNE_METRIC": plan.tune_metric or "",
+                "TAU_TUNE_PARAM_SPACE": json.dumps(configs, sort_keys=True),
+            }
+        )
+        for key, value in (
+            ("TAU_TUNE_MODE", plan.tune_mode),
+            ("TAU_TUNE_NUM_SAMPLES", plan.tune_num_samples),
+            ("TAU_TUNE_MAX_CONCURRENT_TRIALS", plan.tune_max_concurrent),
+        ):
             if value is not None:
                 env[key] = str(value)
     env.update(pod.output_env(plan))
@@ -112,18 +152,25 @@ def _payload_init(plan: Plan, encoded: str, digest: str) -> dict[str, Any]:
         "name": "tau-payload",
         "image": plan.image,
         "command": ["python3", "-c", payload.DECODER],
-        "env": [{"name": "TAU_PAYLOAD_B64", "value": encoded},
-                {"name": "TAU_PAYLOAD_DIGEST", "value": digest},
-                {"name": "TAU_PAYLOAD_TARGET_DIR", "value": payload.TARGET_DIR}],
-        "resources": {"requests": {"cpu": "10m", "memory": "32Mi"},
-                      "limits": {"cpu": "250m", "memory": "128Mi"}},
+        "env": [
+            {"name": "TAU_PAYLOAD_B64", "value": encoded},
+            {"name": "TAU_PAYLOAD_DIGEST", "value": digest},
+            {"name": "TAU_PAYLOAD_TARGET_DIR", "value": payload.TARGET_DIR},
+        ],
+        "resources": {
+            "requests": {"cpu": "10m", "memory": "32Mi"},
+            "limits": {"cpu": "250m", "memory": "128Mi"},
+        },
         "volumeMounts": [{"name": "script", "mountPath": payload.TARGET_DIR}],
     }
 
 
 def _shared_volumes(plan: Plan) -> list[dict[str, Any]]:
-    data: dict[str, Any] = ({"persistentVolumeClaim": {"claimName": plan.data_pvc}}
-                            if plan.data_pvc else {"emptyDir": {}})
+    data: dict[str, Any] = (
+        {"persistentVolumeClaim": {"claimName": plan.data_pvc}}
+        if plan.data_pvc
+        else {"emptyDir": {}}
+    )
     return [
         {"name": "data", **data},
         {"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": "16Gi"}},
@@ -145,54 +192,75 @@ def _mounts(*, ray_tmp: bool) -> list[dict[str, Any]]:
 
 
 def _head(plan: Plan, encoded: str, digest: str, *, redact: bool) -> dict[str, Any]:
-    inits = [] if plan.security_restricted else [{
-        "name": "prepare-ray-tmp",
-        "image": plan.image,
-        "command": ["sh", "-c", "mkdir -p /tmp/ray && chmod 1777 /tmp/ray"],
-        "securityContext": {"runAsUser": 0, "allowPrivilegeEscalation": False,
-                            "capabilities": {"drop": ["ALL"], "add": ["CHOWN", "FOWNER"]}},
-        "volumeMounts": [{"name": "ray-tmp", "mountPath": "/tmp/ray"}],
-    }]
+    inits = (
+        []
+        if plan.security_restricted
+        else [
+            {
+                "name": "prepare-ray-tmp",
+                "image": plan.image,
+                "command": ["sh", "-c", "mkdir -p /tmp/ray && chmod 1777 /tmp/ray"],
+                "securityContext": {
+                    "runAsUser": 0,
+                    "allowPrivilegeEscalation": False,
+                    "capabilities": {"drop": ["ALL"], "add": ["CHOWN", "FOWNER"]},
+                },
+                "volumeMounts": [{"name": "ray-tmp", "mountPath": "/tmp/ray"}],
+            }
+        ]
+    )
     inits.append(_payload_init(plan, encoded, digest))
     head = {
         "name": "ray-head",
         "image": plan.image,
-        "ports": [{"containerPort": 8080, "name": "metrics"},
-                  {"containerPort": 6379, "name": "gcs"},
-                  {"containerPort": 8265, "name": "dashboard"},
-                  {"containerPort": 10001, "name": "client"}],
+        "ports": [
+            {"containerPort": 8080, "name": "metrics"},
+            {"containerPort": 6379, "name": "gcs"},
+            {"containerPort": 8265, "name": "dashboard"},
+            {"containerPort": 10001, "name": "client"},
+        ],
         "env": _env(plan, redact=redact, head=True),
-        "resources": pod.resources(pod.merge(plan.resources, plan.head_resources), 0,
-                                   defaults=HEAD_DEFAULTS, limit_follows_request=True),
+        "resources": pod.resources(
+            pod.merge(plan.resources, plan.head_resources),
+            0,
+            defaults=HEAD_DEFAULTS,
+            limit_follows_request=True,
+        ),
         "volumeMounts": _mounts(ray_tmp=True),
     }
     sidecar = {
         "name": "ray-driver-log-offload",
         "image": plan.image,
         "command": ["sh", "-c", DRIVER_LOG_TAIL],
-        "resources": {"requests": {"cpu": "10m", "memory": "32Mi"},
-                      "limits": {"cpu": "100m", "memory": "128Mi"}},
+        "resources": {
+            "requests": {"cpu": "10m", "memory": "32Mi"},
+            "limits": {"cpu": "100m", "memory": "128Mi"},
+        },
         "securityContext": dict(_SIDECAR_SECURITY),
         "volumeMounts": [{"name": "ray-tmp", "mountPath": "/tmp/ray", "readOnly": True}],
     }
     spec: dict[str, Any] = {
         "affinity": _SYSTEM_AFFINITY,
-        "tolerations": [{"key": "CriticalAddonsOnly", "operator": "Exists",
-                         "effect": "NoSchedule"}],
+        "tolerations": [
+            {"key": "CriticalAddonsOnly", "operator": "Exists", "effect": "NoSchedule"}
+        ],
         "restartPolicy": "Never",
         "terminationGracePeriodSeconds": 600,
         "initContainers": inits,
         "containers": [head, sidecar],
-        "volumes": sorted([*_shared_volumes(plan), {"name": "ray-tmp", "emptyDir": {}}],
-                          key=lambda v: v["name"]),
+        "volumes": sorted(
+            [*_shared_volumes(plan), {"name": "ray-tmp", "emptyDir": {}}], key=lambda v: v["name"]
+        ),
     }
     if plan.placement.pod_priority_class:
         spec["priorityClassName"] = plan.placement.pod_priority_class
     notes = {**_MONITORING}
     return {
         "rayStartParams": {"dashboard-host": "0.0.0.0", "num-cpus": "0", "num-gpus": "0"},
-        "template": {"metadata": {"labels": common.workload_labels(plan, "rayjob"),
-                                  "annotations": notes}, "spec": spec},
+        "template": {
+            "metadata": {"labels": common.workload_labels(plan, "rayjob"), "annotations": notes},
+            "spec": spec,
+        },
     }
 
 
@@ -200,29 +268,55 @@ def _worker(plan: Plan, encoded: str, digest: str, *, redact: bool) -> dict[str,
     gpus = plan.gpus_per_worker
     gpu_resource = f"nvidia.com/mig-{plan.mig_profile}" if plan.mig_profile else pod.GPU_RESOURCE
     defaults = GPU_WORKER_DEFAULTS if gpus > 0 else HEAD_DEFAULTS
-    health = "/api/healthz" if tuple(map(int, ray_version(plan.image).split("."))) >= (2, 53) \
+    health = (
+        "/api/healthz"
+        if tuple(map(int, ray_version(plan.image).split("."))) >= (2, 53)
         else "/api/local_raylet_healthz"
+    )
     ships_payload = plan.launcher == "ray-tune" or plan.project_zip is not None
     container = {
         "name": "ray-worker",
         "image": plan.image,
         "ports": [{"containerPort": 8080, "name": "metrics"}],
         "env": _env(plan, redact=redact, head=False),
-        "resources": pod.resources(pod.merge(plan.resources, plan.worker_resources), gpus,
-                                   gpu_resource=gpu_resource, defaults=defaults,
-                                   limit_follows_request=True),
-        "startupProbe": {"httpGet": {"path": health, "port": 52365}, "periodSeconds": 5,
-                         "timeoutSeconds": 2, "failureThreshold": 60},
-        "readinessProbe": {"tcpSocket": {"port": 52365}, "initialDelaySeconds": 60,
-                           "periodSeconds": 10, "timeoutSeconds": 10, "failureThreshold": 3},
-        "livenessProbe": {"tcpSocket": {"port": 52365}, "initialDelaySeconds": 60,
-                          "periodSeconds": 30, "timeoutSeconds": 10, "failureThreshold": 6},
-        "volumeMounts": [m for m in _mounts(ray_tmp=False)
-                         if ships_payload or m["name"] != "script"],
+        "resources": pod.resources(
+            pod.merge(plan.resources, plan.worker_resources),
+            gpus,
+            gpu_resource=gpu_resource,
+            defaults=defaults,
+            limit_follows_request=True,
+        ),
+        "startupProbe": {
+            "httpGet": {"path": health, "port": 52365},
+            "periodSeconds": 5,
+            "timeoutSeconds": 2,
+            "failureThreshold": 60,
+        },
+        "readinessProbe": {
+            "tcpSocket": {"port": 52365},
+            "initialDelaySeconds": 60,
+            "periodSeconds": 10,
+            "timeoutSeconds": 10,
+            "failureThreshold": 3,
+        },
+        "livenessProbe": {
+            "tcpSocket": {"port": 52365},
+            "initialDelaySeconds": 60,
+            "periodSeconds": 30,
+            "timeoutSeconds": 10,
+            "failureThreshold": 6,
+        },
+        "volumeMounts": [
+            m for m in _mounts(ray_tmp=False) if ships_payload or m["name"] != "script"
+        ],
     }
     volumes = [v for v in _shared_volumes(plan) if ships_payload or v["name"] != "script"]
-    spec: dict[str, Any] = {"restartPolicy": "Never", "terminationGracePeriodSeconds": 600,
-                            "containers": [container], "volumes": volumes}
+    spec: dict[str, Any] = {
+        "restartPolicy": "Never",
+        "terminationGracePeriodSeconds": 600,
+        "containers": [container],
+        "volumes": volumes,
+    }
     if ships_payload:
         spec["initContainers"] = [_payload_init(plan, encoded, digest)]
     if gpus > 0:
@@ -238,8 +332,10 @@ def _worker(plan: Plan, encoded: str, digest: str, *, redact: bool) -> dict[str,
         "minReplicas": plan.workers,
         "maxReplicas": plan.workers,
         "rayStartParams": {"num-gpus": str(gpus)},
-        "template": {"metadata": {"labels": common.workload_labels(plan, "rayjob"),
-                                  "annotations": notes}, "spec": spec},
+        "template": {
+            "metadata": {"labels": common.workload_labels(plan, "rayjob"), "annotations": notes},
+            "spec": spec,
+        },
     }
 
 
@@ -256,8 +352,9 @@ def plan_to_rayjob(plan: Plan, *, redact: bool) -> dict[str, Any]:
     encoded, digest = payload.encode(files)
     notes = common.workload_annotations(plan)
     notes[meta.ANNOTATION_PAYLOAD_DIGEST] = digest
-    notes[meta.ANNOTATION_WORKLOADSPEC_EXECUTION] = json.dumps({"launcher": plan.launcher},
-                                                               separators=(",", ":"))
+    notes[meta.ANNOTATION_WORKLOADSPEC_EXECUTION] = json.dumps(
+        {"launcher": plan.launcher}, separators=(",", ":")
+    )
     gpus_total = plan.workers * plan.gpus_per_worker
     if gpus_total > 0:
         notes[meta.ANNOTATION_GPU_COUNT] = str(gpus_total)
@@ -284,7 +381,11 @@ def plan_to_rayjob(plan: Plan, *, redact: bool) -> dict[str, Any]:
     return {
         "apiVersion": "ray.io/v1",
         "kind": "RayJob",
-        "metadata": {"name": plan.name, "namespace": plan.namespace,
-                     "labels": common.workload_labels(plan, "rayjob"), "annotations": notes},
+        "metadata": {
+            "name": plan.name,
+            "namespace": plan.namespace,
+            "labels": common.workload_labels(plan, "rayjob"),
+            "annotations": notes,
+        },
         "spec": spec,
     }

@@ -30,10 +30,13 @@ class CancelResult:
     def message(self) -> str:
         what = f"{self.kind} {self.namespace}/{self.name}"
         if self.complete:
-            return (f"cancelled {what}: workload, pods and cluster are gone; "
-                    "Kueue reclaimed the quota")
-        return (f"deletion of {what} requested; teardown is NOT complete: pods may still hold "
-                f"their nodes (check: tau run status {self.name} -n {self.namespace})")
+            return (
+                f"cancelled {what}: workload, pods and cluster are gone; Kueue reclaimed the quota"
+            )
+        return (
+            f"deletion of {what} requested; teardown is NOT complete: pods may still hold "
+            f"their nodes (check: tau run status {self.name} -n {self.namespace})"
+        )
 
 
 def _delete(resource: ResourceType, namespace: str, name: str, fn: Callable[[], Any]) -> None:
@@ -56,15 +59,21 @@ def _remaining(api_client: Any, namespace: str, kind: str, name: str, cluster: s
         from tau.kube.raw import decode
 
         with api_call("list", POD, namespace=namespace):
-            pods = core.list_namespaced_pod(namespace, label_selector=selector,
-                                            _preload_content=False)
+            pods = core.list_namespaced_pod(
+                namespace, label_selector=selector, _preload_content=False
+            )
         count = len(decode(pods).get("items", []))
     if kind == "RayJob" and cluster:
         try:
             with api_call("get", RAYCLUSTER, namespace=namespace, name=cluster):
                 client.CustomObjectsApi(api_client).get_namespaced_custom_object(
-                    RAYCLUSTER.group, RAYCLUSTER.version, namespace, RAYCLUSTER.plural, cluster,
-                    _preload_content=False)
+                    RAYCLUSTER.group,
+                    RAYCLUSTER.version,
+                    namespace,
+                    RAYCLUSTER.plural,
+                    cluster,
+                    _preload_content=False,
+                )
             count += 1
         except ClusterError as exc:
             if exc.status != 404:
@@ -72,9 +81,16 @@ def _remaining(api_client: Any, namespace: str, kind: str, name: str, cluster: s
     return count
 
 
-def cancel(api_client: Any, namespace: str, name: str, *, wait: bool = True,
-           timeout: float = 300.0, sleep: Callable[[float], None] = time.sleep,
-           clock: Callable[[], float] = time.monotonic) -> CancelResult:
+def cancel(
+    api_client: Any,
+    namespace: str,
+    name: str,
+    *,
+    wait: bool = True,
+    timeout: float = 300.0,
+    sleep: Callable[[float], None] = time.sleep,
+    clock: Callable[[], float] = time.monotonic,
+) -> CancelResult:
     """Delete the run's RayJob or Job and its headless Service; optionally wait for teardown.
 
     Raises:
@@ -85,25 +101,48 @@ def cancel(api_client: Any, namespace: str, name: str, *, wait: bool = True,
     kind, obj = find(api_client, namespace, name)
     cluster = (obj.get("status") or {}).get("rayClusterName")
     if kind == "RayJob":
-        _delete(RAYJOB, namespace, name,
-                lambda: client.CustomObjectsApi(api_client).delete_namespaced_custom_object(
-                    RAYJOB.group, RAYJOB.version, namespace, RAYJOB.plural, name,
-                    propagation_policy="Foreground", _preload_content=False))
+        _delete(
+            RAYJOB,
+            namespace,
+            name,
+            lambda: client.CustomObjectsApi(api_client).delete_namespaced_custom_object(
+                RAYJOB.group,
+                RAYJOB.version,
+                namespace,
+                RAYJOB.plural,
+                name,
+                propagation_policy="Foreground",
+                _preload_content=False,
+            ),
+        )
     else:
         # Background propagation deletes the pods too; the Job's default would orphan them.
-        _delete(JOB, namespace, name, lambda: client.BatchV1Api(api_client).delete_namespaced_job(
-            name, namespace, propagation_policy="Background", _preload_content=False))
-        _delete(SERVICE, namespace, f"{name}-headless",
-                lambda: client.CoreV1Api(api_client).delete_namespaced_service(
-                    f"{name}-headless", namespace, _preload_content=False))
+        _delete(
+            JOB,
+            namespace,
+            name,
+            lambda: client.BatchV1Api(api_client).delete_namespaced_job(
+                name, namespace, propagation_policy="Background", _preload_content=False
+            ),
+        )
+        _delete(
+            SERVICE,
+            namespace,
+            f"{name}-headless",
+            lambda: client.CoreV1Api(api_client).delete_namespaced_service(
+                f"{name}-headless", namespace, _preload_content=False
+            ),
+        )
     if not wait:
         return CancelResult(kind, namespace, name, complete=False)
     deadline = clock() + timeout
     while _remaining(api_client, namespace, kind, name, cluster):
         if clock() >= deadline:
-            raise ClusterError(f"{kind} {namespace}/{name} was deleted but its pods are still "
-                               f"terminating after {timeout:.0f}s",
-                               hint=f"check `tau run status {name} -n {namespace}`; the platform "
-                                    "team can see stuck finalizers")
+            raise ClusterError(
+                f"{kind} {namespace}/{name} was deleted but its pods are still "
+                f"terminating after {timeout:.0f}s",
+                hint=f"check `tau run status {name} -n {namespace}`; the platform "
+                "team can see stuck finalizers",
+            )
         sleep(1.0)
     return CancelResult(kind, namespace, name, complete=True)

@@ -19,20 +19,32 @@ from tau.runs.retry import EVENT_REPORTER
 RETRY_REASONS = ("RayJobAttempt", "RayJobRetriesExhausted", "RayJobRetrySucceeded")
 
 
-def event_body(namespace: str, name: str, reason: str, message: str,
-               involved: dict[str, Any], now: datetime) -> dict[str, Any]:
+def event_body(
+    namespace: str, name: str, reason: str, message: str, involved: dict[str, Any], now: datetime
+) -> dict[str, Any]:
     """A core/v1 Event about the run's workload."""
     stamp = now.strftime("%Y-%m-%dT%H:%M:%SZ")
     meta = involved.get("metadata", {})
     return {
-        "apiVersion": "v1", "kind": "Event",
+        "apiVersion": "v1",
+        "kind": "Event",
         "metadata": {"name": name, "namespace": namespace},
-        "involvedObject": {"apiVersion": involved.get("apiVersion"), "kind": involved.get("kind"),
-                           "name": meta.get("name"), "namespace": namespace,
-                           "uid": meta.get("uid")},
-        "reason": reason, "message": message, "type": "Normal", "action": "Retry",
-        "source": {"component": EVENT_REPORTER}, "reportingComponent": EVENT_REPORTER,
-        "reportingInstance": EVENT_REPORTER, "firstTimestamp": stamp, "lastTimestamp": stamp,
+        "involvedObject": {
+            "apiVersion": involved.get("apiVersion"),
+            "kind": involved.get("kind"),
+            "name": meta.get("name"),
+            "namespace": namespace,
+            "uid": meta.get("uid"),
+        },
+        "reason": reason,
+        "message": message,
+        "type": "Normal",
+        "action": "Retry",
+        "source": {"component": EVENT_REPORTER},
+        "reportingComponent": EVENT_REPORTER,
+        "reportingInstance": EVENT_REPORTER,
+        "firstTimestamp": stamp,
+        "lastTimestamp": stamp,
         "count": 1,
     }
 
@@ -81,32 +93,65 @@ def attempts(events: list[dict[str, Any]], name: str) -> list[Attempt]:
         f = _fields(str(ev.get("message") or ""))
         when = str(ev.get("lastTimestamp") or ev.get("eventTime") or "")
         if ev["reason"] == "RayJobAttempt":
-            rows.append(Attempt(f.get("attempt", "?"), "retried", f.get("failure", ""), when,
-                                f["signature"]))
+            rows.append(
+                Attempt(
+                    f.get("attempt", "?"), "retried", f.get("failure", ""), when, f["signature"]
+                )
+            )
         elif ev["reason"] == "RayJobRetriesExhausted":
-            rows.append(Attempt("-", "exhausted", f.get("final_failure", ""), when,
-                                f["signature"]))
+            rows.append(Attempt("-", "exhausted", f.get("final_failure", ""), when, f["signature"]))
         else:
-            rows.append(Attempt("-", f"succeeded after attempt {f.get('recovered_after_attempt')}",
-                                f.get("last_failure", ""), when, f["signature"]))
+            rows.append(
+                Attempt(
+                    "-",
+                    f"succeeded after attempt {f.get('recovered_after_attempt')}",
+                    f.get("last_failure", ""),
+                    when,
+                    f["signature"],
+                )
+            )
     return sorted(rows, key=lambda a: a.time)
 
 
 def table(rows: list[Attempt], namespace: str, name: str) -> str:
     if not rows:
-        return (f"run {namespace}/{name} has no retry attempts on record (first attempt, or "
-                "resilience.max_retries is 0)\n")
+        return (
+            f"run {namespace}/{name} has no retry attempts on record (first attempt, or "
+            "resilience.max_retries is 0)\n"
+        )
     header = ("ATTEMPT", "OUTCOME", "REASON", "TIME", "SIGNATURE")
     body = [(a.attempt, a.outcome, a.reason, a.time, a.signature) for a in rows]
     widths = [max(len(r[i]) for r in (header, *body)) for i in range(5)]
-    return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
-                     for r in (header, *body)) + "\n"
+    return (
+        "\n".join(
+            "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
+            for r in (header, *body)
+        )
+        + "\n"
+    )
 
 
 def as_json(rows: list[Attempt], namespace: str, name: str) -> str:
-    return json.dumps({"name": name, "namespace": namespace, "attempts": [
-        {"attempt": a.attempt, "outcome": a.outcome, "reason": a.reason, "time": a.time,
-         "signature": a.signature} for a in rows]}, indent=2) + "\n"
+    return (
+        json.dumps(
+            {
+                "name": name,
+                "namespace": namespace,
+                "attempts": [
+                    {
+                        "attempt": a.attempt,
+                        "outcome": a.outcome,
+                        "reason": a.reason,
+                        "time": a.time,
+                        "signature": a.signature,
+                    }
+                    for a in rows
+                ],
+            },
+            indent=2,
+        )
+        + "\n"
+    )
 
 
 def fetch(api_client: Any, namespace: str, name: str) -> list[Attempt]:
@@ -117,5 +162,6 @@ def fetch(api_client: Any, namespace: str, name: str) -> list[Attempt]:
 
     with api_call("list", EVENT, namespace=namespace):
         raw = client.CoreV1Api(api_client).list_namespaced_event(
-            namespace, field_selector=f"involvedObject.name={name}", _preload_content=False)
+            namespace, field_selector=f"involvedObject.name={name}", _preload_content=False
+        )
     return attempts(decode(raw).get("items", []), name)

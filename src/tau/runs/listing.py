@@ -50,8 +50,7 @@ def rayjob_status(rayjob: dict[str, Any]) -> str:
     return status.get("jobDeploymentStatus") or status.get("jobStatus") or "Pending"
 
 
-def rows(jobs: list[dict[str, Any]], rayjobs: list[dict[str, Any]], now: datetime
-         ) -> list[RunRow]:
+def rows(jobs: list[dict[str, Any]], rayjobs: list[dict[str, Any]], now: datetime) -> list[RunRow]:
     """Rows of the managed runs; Jobs a RayJob owns (its submitter) are dropped."""
     out = []
     for kind, items, status in (("Job", jobs, job_status), ("RayJob", rayjobs, rayjob_status)):
@@ -62,9 +61,18 @@ def rows(jobs: list[dict[str, Any]], rayjobs: list[dict[str, Any]], now: datetim
                 continue
             labels = md.get("labels") or {}
             created = str(md.get("creationTimestamp") or "")
-            out.append(RunRow(md.get("name", ""), kind, status(obj), created, age(created, now),
-                              labels.get(meta.KUEUE_QUEUE_NAME, ""), md.get("namespace", ""),
-                              labels.get(meta.LABEL_RUN_ID, "")))
+            out.append(
+                RunRow(
+                    md.get("name", ""),
+                    kind,
+                    status(obj),
+                    created,
+                    age(created, now),
+                    labels.get(meta.KUEUE_QUEUE_NAME, ""),
+                    md.get("namespace", ""),
+                    labels.get(meta.LABEL_RUN_ID, ""),
+                )
+            )
     return sorted(out, key=lambda r: (r.created, r.name), reverse=True)
 
 
@@ -74,17 +82,34 @@ def table(found: list[RunRow], namespace: str) -> str:
     header = ("NAME", "KIND", "STATUS", "AGE")
     body = [(r.name, r.kind, r.status, r.age) for r in found]
     widths = [max(len(row[i]) for row in (header, *body)) for i in range(4)]
-    lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
-             for row in (header, *body)]
+    lines = [
+        "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
+        for row in (header, *body)
+    ]
     return "\n".join(lines) + "\n"
 
 
 def as_json(found: list[RunRow], namespace: str) -> str:
-    runs = [{"name": r.name, "kind": r.kind, "status": r.status, "created": r.created,
-             "age": r.age, "runId": r.run_id, "queue": r.queue, "namespace": r.namespace}
-            for r in found]
-    return json.dumps({"namespace": namespace, "total": len(runs), "runs": runs,
-                       "historyState": "live-only"}, indent=2) + "\n"
+    runs = [
+        {
+            "name": r.name,
+            "kind": r.kind,
+            "status": r.status,
+            "created": r.created,
+            "age": r.age,
+            "runId": r.run_id,
+            "queue": r.queue,
+            "namespace": r.namespace,
+        }
+        for r in found
+    ]
+    return (
+        json.dumps(
+            {"namespace": namespace, "total": len(runs), "runs": runs, "historyState": "live-only"},
+            indent=2,
+        )
+        + "\n"
+    )
 
 
 def fetch_runs(api_client: Any, namespace: str, now: datetime) -> list[RunRow]:
@@ -97,14 +122,14 @@ def fetch_runs(api_client: Any, namespace: str, now: datetime) -> list[RunRow]:
     from tau.kube.resources import JOB, RAYJOB
 
     with api_call("list", JOB, namespace=namespace):
-        jobs = client.BatchV1Api(api_client).list_namespaced_job(namespace,
-                                                                 _preload_content=False)
+        jobs = client.BatchV1Api(api_client).list_namespaced_job(namespace, _preload_content=False)
     job_items = decode(jobs).get("items", [])
     ray_items: list[dict[str, Any]] = []
     try:
         with api_call("list", RAYJOB, namespace=namespace):
             rayjobs = client.CustomObjectsApi(api_client).list_namespaced_custom_object(
-                RAYJOB.group, RAYJOB.version, namespace, RAYJOB.plural, _preload_content=False)
+                RAYJOB.group, RAYJOB.version, namespace, RAYJOB.plural, _preload_content=False
+            )
         ray_items = decode(rayjobs).get("items", [])
     except ClusterError as exc:
         if exc.status != 404:  # a cluster without KubeRay simply has no RayJobs

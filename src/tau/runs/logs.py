@@ -24,13 +24,21 @@ def _pods(api_client: Any, namespace: str, selector: str) -> list[str]:
 
     with api_call("list", POD, namespace=namespace):
         pods = client.CoreV1Api(api_client).list_namespaced_pod(
-            namespace, label_selector=selector, _preload_content=False)
+            namespace, label_selector=selector, _preload_content=False
+        )
     return sorted(p["metadata"]["name"] for p in decode(pods).get("items", []))
 
 
-def stream(api_client: Any, namespace: str, name: str, *, follow: bool = False,
-           tail: int = 200, container: str | None = None,
-           previous: bool = False) -> Iterator[str]:
+def stream(
+    api_client: Any,
+    namespace: str,
+    name: str,
+    *,
+    follow: bool = False,
+    tail: int = 200,
+    container: str | None = None,
+    previous: bool = False,
+) -> Iterator[str]:
     """Yield log text chunks of the run (several Job pods get a `[pod]` prefix per line).
 
     Raises:
@@ -41,15 +49,20 @@ def stream(api_client: Any, namespace: str, name: str, *, follow: bool = False,
     kind, obj = find(api_client, namespace, name)
     if kind == "RayJob":
         cluster = (obj.get("status") or {}).get("rayClusterName")
-        pods = _pods(api_client, namespace, f"ray.io/cluster={cluster},ray.io/node-type=head") \
-            if cluster else []
+        pods = (
+            _pods(api_client, namespace, f"ray.io/cluster={cluster},ray.io/node-type=head")
+            if cluster
+            else []
+        )
         container = DRIVER_LOG_CONTAINER
     else:
         pods = _pods(api_client, namespace, f"job-name={name}")
         container = container or "main"
     if not pods:
-        raise ClusterError(f"{kind} {namespace}/{name} has no pods yet, so no logs",
-                           hint=f"`tau run status {name} -n {namespace}` shows where it waits")
+        raise ClusterError(
+            f"{kind} {namespace}/{name} has no pods yet, so no logs",
+            hint=f"`tau run status {name} -n {namespace}` shows where it waits",
+        )
     core = client.CoreV1Api(api_client)
     # Following several pods at once would interleave unreadably: follow rank 0 only.
     chosen = pods[:1] if follow else pods
@@ -61,8 +74,9 @@ def stream(api_client: Any, namespace: str, name: str, *, follow: bool = False,
             args["tail_lines"] = tail
         with api_call("read logs of", POD, namespace=namespace, name=pod_name):
             if follow:
-                response = core.read_namespaced_pod_log(pod_name, namespace, follow=True,
-                                                        _preload_content=False, **args)
+                response = core.read_namespaced_pod_log(
+                    pod_name, namespace, follow=True, _preload_content=False, **args
+                )
                 for chunk in response.stream(4096):
                     yield chunk.decode(errors="replace")
                 continue

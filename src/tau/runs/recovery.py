@@ -63,8 +63,10 @@ class ClusterRun:
                 first = status.diagnostics[0].message if status.diagnostics else ""
                 return Outcome(False, str(reason), first)
             if status.state is State.NOT_FOUND:
-                raise TauError(f"run {self.namespace}/{self.name} disappeared while tau was "
-                               "watching it", hint="someone cancelled it; nothing to retry")
+                raise TauError(
+                    f"run {self.namespace}/{self.name} disappeared while tau was watching it",
+                    hint="someone cancelled it; nothing to retry",
+                )
             self.sleep(POLL_SECONDS)
 
     def delete_and_wait(self) -> None:
@@ -72,12 +74,17 @@ class ClusterRun:
 
         cancel(self.api, self.namespace, self.name, wait=True, sleep=self.sleep)
 
-    def render(self, env: dict[str, str] | None, *, redact: bool = False
-               ) -> list[dict[str, Any]]:
+    def render(self, env: dict[str, str] | None, *, redact: bool = False) -> list[dict[str, Any]]:
         from tau import pipeline
 
-        return pipeline.cluster_render(self.valid, self.env, namespace=self.namespace,
-                                      queue=self.queue, retry_env=env, redact=redact).documents
+        return pipeline.cluster_render(
+            self.valid,
+            self.env,
+            namespace=self.namespace,
+            queue=self.queue,
+            retry_env=env,
+            redact=redact,
+        ).documents
 
     def resubmit(self, env: dict[str, str]) -> None:
         from tau.runs.submit import submit
@@ -88,8 +95,10 @@ class ClusterRun:
         from tau.runs.events import emit, event_body
 
         if self._last:
-            emit(self.api, event_body(self.namespace, name, reason, message, self._last,
-                                      self.clock()))
+            emit(
+                self.api,
+                event_body(self.namespace, name, reason, message, self._last, self.clock()),
+            )
 
 
 def previous_attempt(workload: Mapping[str, Any]) -> int:
@@ -112,8 +121,9 @@ class ResumePlan:
     warnings: tuple[str, ...]
 
 
-def plan_resume(run: ClusterRun, policy: Policy, *, force: bool,
-                resume_from: str | None) -> ResumePlan:
+def plan_resume(
+    run: ClusterRun, policy: Policy, *, force: bool, resume_from: str | None
+) -> ResumePlan:
     """Check that the run may be resumed and render its replacement.
 
     Raises:
@@ -127,33 +137,54 @@ def plan_resume(run: ClusterRun, policy: Policy, *, force: bool,
     where = f"{run.namespace}/{run.name}"
     status, reason = run.observe()
     if status.state is State.NOT_FOUND:
-        raise TauError(f"run {where} not found: nothing to resume",
-                       hint=f"submit it with `tau run {run.name}`")
+        raise TauError(
+            f"run {where} not found: nothing to resume", hint=f"submit it with `tau run {run.name}`"
+        )
     if status.state is State.SUCCEEDED:
         raise TauError(f"run {where} succeeded: nothing to resume")
     if status.state is not State.FAILED:
-        raise TauError(f"run {where} is still {status.state.value}; resume replaces a failed run",
-                       hint=f"wait for it, or `tau run cancel {run.name} -n {run.namespace}`")
+        raise TauError(
+            f"run {where} is still {status.state.value}; resume replaces a failed run",
+            hint=f"wait for it, or `tau run cancel {run.name} -n {run.namespace}`",
+        )
     if reason is FailureReason.UNKNOWN:
-        raise TauError(f"run {where} failed for a reason tau cannot classify (Unknown); "
-                       "it cannot be resumed blindly",
-                       hint=f"find the failed layer with `tau run status {run.name} -n "
-                            f"{run.namespace}`, fix it, then submit again")
+        raise TauError(
+            f"run {where} failed for a reason tau cannot classify (Unknown); "
+            "it cannot be resumed blindly",
+            hint=f"find the failed layer with `tau run status {run.name} -n "
+            f"{run.namespace}`, fix it, then submit again",
+        )
     if reason is FailureReason.OOM_KILLED and not force:
-        raise TauError(f"run {where} was OOMKilled; the same config usually runs out of memory "
-                       "again", hint="raise compute memory first, then resume with --force")
+        raise TauError(
+            f"run {where} was OOMKilled; the same config usually runs out of memory again",
+            hint="raise compute memory first, then resume with --force",
+        )
     checkpoint = resume_from or policy.checkpoint_path
     if not (checkpoint == "/data" or checkpoint.startswith("/data/")):
-        raise TauError(f'resume needs a durable checkpoint under /data (got "{checkpoint}")',
-                       hint="node-local scratch does not survive the workload's deletion")
+        raise TauError(
+            f'resume needs a durable checkpoint under /data (got "{checkpoint}")',
+            hint="node-local scratch does not survive the workload's deletion",
+        )
     warnings = []
     recorded = ((run._last.get("metadata") or {}).get("annotations") or {}).get(
-        meta.ANNOTATION_CONFIG_HASH)
+        meta.ANNOTATION_CONFIG_HASH
+    )
     if recorded and recorded != config_hash(run.valid):
-        warnings.append(f"warning: the config changed since {where} was submitted "
-                        "(config-hash differs); the replacement uses the config as it is now")
+        warnings.append(
+            f"warning: the config changed since {where} was submitted "
+            "(config-hash differs); the replacement uses the config as it is now"
+        )
     attempt = previous_attempt(run._last) + 1
-    env = retry_env(Policy(policy.max_retries, policy.retry_on, policy.backoff_initial,
-                           policy.backoff_max, checkpoint), attempt, str(reason))
+    env = retry_env(
+        Policy(
+            policy.max_retries,
+            policy.retry_on,
+            policy.backoff_initial,
+            policy.backoff_max,
+            checkpoint,
+        ),
+        attempt,
+        str(reason),
+    )
     # Rendering first: a config that no longer renders must not cost the user their run.
     return ResumePlan(str(reason), attempt, env, run.render(env), tuple(warnings))

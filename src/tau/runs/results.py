@@ -28,15 +28,28 @@ class Results:
     files: tuple[str, ...]
 
     def table(self) -> str:
-        lines = [f"run:     {self.namespace}/{self.name} ({self.kind})",
-                 f"results: {self.path} on pvc {self.pvc}"]
+        lines = [
+            f"run:     {self.namespace}/{self.name} ({self.kind})",
+            f"results: {self.path} on pvc {self.pvc}",
+        ]
         lines += [f"  {f}" for f in self.files] or ["  (empty: nothing was written yet)"]
         return "\n".join(lines) + "\n"
 
     def as_json(self) -> str:
-        return json.dumps({"name": self.name, "namespace": self.namespace, "kind": self.kind,
-                           "resultPath": self.path, "resultPvc": self.pvc,
-                           "files": list(self.files)}, indent=2) + "\n"
+        return (
+            json.dumps(
+                {
+                    "name": self.name,
+                    "namespace": self.namespace,
+                    "kind": self.kind,
+                    "resultPath": self.path,
+                    "resultPvc": self.pvc,
+                    "files": list(self.files),
+                },
+                indent=2,
+            )
+            + "\n"
+        )
 
 
 def _relative(path: str, artifact: str | None = None) -> str:
@@ -55,8 +68,9 @@ def _backend(api_client: Any, pvc: str, namespace: str) -> Any:
     return PvcBackend(pvc, namespace=namespace, context=None, api_factory=lambda _ctx: api_client)
 
 
-def get(api_client: Any, namespace: str, name: str, *, artifact: str | None = None,
-        backend: Any = None) -> Results | bytes:
+def get(
+    api_client: Any, namespace: str, name: str, *, artifact: str | None = None, backend: Any = None
+) -> Results | bytes:
     """The run's result listing, or the bytes of one artifact.
 
     Raises:
@@ -66,9 +80,11 @@ def get(api_client: Any, namespace: str, name: str, *, artifact: str | None = No
     notes = obj.get("metadata", {}).get("annotations") or {}
     path, pvc = notes.get(meta.ANNOTATION_RESULT_PATH), notes.get(meta.ANNOTATION_RESULT_PVC)
     if not path or not pvc:
-        raise ClusterError(f"{kind} {namespace}/{name} recorded no durable result",
-                           hint="set storage.data_pvc (and storage.output) so results land on a "
-                                "PVC that `tau run get` can read")
+        raise ClusterError(
+            f"{kind} {namespace}/{name} recorded no durable result",
+            hint="set storage.data_pvc (and storage.output) so results land on a "
+            "PVC that `tau run get` can read",
+        )
     store = backend or _backend(api_client, pvc, namespace)
     if artifact:
         data = store.read(_relative(path, artifact))

@@ -54,12 +54,15 @@ class Hooks(Protocol):
 def policy_of(valid: ValidConfig) -> Policy:
     """The retry policy of a validated config, with the documented defaults."""
     max_retries = int(valid.get("resilience.max_retries") or 0)
-    retry_on = tuple(CANONICAL_REASONS.get(r.lower(), r)
-                     for r in valid.get("resilience.retry_on") or ()) or DEFAULT_RETRY_ON
+    retry_on = (
+        tuple(CANONICAL_REASONS.get(r.lower(), r) for r in valid.get("resilience.retry_on") or ())
+        or DEFAULT_RETRY_ON
+    )
     initial = parse_duration(valid.get("resilience.backoff_initial") or "30s") or 30.0
     most = parse_duration(valid.get("resilience.backoff_max") or "5m") or 300.0
-    checkpoint = valid.get("resilience.checkpoint_path") or \
-        f"/data/checkpoints/finetunes/{valid.name}"
+    checkpoint = (
+        valid.get("resilience.checkpoint_path") or f"/data/checkpoints/finetunes/{valid.name}"
+    )
     return Policy(max_retries, retry_on, initial, most, checkpoint)
 
 
@@ -70,8 +73,12 @@ def backoff(policy: Policy, attempt: int) -> float:
 
 def retry_env(policy: Policy, attempt: int, reason: str) -> dict[str, str]:
     """The four variables a resubmitted attempt sees (the first submit gets none)."""
-    return {"TAU_RESUME_FROM": policy.checkpoint_path, "TAU_RETRY_ATTEMPT": str(attempt),
-            "TAU_RETRY_MAX": str(policy.max_retries), "TAU_RETRY_REASON": reason}
+    return {
+        "TAU_RESUME_FROM": policy.checkpoint_path,
+        "TAU_RETRY_ATTEMPT": str(attempt),
+        "TAU_RETRY_MAX": str(policy.max_retries),
+        "TAU_RETRY_REASON": reason,
+    }
 
 
 def signature(text: str) -> str:
@@ -89,8 +96,10 @@ def run(policy: Policy, namespace: str, name: str, hooks: Hooks) -> int:
         TauError: the failure is not retryable under the policy, or retries ran out.
     """
     where = f"{namespace}/{name}"
-    hooks.echo(f"resilience: watching {where} (max {policy.max_retries} retries, retry on: "
-               f"{', '.join(policy.retry_on)})")
+    hooks.echo(
+        f"resilience: watching {where} (max {policy.max_retries} retries, retry on: "
+        f"{', '.join(policy.retry_on)})"
+    )
     attempt = 0
     last_reason = ""
     while True:
@@ -98,29 +107,45 @@ def run(policy: Policy, namespace: str, name: str, hooks: Hooks) -> int:
         if outcome.succeeded:
             hooks.echo(f"workload {where} completed successfully")
             if attempt > 0:
-                hooks.event(f"{name}-retry-succeeded-{attempt}", "RayJobRetrySucceeded",
-                            f"submission_id={name} recovered_after_attempt={attempt} "
-                            f"last_failure={last_reason} signature={signature(outcome.signature)}")
+                hooks.event(
+                    f"{name}-retry-succeeded-{attempt}",
+                    "RayJobRetrySucceeded",
+                    f"submission_id={name} recovered_after_attempt={attempt} "
+                    f"last_failure={last_reason} signature={signature(outcome.signature)}",
+                )
             return 0
         reason = outcome.reason
         if not classify.should_retry(reason, policy.retry_on):
-            raise TauError(f"workload {where} failed ({reason}) — not in retry_on list "
-                           f"[{', '.join(policy.retry_on)}]", hint=_hint(reason, name, namespace))
+            raise TauError(
+                f"workload {where} failed ({reason}) — not in retry_on list "
+                f"[{', '.join(policy.retry_on)}]",
+                hint=_hint(reason, name, namespace),
+            )
         attempt += 1
         last_reason = reason
         if attempt > policy.max_retries:
-            hooks.event(f"{name}-retries-exhausted-{attempt - 1}", "RayJobRetriesExhausted",
-                        f"submission_id={name} retries_exhausted={policy.max_retries} "
-                        f"final_failure={reason} signature={signature(outcome.signature)}")
-            raise TauError(f"workload {where} exhausted all {policy.max_retries} retries",
-                           hint=f"find the cause with `tau run status {name} -n {namespace}`")
+            hooks.event(
+                f"{name}-retries-exhausted-{attempt - 1}",
+                "RayJobRetriesExhausted",
+                f"submission_id={name} retries_exhausted={policy.max_retries} "
+                f"final_failure={reason} signature={signature(outcome.signature)}",
+            )
+            raise TauError(
+                f"workload {where} exhausted all {policy.max_retries} retries",
+                hint=f"find the cause with `tau run status {name} -n {namespace}`",
+            )
         delay = backoff(policy, attempt)
-        hooks.echo(f"attempt {attempt}/{policy.max_retries} failed ({reason}) — retrying in "
-                   f"{format_duration(delay)}")
+        hooks.echo(
+            f"attempt {attempt}/{policy.max_retries} failed ({reason}) — retrying in "
+            f"{format_duration(delay)}"
+        )
         hooks.sleep(delay)
-        hooks.event(f"{name}-retry-{attempt}", "RayJobAttempt",
-                    f"submission_id={name} attempt={attempt}/{policy.max_retries} "
-                    f"failure={reason} signature={signature(outcome.signature)}")
+        hooks.event(
+            f"{name}-retry-{attempt}",
+            "RayJobAttempt",
+            f"submission_id={name} attempt={attempt}/{policy.max_retries} "
+            f"failure={reason} signature={signature(outcome.signature)}",
+        )
         hooks.delete_and_wait()
         hooks.resubmit(retry_env(policy, attempt, reason))
         hooks.echo(f"retry {attempt}/{policy.max_retries} submitted, watching...")
@@ -128,8 +153,10 @@ def run(policy: Policy, namespace: str, name: str, hooks: Hooks) -> int:
 
 def _hint(reason: str, name: str, namespace: str) -> str:
     if reason == "OOMKilled":
-        return ("the same memory usually reproduces the same OOM: raise compute memory, then "
-                "add OOMKilled to resilience.retry_on or `tau run resume --force`")
+        return (
+            "the same memory usually reproduces the same OOM: raise compute memory, then "
+            "add OOMKilled to resilience.retry_on or `tau run resume --force`"
+        )
     if reason == "Unknown":
         return f"tau could not classify it: `tau run status {name} -n {namespace}` shows the layer"
     return f"add {reason} to resilience.retry_on to retry it automatically"

@@ -26,8 +26,9 @@ class SubmitResult:
     recovered: bool = False
 
 
-def _create(api_client: Any, kind: str, namespace: str, body: dict[str, Any],
-            dry_run: bool) -> dict[str, Any]:
+def _create(
+    api_client: Any, kind: str, namespace: str, body: dict[str, Any], dry_run: bool
+) -> dict[str, Any]:
     """Create one object through the typed client; returns it as plain data."""
     from kubernetes import client
 
@@ -41,7 +42,8 @@ def _create(api_client: Any, kind: str, namespace: str, body: dict[str, Any],
     else:
         res = BY_KIND[kind]
         obj = client.CustomObjectsApi(api_client).create_namespaced_custom_object(
-            res.group, res.version, namespace, res.plural, body, **extra)
+            res.group, res.version, namespace, res.plural, body, **extra
+        )
     return decode(obj)
 
 
@@ -57,7 +59,8 @@ def read(api_client: Any, kind: str, namespace: str, name: str) -> dict[str, Any
     else:
         res = BY_KIND[kind]
         obj = client.CustomObjectsApi(api_client).get_namespaced_custom_object(
-            res.group, res.version, namespace, res.plural, name, **raw)
+            res.group, res.version, namespace, res.plural, name, **raw
+        )
     return decode(obj)
 
 
@@ -72,8 +75,13 @@ def _workload_first(documents: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return sorted(documents, key=lambda d: d["kind"] == "Service")
 
 
-def submit(api_client: Any, documents: list[dict[str, Any]], *, submission_id: str,
-           server_dry_run: bool = False) -> SubmitResult:
+def submit(
+    api_client: Any,
+    documents: list[dict[str, Any]],
+    *,
+    submission_id: str,
+    server_dry_run: bool = False,
+) -> SubmitResult:
     """Create the run's objects.
 
     Args:
@@ -93,11 +101,15 @@ def submit(api_client: Any, documents: list[dict[str, Any]], *, submission_id: s
         kind, name, ns = doc["kind"], doc["metadata"]["name"], doc["metadata"]["namespace"]
         if kind == "Service" and owner is not None and owner.get("metadata", {}).get("uid"):
             # Owned by the Job, so deleting the Job (or its TTL) removes the Service too.
-            body["metadata"]["ownerReferences"] = [{
-                "apiVersion": owner["apiVersion"], "kind": owner["kind"],
-                "name": owner["metadata"]["name"], "uid": owner["metadata"]["uid"],
-                "blockOwnerDeletion": True,
-            }]
+            body["metadata"]["ownerReferences"] = [
+                {
+                    "apiVersion": owner["apiVersion"],
+                    "kind": owner["kind"],
+                    "name": owner["metadata"]["name"],
+                    "uid": owner["metadata"]["uid"],
+                    "blockOwnerDeletion": True,
+                }
+            ]
         try:
             with api_call("create", BY_KIND[kind], namespace=ns, name=name):
                 obj = _create(api_client, kind, ns, body, server_dry_run)
@@ -112,13 +124,15 @@ def submit(api_client: Any, documents: list[dict[str, Any]], *, submission_id: s
     return SubmitResult(created, recovered)
 
 
-def _recover(api_client: Any, kind: str, namespace: str, name: str,
-             submission_id: str) -> dict[str, Any]:
+def _recover(
+    api_client: Any, kind: str, namespace: str, name: str, submission_id: str
+) -> dict[str, Any]:
     """On AlreadyExists: the same submission is a no-op; another one is a conflict."""
     with api_call("get", BY_KIND[kind], namespace=namespace, name=name):
         existing = read(api_client, kind, namespace, name)
     theirs = (existing.get("metadata", {}).get("annotations") or {}).get(
-        meta.ANNOTATION_SUBMISSION_ID)
+        meta.ANNOTATION_SUBMISSION_ID
+    )
     if theirs == submission_id:
         return existing
     raise ClusterError(
@@ -126,5 +140,5 @@ def _recover(api_client: Any, kind: str, namespace: str, name: str,
         f"({kind} {name}, submission-id {theirs or 'none'})",
         status=409,
         hint=f"choose a distinct run name, or `tau run cancel {name} -n {namespace}` first, or "
-             f"`tau run resume {name} --config PATH` to continue it",
+        f"`tau run resume {name} --config PATH` to continue it",
     )

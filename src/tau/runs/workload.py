@@ -25,5 +25,8 @@ def find(api_client: Any, namespace: str, name: str) -> tuple[str, dict[str, Any
             # Not found, or no KubeRay on this cluster: try the next kind.
             if exc.status != 404:
                 raise
-    raise ClusterError(f"run {namespace}/{name} not found: no RayJob or Job of that name",
-                       status=404, hint=f"list the runs with `tau run list -n {namespace}`")
+    raise ClusterError(
+        f"run {namespace}/{name} not found: no RayJob or Job of that name",
+        status=404,
+        hint=f"list the runs with `tau run list -n {namespace}`",
+    )

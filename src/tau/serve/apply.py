@@ -24,8 +24,10 @@ RESOURCES = {r.kind: r for r in (RAYSERVICE, DEPLOYMENT, SERVICE)}
 #: --kind value → the Kubernetes kind of the service object.
 SERVE_KINDS = {"rayservice": "RayService", "deployment": "Deployment"}
 
-RAYSERVICE_SCALE = ("serve scale --kind=rayservice: not yet implemented (serveConfigV2 is a "
-                    "string blob; redeploy with --replicas for now)")
+RAYSERVICE_SCALE = (
+    "serve scale --kind=rayservice: not yet implemented (serveConfigV2 is a "
+    "string blob; redeploy with --replicas for now)"
+)
 
 
 @dataclass(frozen=True)
@@ -43,8 +45,9 @@ def _json(response: Any) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-def call(api_client: Any, verb: str, kind: str, namespace: str, name: str,
-         body: Any = None, **extra: Any) -> dict[str, Any]:
+def call(
+    api_client: Any, verb: str, kind: str, namespace: str, name: str, body: Any = None, **extra: Any
+) -> dict[str, Any]:
     """One API call (create, get, replace, patch or delete `kind` `name`) as plain data.
 
     The response is read as JSON rather than typed models: the object tau compares and prints
@@ -57,13 +60,18 @@ def call(api_client: Any, verb: str, kind: str, namespace: str, name: str,
     group, version, plural = r.group, r.version, r.plural
     if kind == "RayService":
         api = client.CustomObjectsApi(api_client)
-        fn = {"create": api.create_namespaced_custom_object,
-              "get": api.get_namespaced_custom_object,
-              "replace": api.replace_namespaced_custom_object,
-              "delete": api.delete_namespaced_custom_object}[verb]
+        fn = {
+            "create": api.create_namespaced_custom_object,
+            "get": api.get_namespaced_custom_object,
+            "replace": api.replace_namespaced_custom_object,
+            "delete": api.delete_namespaced_custom_object,
+        }[verb]
         head = (group, version, namespace, plural)
-        args = (*head, body) if verb == "create" else (*head, name) + (
-            (body,) if body is not None else ())
+        args = (
+            (*head, body)
+            if verb == "create"
+            else (*head, name) + ((body,) if body is not None else ())
+        )
         return _json(fn(*args, **extra))
     typed = client.AppsV1Api(api_client) if kind == "Deployment" else client.CoreV1Api(api_client)
     method = "read" if verb == "get" else verb
@@ -73,8 +81,17 @@ def call(api_client: Any, verb: str, kind: str, namespace: str, name: str,
     return _json(fn(name, namespace, *((body,) if body is not None else ()), **extra))
 
 
-def guarded(api_client: Any, verb: str, kind: str, namespace: str, name: str,
-            body: Any = None, *, context: str | None = None, **extra: Any) -> dict[str, Any]:
+def guarded(
+    api_client: Any,
+    verb: str,
+    kind: str,
+    namespace: str,
+    name: str,
+    body: Any = None,
+    *,
+    context: str | None = None,
+    **extra: Any,
+) -> dict[str, Any]:
     """`call`, with any API or transport failure raised as a plain ClusterError."""
     with api_call(verb, RESOURCES[kind], namespace=namespace, name=name, context=context):
         return call(api_client, verb, kind, namespace, name, body, **extra)
@@ -82,8 +99,10 @@ def guarded(api_client: Any, verb: str, kind: str, namespace: str, name: str,
 
 def _owned_by_tau(existing: dict[str, Any], name: str) -> bool:
     labels = existing.get("metadata", {}).get("labels") or {}
-    return bool(labels.get(meta.LABEL_SERVICE) == name
-                and labels.get(meta.LABEL_MANAGED_BY) == meta.MANAGED_BY_VALUE)
+    return bool(
+        labels.get(meta.LABEL_SERVICE) == name
+        and labels.get(meta.LABEL_MANAGED_BY) == meta.MANAGED_BY_VALUE
+    )
 
 
 def _replacement(doc: dict[str, Any], existing: dict[str, Any]) -> dict[str, Any]:
@@ -98,30 +117,44 @@ def _replacement(doc: dict[str, Any], existing: dict[str, Any]) -> dict[str, Any
     return body
 
 
-def _apply_one(api_client: Any, doc: dict[str, Any], dry_run: dict[str, str],
-               context: str | None) -> Applied:
+def _apply_one(
+    api_client: Any, doc: dict[str, Any], dry_run: dict[str, str], context: str | None
+) -> Applied:
     from kubernetes.client.exceptions import ApiException
 
     kind, name, ns = doc["kind"], doc["metadata"]["name"], doc["metadata"]["namespace"]
     with api_call("create", RESOURCES[kind], namespace=ns, name=name, context=context):
         try:
-            return Applied(kind, name, "created",
-                           call(api_client, "create", kind, ns, name, doc, **dry_run))
+            return Applied(
+                kind, name, "created", call(api_client, "create", kind, ns, name, doc, **dry_run)
+            )
         except ApiException as exc:
             if exc.status != 409:
                 raise
     existing = guarded(api_client, "get", kind, ns, name, context=context)
     if not _owned_by_tau(existing, name):
-        raise ClusterError(f"{kind} {ns}/{name} exists and was not deployed by tau serve",
-                           status=409, hint="choose another service name, or remove that "
-                           "object yourself if it is really unused")
+        raise ClusterError(
+            f"{kind} {ns}/{name} exists and was not deployed by tau serve",
+            status=409,
+            hint="choose another service name, or remove that "
+            "object yourself if it is really unused",
+        )
     body = _replacement(doc, existing)
-    return Applied(kind, name, "replaced", guarded(api_client, "replace", kind, ns, name, body,
-                                                   context=context, **dry_run))
+    return Applied(
+        kind,
+        name,
+        "replaced",
+        guarded(api_client, "replace", kind, ns, name, body, context=context, **dry_run),
+    )
 
 
-def apply_service(api_client: Any, documents: list[dict[str, Any]], *,
-                  server_dry_run: bool = False, context: str | None = None) -> list[Applied]:
+def apply_service(
+    api_client: Any,
+    documents: list[dict[str, Any]],
+    *,
+    server_dry_run: bool = False,
+    context: str | None = None,
+) -> list[Applied]:
     """Create each object, or replace it when it already exists (a redeploy).
 
     Args:
@@ -140,8 +173,9 @@ def apply_service(api_client: Any, documents: list[dict[str, Any]], *,
         # Redeployed with --service-port 0: the Service an earlier deploy created must go,
         # or it would keep routing to the new pods.
         doc = next(d for d in documents if d["kind"] == "Deployment")
-        _delete_one(api_client, "Service", doc["metadata"]["namespace"],
-                    doc["metadata"]["name"], context)
+        _delete_one(
+            api_client, "Service", doc["metadata"]["namespace"], doc["metadata"]["name"], context
+        )
     return applied
 
 
@@ -152,15 +186,25 @@ def check_scalable(kind: str, replicas: int) -> None:
         UsageError: `kind` is rayservice, or `replicas` is negative.
     """
     if kind == "rayservice":
-        raise UsageError(RAYSERVICE_SCALE, hint="a RayService's Serve config is a serialized "
-                         "field: redeploy it (tau serve deploy) with the new size, or create it "
-                         "with --min-replicas/--max-replicas to autoscale")
+        raise UsageError(
+            RAYSERVICE_SCALE,
+            hint="a RayService's Serve config is a serialized "
+            "field: redeploy it (tau serve deploy) with the new size, or create it "
+            "with --min-replicas/--max-replicas to autoscale",
+        )
     if replicas < 0:
         raise UsageError(f"--replicas {replicas} must be 0 or more")
 
 
-def scale_service(api_client: Any, kind: str, namespace: str, name: str, replicas: int, *,
-                  context: str | None = None) -> dict[str, Any]:
+def scale_service(
+    api_client: Any,
+    kind: str,
+    namespace: str,
+    name: str,
+    replicas: int,
+    *,
+    context: str | None = None,
+) -> dict[str, Any]:
     """Set a Deployment's replica count; a RayService cannot be scaled in place.
 
     Raises:
@@ -168,12 +212,20 @@ def scale_service(api_client: Any, kind: str, namespace: str, name: str, replica
         ClusterError: the Deployment does not exist or the API refused.
     """
     check_scalable(kind, replicas)
-    return guarded(api_client, "patch", "Deployment", namespace, name,
-                   {"spec": {"replicas": replicas}}, context=context)
+    return guarded(
+        api_client,
+        "patch",
+        "Deployment",
+        namespace,
+        name,
+        {"spec": {"replicas": replicas}},
+        context=context,
+    )
 
 
-def delete_service(api_client: Any, kind: str, namespace: str, name: str, *,
-                   context: str | None = None) -> list[str]:
+def delete_service(
+    api_client: Any, kind: str, namespace: str, name: str, *, context: str | None = None
+) -> list[str]:
     """Delete the service object (and a Deployment's tau-owned Service); idempotent.
 
     Returns:
@@ -184,18 +236,17 @@ def delete_service(api_client: Any, kind: str, namespace: str, name: str, *,
             is an error, not "nothing to delete").
     """
     targets = [SERVE_KINDS[kind]] + (["Service"] if kind == "deployment" else [])
-    return [f"{t}/{name}" for t in targets
-            if _delete_one(api_client, t, namespace, name, context)]
+    return [f"{t}/{name}" for t in targets if _delete_one(api_client, t, namespace, name, context)]
 
 
-def _delete_one(api_client: Any, kind: str, namespace: str, name: str,
-                context: str | None) -> bool:
+def _delete_one(api_client: Any, kind: str, namespace: str, name: str, context: str | None) -> bool:
     from kubernetes.client.exceptions import ApiException
 
     with api_call("delete", RESOURCES[kind], namespace=namespace, name=name, context=context):
         try:
             if kind == "Service" and not _owned_by_tau(
-                    call(api_client, "get", kind, namespace, name), name):
+                call(api_client, "get", kind, namespace, name), name
+            ):
                 return False  # a Service of the same name that tau did not create stays
             call(api_client, "delete", kind, namespace, name)
         except ApiException as exc:

@@ -31,9 +31,11 @@ def kubeconfig_path(environ: Mapping[str, str] | None = None) -> Path:
 def require_namespace(namespace: str | None, verb: str) -> str:
     """The namespace of a cluster verb; there is no default, so deploy and status agree."""
     if not namespace:
-        raise UsageError(f"tau serve {verb} needs --namespace (-n)",
-                         hint="serving does not read tau/workspace.connection.yaml: pass "
-                              "-n NAMESPACE (and --context or $TAU_CONTEXT for the cluster)")
+        raise UsageError(
+            f"tau serve {verb} needs --namespace (-n)",
+            hint="serving does not read tau/workspace.connection.yaml: pass "
+            "-n NAMESPACE (and --context or $TAU_CONTEXT for the cluster)",
+        )
     return namespace
 
 
@@ -44,8 +46,10 @@ def _contexts(kubeconfig: Path) -> tuple[list[str], str]:
     try:
         contexts, active = config.list_kube_config_contexts(config_file=str(kubeconfig))
     except Exception as exc:  # ConfigException, a missing file, bad YAML: all the same fix
-        raise ClusterError(f"cannot read the kubeconfig {kubeconfig}: {exc}",
-                           hint="check $KUBECONFIG, or pass --context NAME") from None
+        raise ClusterError(
+            f"cannot read the kubeconfig {kubeconfig}: {exc}",
+            hint="check $KUBECONFIG, or pass --context NAME",
+        ) from None
     return [str(c["name"]) for c in contexts or []], str((active or {}).get("name") or "")
 
 
@@ -61,8 +65,15 @@ def connect(context: str | None) -> tuple[Any, str]:
     names, current = _contexts(kubeconfig)
     name = context_name(context) or current
     if name not in names:
-        origin = "--context" if context else "$TAU_CONTEXT" if context_name(None) else \
-            "the current context"
-        raise ClusterError(f'kubeconfig context "{name}" ({origin}) is not in {kubeconfig}',
-                           hint=f"available contexts: {', '.join(names) or 'none'}")
+        origin = (
+            "--context"
+            if context
+            else "$TAU_CONTEXT"
+            if context_name(None)
+            else "the current context"
+        )
+        raise ClusterError(
+            f'kubeconfig context "{name}" ({origin}) is not in {kubeconfig}',
+            hint=f"available contexts: {', '.join(names) or 'none'}",
+        )
     return api_client(kubeconfig, name), name

@@ -21,8 +21,9 @@ COLUMNS = {
 NONE = "<none>"
 
 
-def fetch(api_client: Any, kind: str, namespace: str, name: str, *,
-          context: str | None = None) -> dict[str, Any]:
+def fetch(
+    api_client: Any, kind: str, namespace: str, name: str, *, context: str | None = None
+) -> dict[str, Any]:
     """Read the RayService or Deployment `name`.
 
     Raises:
@@ -49,8 +50,11 @@ def _rayservice_status(status: dict[str, Any]) -> str:
 def row(obj: dict[str, Any], kind: str, now: dt.datetime) -> dict[str, Any]:
     """The status row of a fetched object, keyed by lower-case column name."""
     metadata, status = obj.get("metadata") or {}, obj.get("status") or {}
-    out: dict[str, Any] = {"name": metadata.get("name", ""),
-                           "namespace": metadata.get("namespace", ""), "kind": kind}
+    out: dict[str, Any] = {
+        "name": metadata.get("name", ""),
+        "namespace": metadata.get("namespace", ""),
+        "kind": kind,
+    }
     if kind == "rayservice":
         out["status"] = _rayservice_status(status)
         out["ready"] = int(status.get("numServeEndpoints") or 0)
@@ -67,8 +71,10 @@ def table(rows: list[dict[str, Any]], kind: str) -> str:
     header = COLUMNS[kind]
     cells = [list(header)] + [[str(r[c.lower()]) for c in header] for r in rows]
     widths = [max(len(line[i]) for line in cells) for i in range(len(header))]
-    return "".join("   ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)).rstrip()
-                   + "\n" for line in cells)
+    return "".join(
+        "   ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)).rstrip() + "\n"
+        for line in cells
+    )
 
 
 def as_json(obj: dict[str, Any], kind: str, now: dt.datetime) -> str:

@@ -23,12 +23,24 @@ DEPLOYMENT_CONTAINER = "server"
 DEPLOYMENT_DEFAULTS = Resources("1", "4Gi", "2", "8Gi")
 # The head holds the GCS and the Serve controller, not model replicas: keep it on the system
 # pool (as the RayJob head) so GPU nodes hold only replicas.
-_SYSTEM_AFFINITY = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
-    "nodeSelectorTerms": [
-        {"matchExpressions": [{"key": "kubernetes.azure.com/mode", "operator": "In",
-                               "values": ["system"]}]},
-        {"matchExpressions": [{"key": "kubernetes.azure.com/mode", "operator": "DoesNotExist"}]},
-    ]}}}
+_SYSTEM_AFFINITY = {
+    "nodeAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": {
+            "nodeSelectorTerms": [
+                {
+                    "matchExpressions": [
+                        {"key": "kubernetes.azure.com/mode", "operator": "In", "values": ["system"]}
+                    ]
+                },
+                {
+                    "matchExpressions": [
+                        {"key": "kubernetes.azure.com/mode", "operator": "DoesNotExist"}
+                    ]
+                },
+            ]
+        }
+    }
+}
 
 
 def labels(spec: ServeSpec) -> dict[str, str]:
@@ -64,8 +76,12 @@ def annotations(spec: ServeSpec) -> dict[str, str]:
 
 
 def _metadata(spec: ServeSpec, name: str | None = None) -> dict[str, Any]:
-    return {"name": name or spec.name, "namespace": spec.namespace, "labels": labels(spec),
-            "annotations": annotations(spec)}
+    return {
+        "name": name or spec.name,
+        "namespace": spec.namespace,
+        "labels": labels(spec),
+        "annotations": annotations(spec),
+    }
 
 
 def env(spec: ServeSpec, *, redact: bool) -> list[dict[str, Any]]:
@@ -73,8 +89,13 @@ def env(spec: ServeSpec, *, redact: bool) -> list[dict[str, Any]]:
     literal = dict(spec.env)
     literal["TAU_SERVICE_NAME"] = spec.name
     if spec.checkpoint:
-        literal.update({"TAU_MODEL_PATH": spec.checkpoint.path, "TAU_DATA_DIR": DATA_ROOT,
-                        "TAU_DURABLE_CHECKPOINTS_DIR": CHECKPOINTS_ROOT})
+        literal.update(
+            {
+                "TAU_MODEL_PATH": spec.checkpoint.path,
+                "TAU_DATA_DIR": DATA_ROOT,
+                "TAU_DURABLE_CHECKPOINTS_DIR": CHECKPOINTS_ROOT,
+            }
+        )
     return pod.env_list(literal, spec.secrets, redact=redact)
 
 
@@ -82,8 +103,12 @@ def volumes(spec: ServeSpec) -> list[dict[str, Any]]:
     if not spec.checkpoint:
         return []
     # Read-only: a service reads a checkpoint; only training writes to the durable PVC.
-    return [{"name": DATA_VOLUME, "persistentVolumeClaim": {"claimName": spec.checkpoint.pvc,
-                                                            "readOnly": True}}]
+    return [
+        {
+            "name": DATA_VOLUME,
+            "persistentVolumeClaim": {"claimName": spec.checkpoint.pvc, "readOnly": True},
+        }
+    ]
 
 
 def mounts(spec: ServeSpec) -> list[dict[str, Any]]:
@@ -97,14 +122,23 @@ def probes(spec: ServeSpec, port: int | str) -> dict[str, Any]:
     p = spec.probes
     out: dict[str, Any] = {}
     if p.startup:
-        out["startupProbe"] = {"httpGet": {"path": p.startup, "port": port}, "periodSeconds": 10,
-                               "failureThreshold": p.startup_failure_threshold}
+        out["startupProbe"] = {
+            "httpGet": {"path": p.startup, "port": port},
+            "periodSeconds": 10,
+            "failureThreshold": p.startup_failure_threshold,
+        }
     if p.readiness:
-        out["readinessProbe"] = {"httpGet": {"path": p.readiness, "port": port},
-                                 "periodSeconds": 10, "failureThreshold": 3}
+        out["readinessProbe"] = {
+            "httpGet": {"path": p.readiness, "port": port},
+            "periodSeconds": 10,
+            "failureThreshold": 3,
+        }
     if p.liveness:
-        out["livenessProbe"] = {"httpGet": {"path": p.liveness, "port": port},
-                                "periodSeconds": 20, "failureThreshold": 3}
+        out["livenessProbe"] = {
+            "httpGet": {"path": p.liveness, "port": port},
+            "periodSeconds": 20,
+            "failureThreshold": 3,
+        }
     return out
 
 
@@ -135,11 +169,13 @@ def serve_config(spec: ServeSpec) -> str:
     return yaml.safe_dump(config, sort_keys=True, default_flow_style=False)
 
 
-def _ray_container(spec: ServeSpec, name: str, ports: list[dict[str, Any]], *, gpus: int,
-                   redact: bool) -> dict[str, Any]:
+def _ray_container(
+    spec: ServeSpec, name: str, ports: list[dict[str, Any]], *, gpus: int, redact: bool
+) -> dict[str, Any]:
     defaults = GPU_WORKER_DEFAULTS if gpus > 0 else HEAD_DEFAULTS
     container: dict[str, Any] = {
-        "name": name, "image": spec.image,
+        "name": name,
+        "image": spec.image,
         "ports": [*ports, {"containerPort": spec.port, "name": "serve"}],
         "env": env(spec, redact=redact),
         "resources": pod.resources(Resources(), gpus, defaults=defaults),
@@ -151,15 +187,22 @@ def _ray_container(spec: ServeSpec, name: str, ports: list[dict[str, Any]], *, g
 
 
 def _head_group(spec: ServeSpec, *, redact: bool) -> dict[str, Any]:
-    ports = [{"containerPort": 6379, "name": "gcs-server"},
-             {"containerPort": 8265, "name": "dashboard"},
-             {"containerPort": 10001, "name": "client"}]
-    pod_spec = _pod_spec(spec, {
-        "affinity": _SYSTEM_AFFINITY,
-        "containers": [_ray_container(spec, "ray-head", ports, gpus=0, redact=redact)],
-        "tolerations": [{"key": "CriticalAddonsOnly", "operator": "Exists",
-                         "effect": "NoSchedule"}],
-    }, gpu_pod=False)
+    ports = [
+        {"containerPort": 6379, "name": "gcs-server"},
+        {"containerPort": 8265, "name": "dashboard"},
+        {"containerPort": 10001, "name": "client"},
+    ]
+    pod_spec = _pod_spec(
+        spec,
+        {
+            "affinity": _SYSTEM_AFFINITY,
+            "containers": [_ray_container(spec, "ray-head", ports, gpus=0, redact=redact)],
+            "tolerations": [
+                {"key": "CriticalAddonsOnly", "operator": "Exists", "effect": "NoSchedule"}
+            ],
+        },
+        gpu_pod=False,
+    )
     return {
         # num-cpus 0: no Serve replica lands on the head, only the controller and proxy.
         "rayStartParams": {"dashboard-host": "0.0.0.0", "num-cpus": "0", "num-gpus": "0"},
@@ -168,10 +211,16 @@ def _head_group(spec: ServeSpec, *, redact: bool) -> dict[str, Any]:
 
 
 def _worker_group(spec: ServeSpec, *, redact: bool) -> dict[str, Any]:
-    low, high = (spec.min_replicas, spec.max_replicas) if spec.autoscaling else (
-        spec.replicas, spec.replicas)
-    pod_spec = _pod_spec(spec, {"containers": [
-        _ray_container(spec, "ray-worker", [], gpus=spec.gpus, redact=redact)]}, gpu_pod=True)
+    low, high = (
+        (spec.min_replicas, spec.max_replicas)
+        if spec.autoscaling
+        else (spec.replicas, spec.replicas)
+    )
+    pod_spec = _pod_spec(
+        spec,
+        {"containers": [_ray_container(spec, "ray-worker", [], gpus=spec.gpus, redact=redact)]},
+        gpu_pod=True,
+    )
     return {
         "groupName": WORKER_GROUP,
         "replicas": spec.replicas,
@@ -206,7 +255,8 @@ def spec_to_rayservice(spec: ServeSpec, *, redact: bool) -> dict[str, Any]:
 def _deployment_container(spec: ServeSpec, *, redact: bool) -> dict[str, Any]:
     defaults = GPU_WORKER_DEFAULTS if spec.gpus > 0 else DEPLOYMENT_DEFAULTS
     container: dict[str, Any] = {
-        "name": DEPLOYMENT_CONTAINER, "image": spec.image,
+        "name": DEPLOYMENT_CONTAINER,
+        "image": spec.image,
         "ports": [{"containerPort": spec.port, "name": "http"}],
         "env": env(spec, redact=redact),
         "resources": pod.resources(Resources(), spec.gpus, defaults=defaults),
@@ -222,16 +272,25 @@ def spec_to_deployment(spec: ServeSpec, *, redact: bool) -> dict[str, Any]:
     body: dict[str, Any] = {
         "replicas": spec.replicas,
         "selector": {"matchLabels": selector(spec)},
-        "template": {"metadata": {"labels": labels(spec)},
-                     "spec": _pod_spec(spec, {"containers": [
-                         _deployment_container(spec, redact=redact)]}, gpu_pod=True)},
+        "template": {
+            "metadata": {"labels": labels(spec)},
+            "spec": _pod_spec(
+                spec, {"containers": [_deployment_container(spec, redact=redact)]}, gpu_pod=True
+            ),
+        },
     }
     if spec.gpus > 0:
         # GPUs are scarce: a surge pod would wait for a free GPU, so replace in place instead.
-        body["strategy"] = {"type": "RollingUpdate",
-                            "rollingUpdate": {"maxSurge": 0, "maxUnavailable": 1}}
-    return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": _metadata(spec),
-            "spec": body}
+        body["strategy"] = {
+            "type": "RollingUpdate",
+            "rollingUpdate": {"maxSurge": 0, "maxUnavailable": 1},
+        }
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": _metadata(spec),
+        "spec": body,
+    }
 
 
 def spec_to_service(spec: ServeSpec) -> dict[str, Any]:
@@ -240,9 +299,18 @@ def spec_to_service(spec: ServeSpec) -> dict[str, Any]:
         "apiVersion": "v1",
         "kind": "Service",
         "metadata": _metadata(spec),
-        "spec": {"type": "ClusterIP", "selector": selector(spec),
-                 "ports": [{"name": "http", "port": spec.service_port, "protocol": "TCP",
-                            "targetPort": spec.service_target_port}]},
+        "spec": {
+            "type": "ClusterIP",
+            "selector": selector(spec),
+            "ports": [
+                {
+                    "name": "http",
+                    "port": spec.service_port,
+                    "protocol": "TCP",
+                    "targetPort": spec.service_target_port,
+                }
+            ],
+        },
     }
 
 

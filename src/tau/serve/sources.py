@@ -28,8 +28,10 @@ def ready_artifact(index: Mapping[str, Any], where: str, artifact: str | None = 
         if entry.get("status") == "ready" and entry.get("durable_path"):
             return str(entry["durable_path"])
     which = f'artifact "{artifact}"' if artifact else "artifact"
-    raise TauError(f"{where} has no ready {which} with a durable_path",
-                   hint="wait until the run's upload finished, or pass --checkpoint PATH")
+    raise TauError(
+        f"{where} has no ready {which} with a durable_path",
+        hint="wait until the run's upload finished, or pass --checkpoint PATH",
+    )
 
 
 def from_finetune(backend: Backend, ref: str) -> str:
@@ -38,9 +40,11 @@ def from_finetune(backend: Backend, ref: str) -> str:
     path = layout.finetune_file(run, "artifacts.json")
     index = load_json(backend, path)
     if index is None:
-        raise TauError(f"finetune run {run} has no artifacts.json",
-                       hint=f"expected {backend.display(path)}; `tau run get {run}` shows what "
-                            "the run recorded")
+        raise TauError(
+            f"finetune run {run} has no artifacts.json",
+            hint=f"expected {backend.display(path)}; `tau run get {run}` shows what "
+            "the run recorded",
+        )
     return ready_artifact(index, f"finetune run {run}", artifact or None)
 
 

@@ -28,8 +28,11 @@ CHECKPOINT_ENV = ("TAU_MODEL_PATH", "TAU_DATA_DIR", "TAU_DURABLE_CHECKPOINTS_DIR
 
 # The run resolver's GPU-class aliases and Kueue-managed GPU series (tau.plan.resolve), so a service
 # lands on the nodes a run of the same preset does; tests/test_serve_render.py compares the two.
-_GPU_CLASS_ALIASES = {"a100-nvlink-80gb": "a100-80gb", "h100-standalone-95gb": "h100-95gb",
-                      "h200-nvlink-141gb": "h200-141gb"}
+_GPU_CLASS_ALIASES = {
+    "a100-nvlink-80gb": "a100-80gb",
+    "h100-standalone-95gb": "h100-95gb",
+    "h200-nvlink-141gb": "h200-141gb",
+}
 _MANAGED_SERIES = ("ndm-a100-v4", "nd-h200-v5")
 
 _DNS_1035 = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
@@ -92,7 +95,7 @@ class Checkpoint:
         """pvc://CLAIM/PATH when the path lies on the PVC; None for a path outside /data."""
         if self.path != DATA_ROOT and not self.path.startswith(DATA_ROOT + "/"):
             return None
-        return f"pvc://{self.pvc}/{self.path[len(DATA_ROOT):].lstrip('/')}"
+        return f"pvc://{self.pvc}/{self.path[len(DATA_ROOT) :].lstrip('/')}"
 
 
 @dataclass(frozen=True)
@@ -218,8 +221,10 @@ def _env(values: tuple[str, ...], p: _Problems) -> dict[str, str]:
     for item in values:
         key, sep, value = item.partition("=")
         if not sep or not _ENV_NAME.match(key):
-            p.add(f'--env "{item}" must be KEY=VALUE with KEY a valid env name',
-                  "e.g. --env LOG_LEVEL=info")
+            p.add(
+                f'--env "{item}" must be KEY=VALUE with KEY a valid env name',
+                "e.g. --env LOG_LEVEL=info",
+            )
         elif key in out:
             p.add(f'--env "{key}" is given twice', "keep one --env per variable")
         else:
@@ -227,19 +232,29 @@ def _env(values: tuple[str, ...], p: _Problems) -> dict[str, str]:
     return out
 
 
-def _secrets(values: tuple[str, ...], literal: dict[str, str], p: _Problems
-             ) -> tuple[SecretRef, ...]:
+def _secrets(
+    values: tuple[str, ...], literal: dict[str, str], p: _Problems
+) -> tuple[SecretRef, ...]:
     out: dict[str, SecretRef] = {}
     for item in values:
         env, sep, ref = item.partition("=")
         secret, colon, key = ref.partition(":")
-        if not (sep and colon and _ENV_NAME.match(env) and _DNS_1123.match(secret)
-                and _SECRET_KEY.match(key)):
-            p.add(f'--env-secret "{item}" must be KEY=SECRET:KEY',
-                  "e.g. --env-secret HF_TOKEN=hf-credentials:token (SECRET is the Secret's name)")
+        if not (
+            sep
+            and colon
+            and _ENV_NAME.match(env)
+            and _DNS_1123.match(secret)
+            and _SECRET_KEY.match(key)
+        ):
+            p.add(
+                f'--env-secret "{item}" must be KEY=SECRET:KEY',
+                "e.g. --env-secret HF_TOKEN=hf-credentials:token (SECRET is the Secret's name)",
+            )
         elif env in out or env in literal:
-            p.add(f'--env-secret "{env}" is also set by another --env or --env-secret',
-                  "set each variable once")
+            p.add(
+                f'--env-secret "{env}" is also set by another --env or --env-secret',
+                "set each variable once",
+            )
         else:
             out[env] = SecretRef(env, secret, key)
     return tuple(out[k] for k in sorted(out))
@@ -259,27 +274,36 @@ def _preset_gpus(preset: Preset | None, gpus: int | None, p: _Problems) -> int:
         p.add(f"--gpus {gpus} must be 0 or more")
         return 0
     if gpus is not None and count is not None and gpus != count:
-        p.add(f'--gpus {gpus} conflicts with --profile "{preset.name}" '  # type: ignore[union-attr]
-              f'(shape "{preset.shape}", {count} GPUs)',  # type: ignore[union-attr]
-              "drop --gpus to use the preset's count, or choose a preset with that shape")
+        p.add(
+            f'--gpus {gpus} conflicts with --profile "{preset.name}" '  # type: ignore[union-attr]
+            f'(shape "{preset.shape}", {count} GPUs)',  # type: ignore[union-attr]
+            "drop --gpus to use the preset's count, or choose a preset with that shape",
+        )
     return gpus if gpus is not None else (count or 0)
 
 
 def _profile(flags: DeployFlags, catalog: Catalog, p: _Problems) -> Preset | None:
     profile = flags.profile
     if not profile:
-        p.add("--profile is required", "pass a preset name (e.g. azure.research.eval.gpu) "
-              "or the name of a ready TauCluster workload profile")
+        p.add(
+            "--profile is required",
+            "pass a preset name (e.g. azure.research.eval.gpu) "
+            "or the name of a ready TauCluster workload profile",
+        )
         return None
     preset = catalog.find(profile)
     if preset is not None and preset.disabled:
-        p.add(f'--profile "{profile}": preset is disabled: {preset.disabled_reason}',
-              "choose another preset from the catalog")
+        p.add(
+            f'--profile "{profile}": preset is disabled: {preset.disabled_reason}',
+            "choose another preset from the catalog",
+        )
         return None
     if preset is None and meta.label_value(profile) != profile:
-        p.add(f'--profile "{profile}" is neither a catalog preset nor a valid profile name',
-              "use lower-case letters, digits, '-', '.' or '_' (at most 63), or a preset "
-              f"from {catalog.source}")
+        p.add(
+            f'--profile "{profile}" is neither a catalog preset nor a valid profile name',
+            "use lower-case letters, digits, '-', '.' or '_' (at most 63), or a preset "
+            f"from {catalog.source}",
+        )
     return preset
 
 
@@ -288,17 +312,25 @@ def _kind_rules(flags: DeployFlags, p: _Problems) -> None:
     if flags.kind not in KINDS:
         p.add(f'--kind "{flags.kind}" must be one of: {", ".join(KINDS)}')
         return
-    ray_only = (("--import-path", flags.import_path), ("--runtime-pip", flags.runtime_pip),
-                ("--ray-version", flags.ray_version), ("--min-replicas", flags.min_replicas),
-                ("--max-replicas", flags.max_replicas or None))
-    deploy_only = (("--service-port", flags.service_port),
-                   ("--service-target-port", flags.service_target_port))
+    ray_only = (
+        ("--import-path", flags.import_path),
+        ("--runtime-pip", flags.runtime_pip),
+        ("--ray-version", flags.ray_version),
+        ("--min-replicas", flags.min_replicas),
+        ("--max-replicas", flags.max_replicas or None),
+    )
+    deploy_only = (
+        ("--service-port", flags.service_port),
+        ("--service-target-port", flags.service_target_port),
+    )
     wrong = deploy_only if flags.kind == "rayservice" else ray_only
     other = "deployment" if flags.kind == "rayservice" else "rayservice"
     for flag, value in wrong:
         if value not in (None, ()):
-            p.add(f"{flag} applies to --kind {other} only (got --kind {flags.kind})",
-                  f"drop {flag}, or deploy with --kind {other}")
+            p.add(
+                f"{flag} applies to --kind {other} only (got --kind {flags.kind})",
+                f"drop {flag}, or deploy with --kind {other}",
+            )
 
 
 def _replicas(flags: DeployFlags, p: _Problems) -> tuple[int, int, int]:
@@ -306,36 +338,47 @@ def _replicas(flags: DeployFlags, p: _Problems) -> tuple[int, int, int]:
     min_r = 1 if flags.min_replicas is None else flags.min_replicas
     max_r = flags.max_replicas
     if flags.replicas is not None and flags.replicas < 1:
-        p.add(f"--replicas {flags.replicas} must be at least 1",
-              "delete the service with `tau serve delete` to stop it")
+        p.add(
+            f"--replicas {flags.replicas} must be at least 1",
+            "delete the service with `tau serve delete` to stop it",
+        )
     if max_r < 0:
         p.add(f"--max-replicas {max_r} must be 0 (no autoscaling) or more")
     if max_r > 0 and flags.replicas is not None:
-        p.add("--replicas and --max-replicas are mutually exclusive",
-              "autoscale with --min-replicas/--max-replicas, or fix the size with --replicas")
+        p.add(
+            "--replicas and --max-replicas are mutually exclusive",
+            "autoscale with --min-replicas/--max-replicas, or fix the size with --replicas",
+        )
     if max_r > 0 and not 0 <= min_r <= max_r:
         p.add(f"--min-replicas {min_r} must be between 0 and --max-replicas {max_r}")
     if max_r == 0 and flags.min_replicas is not None and flags.kind == "rayservice":
-        p.add("--min-replicas needs --max-replicas greater than 0 (autoscaling)",
-              "add --max-replicas N, or use --replicas for a fixed size")
+        p.add(
+            "--min-replicas needs --max-replicas greater than 0 (autoscaling)",
+            "add --max-replicas N, or use --replicas for a fixed size",
+        )
     replicas = flags.replicas if flags.replicas is not None else (min_r if max_r > 0 else 1)
     return replicas, min_r, max_r
 
 
-def _port(flag: str, value: int | None, default: int, p: _Problems, *, zero_ok: bool = False
-          ) -> int:
+def _port(
+    flag: str, value: int | None, default: int, p: _Problems, *, zero_ok: bool = False
+) -> int:
     if value is None:
         return default
     if not (0 if zero_ok else 1) <= value <= 65535:
-        p.add(f"{flag} {value} must be between {0 if zero_ok else 1} and 65535"
-              + (" (0: no Service)" if zero_ok else ""))
+        p.add(
+            f"{flag} {value} must be between {0 if zero_ok else 1} and 65535"
+            + (" (0: no Service)" if zero_ok else "")
+        )
     return value
 
 
 def _probes(flags: DeployFlags, p: _Problems) -> Probes:
-    for flag, path in (("--readiness-path", flags.readiness_path),
-                       ("--startup-path", flags.startup_path),
-                       ("--liveness-path", flags.liveness_path)):
+    for flag, path in (
+        ("--readiness-path", flags.readiness_path),
+        ("--startup-path", flags.startup_path),
+        ("--liveness-path", flags.liveness_path),
+    ):
         if path is not None and not path.startswith("/"):
             p.add(f'{flag} "{path}" must be an absolute HTTP path', f"e.g. {flag} /healthz")
     threshold = flags.startup_failure_threshold
@@ -343,8 +386,12 @@ def _probes(flags: DeployFlags, p: _Problems) -> Probes:
         p.add("--startup-failure-threshold needs --startup-path", "add --startup-path /healthz")
     if threshold is not None and threshold < 1:
         p.add(f"--startup-failure-threshold {threshold} must be at least 1")
-    return Probes(flags.readiness_path, flags.startup_path, flags.liveness_path,
-                  threshold or DEFAULT_STARTUP_FAILURE_THRESHOLD)
+    return Probes(
+        flags.readiness_path,
+        flags.startup_path,
+        flags.liveness_path,
+        threshold or DEFAULT_STARTUP_FAILURE_THRESHOLD,
+    )
 
 
 def _checkpoint(flags: DeployFlags, env: dict[str, str], p: _Problems) -> Checkpoint | None:
@@ -358,26 +405,33 @@ def _checkpoint(flags: DeployFlags, env: dict[str, str], p: _Problems) -> Checkp
     try:
         path = checkpoint_path(flags.checkpoint)
     except ValueError:
-        p.add(f'--checkpoint "{flags.checkpoint}" must be a non-empty path without ".."',
-              "relative paths resolve under /data/checkpoints (projects/... under /data)")
+        p.add(
+            f'--checkpoint "{flags.checkpoint}" must be a non-empty path without ".."',
+            "relative paths resolve under /data/checkpoints (projects/... under /data)",
+        )
         return None
     for key in CHECKPOINT_ENV:
         if key in env:
-            p.add(f"--env {key} conflicts with --checkpoint, which sets it",
-                  f"drop --env {key}")
+            p.add(f"--env {key} conflicts with --checkpoint, which sets it", f"drop --env {key}")
     return Checkpoint(pvc, path)
 
 
 def _misc(flags: DeployFlags, p: _Problems) -> None:
     if not _DNS_1035.match(flags.name) or len(flags.name) > 63:
-        p.add(f'service name "{flags.name}" must be a DNS-1035 label: lower-case letters, '
-              "digits and '-', starting with a letter, at most 63 characters")
+        p.add(
+            f'service name "{flags.name}" must be a DNS-1035 label: lower-case letters, '
+            "digits and '-', starting with a letter, at most 63 characters"
+        )
     if flags.import_path is not None and not _IMPORT_PATH.match(flags.import_path):
-        p.add(f'--import-path "{flags.import_path}" must be MODULE:ATTRIBUTE',
-              f"e.g. --import-path {DEFAULT_IMPORT_PATH}")
+        p.add(
+            f'--import-path "{flags.import_path}" must be MODULE:ATTRIBUTE',
+            f"e.g. --import-path {DEFAULT_IMPORT_PATH}",
+        )
     if flags.ray_version is not None and not _RAY_VERSION.match(flags.ray_version):
-        p.add(f'--ray-version "{flags.ray_version}" must be X.Y.Z',
-              f"e.g. --ray-version {DEFAULT_RAY_VERSION}")
+        p.add(
+            f'--ray-version "{flags.ray_version}" must be X.Y.Z',
+            f"e.g. --ray-version {DEFAULT_RAY_VERSION}",
+        )
     if flags.image is None:
         p.add("--image is required", "pass a pinned image, e.g. ghcr.io/org/server:1.4.2")
     elif (problem := image_problem(flags.image)) is not None:
@@ -413,11 +467,24 @@ def build_spec(flags: DeployFlags, catalog: Catalog) -> ServeSpec:
         p.add("--service-target-port needs a Service (--service-port is 0)")
     p.raise_any()
     return ServeSpec(
-        name=flags.name, kind=flags.kind, namespace=flags.namespace or UNRESOLVED_NAMESPACE,
-        profile=flags.profile or "", image=flags.image or "", preset=preset,
-        import_path=flags.import_path or DEFAULT_IMPORT_PATH, replicas=replicas,
-        min_replicas=min_r, max_replicas=max_r, env=tuple(sorted(env.items())), secrets=secrets,
-        checkpoint=checkpoint, probes=probes, port=port, service_port=service_port,
-        service_target_port=target, gpus=gpus, runtime_pip=tuple(flags.runtime_pip),
+        name=flags.name,
+        kind=flags.kind,
+        namespace=flags.namespace or UNRESOLVED_NAMESPACE,
+        profile=flags.profile or "",
+        image=flags.image or "",
+        preset=preset,
+        import_path=flags.import_path or DEFAULT_IMPORT_PATH,
+        replicas=replicas,
+        min_replicas=min_r,
+        max_replicas=max_r,
+        env=tuple(sorted(env.items())),
+        secrets=secrets,
+        checkpoint=checkpoint,
+        probes=probes,
+        port=port,
+        service_port=service_port,
+        service_target_port=target,
+        gpus=gpus,
+        runtime_pip=tuple(flags.runtime_pip),
         ray_version=flags.ray_version or DEFAULT_RAY_VERSION,
     )

@@ -35,25 +35,31 @@ class FailureReason(enum.StrEnum):
 
 #: Reasons a retry may help; OOMKilled is retryable but not in the default `retry_on`.
 RETRYABLE: frozenset[FailureReason] = frozenset(
-    {FailureReason.OOM_KILLED, FailureReason.PREEMPTED, FailureReason.EVICTED})
+    {FailureReason.OOM_KILLED, FailureReason.PREEMPTED, FailureReason.EVICTED}
+)
 
 #: `resilience.retry_on` when `max_retries > 0` and the list is empty (OOMKilled is opt-in).
 DEFAULT_RETRY_ON: tuple[FailureReason, ...] = (FailureReason.PREEMPTED, FailureReason.EVICTED)
 
 
 def _oom_killed(f: Facts) -> bool:
-    return any(c.reason == "OOMKilled" or c.last_reason == "OOMKilled"
-               for p in f.pods for c in (*p.init, *p.app))
+    return any(
+        c.reason == "OOMKilled" or c.last_reason == "OOMKilled"
+        for p in f.pods
+        for c in (*p.init, *p.app)
+    )
 
 
 def _preempted(f: Facts) -> bool:
-    return (any(p.disruption_target for p in f.pods)
-            or any("preempt" in e.reason.lower() for e in f.events))
+    return any(p.disruption_target for p in f.pods) or any(
+        "preempt" in e.reason.lower() for e in f.events
+    )
 
 
 def _evicted(f: Facts) -> bool:
-    return (any(p.phase == "Failed" and p.status_reason == "Evicted" for p in f.pods)
-            or any(e.reason == "Evicted" for e in f.events))
+    return any(p.phase == "Failed" and p.status_reason == "Evicted" for p in f.pods) or any(
+        e.reason == "Evicted" for e in f.events
+    )
 
 
 #: The failure rules after the two non-failure ones, in precedence order.

@@ -42,18 +42,32 @@ class ActionTemplate:
 
 _LOGS = ActionTemplate("logs", R, "read the logs", "tau run logs {name} -n {ns}")
 _WATCH = ActionTemplate("watch", R, "follow startup live", "tau run status {name} -n {ns} --watch")
-_RESULTS = ActionTemplate("results", R, "check that the artifacts landed",
-                          "tau run get {name} -n {ns}")
+_RESULTS = ActionTemplate(
+    "results", R, "check that the artifacts landed", "tau run get {name} -n {ns}"
+)
 _LIST = ActionTemplate("list", R, "list the runs of this namespace", "tau run list -n {ns}")
-_QUOTA = ActionTemplate("quota", Q, "confirm ClusterQueue/LocalQueue capacity and borrowing; "
-                        "raise quota or wait")
-_NODES = ActionTemplate("nodes", PL, "check node pools, taints and device plugins against the "
-                        "run's preset", "tau cluster validate topology")
+_QUOTA = ActionTemplate(
+    "quota", Q, "confirm ClusterQueue/LocalQueue capacity and borrowing; raise quota or wait"
+)
+_NODES = ActionTemplate(
+    "nodes",
+    PL,
+    "check node pools, taints and device plugins against the run's preset",
+    "tau cluster validate topology",
+)
 _STORAGE = ActionTemplate("storage", PL, "check the PVC and CSI driver the pod mounts")
-_IMAGE = ActionTemplate("image", R, "fix runtime.image (pin an existing tag or digest), check "
-                        "with a client dry-run, then resubmit", "tau run <target> --dry-run=client")
-_RESUME = ActionTemplate("resume", R, "after fixing the cause, resume from the checkpoint "
-                         "deliberately", "tau run resume {name} --config <tau.yaml>")
+_IMAGE = ActionTemplate(
+    "image",
+    R,
+    "fix runtime.image (pin an existing tag or digest), check with a client dry-run, then resubmit",
+    "tau run <target> --dry-run=client",
+)
+_RESUME = ActionTemplate(
+    "resume",
+    R,
+    "after fixing the cause, resume from the checkpoint deliberately",
+    "tau run resume {name} --config <tau.yaml>",
+)
 
 
 @dataclass(frozen=True)
@@ -66,84 +80,143 @@ class Code:
     actions: tuple[ActionTemplate, ...] = ()
 
 
-CODES: Mapping[str, Code] = MappingProxyType({
-    # No Job or RayJob of that name in the namespace.
-    "RunNotFound": Code(E, R, "check the run name and namespace", (_LIST,)),
-    # Some sub-query failed (RBAC, API error): parts of the view are empty, not absent.
-    "PartialObservation": Code(W, PL, "the status is incomplete; ask the platform team for "
-                               "read access to the kinds listed"),
-    # The Job exists but Kueue made no Workload for it: LocalQueue or namespace not managed.
-    "WorkloadNotObserved": Code(W, Q, "ask the queue owner whether the LocalQueue exists and "
-                                "Kueue manages this namespace; there is no client-side bypass"),
-    # Kueue could not reserve quota (no capacity, borrowing included).
-    "QuotaPending": Code(W, Q, "wait, or ask the queue owner for quota; editing tau.yaml does "
-                         "not add quota", (_QUOTA,)),
-    # An admission check (e.g. MultiKueue, provisioning) rejected the workload.
-    "AdmissionRejected": Code(E, Q, "ask the queue owner why the admission check rejected it",
-                              (_QUOTA,)),
-    # Kueue preempted the workload to reclaim quota; it is requeued.
-    "Preempted": Code(W, Q, "the run restarts when quota frees up; retry on Preempted is "
-                      "resilience.retry_on config, and resume needs a durable checkpoint",
-                      (_QUOTA,)),
-    # Kueue or the kubelet evicted the workload/pods (node pressure, PodsReady timeout).
-    "Evicted": Code(W, PL, "the platform team can say why the node evicted the pods",
-                    (_NODES,)),
-    # The RayCluster exists but is not ready.
-    "RayClusterNotReady": Code(W, PL, "read the pod phases: the first non-done one names the "
-                               "cause; head/worker replica failures are a platform fix",
-                               (_NODES,)),
-    # Kueue admitted the workload but no pod exists yet (admitted is not scheduled).
-    "AdmittedNotScheduled": Code(N, PL, "pods should appear shortly; if not, the job controller "
-                                 "or KubeRay is not acting on the admission"),
-    # The scheduler finds no node for a pod.
-    "Unschedulable": Code(W, PL, "node selector, taint or capacity do not match any node pool; "
-                          "the platform team owns node pools", (_NODES,)),
-    # A DRA ResourceClaim is not allocated.
-    "DRAClaimPending": Code(W, PL, "no device matches the claim; the platform team can check "
-                            "the ResourceSlices", (_NODES,)),
-    # The image cannot be pulled.
-    "ImagePullBackOff": Code(E, R, "fix runtime.image (tag or digest); if the image exists, "
-                             "registry credentials or node egress are a platform fix", (_IMAGE,)),
-    # A volume does not mount.
-    "VolumeMountFailed": Code(E, PL, "the PVC or CSI driver is not usable", (_STORAGE,)),
-    # An init container fails.
-    "InitContainerFailed": Code(E, R, "read the init container's logs", (_LOGS,)),
-    # A referenced Secret/ConfigMap key is missing, or the runtime cannot create the container.
-    "ContainerConfigError": Code(E, R, "check runtime.env_secret names and keys exist in the "
-                                 "namespace", (_LOGS,)),
-    # The app starts and exits repeatedly.
-    "CrashLoopBackOff": Code(E, R, "the application crashes on start; read the logs",
-                             (_LOGS,)),
-    # A container exited non-zero.
-    "ContainerFailed": Code(E, R, "a container exited with an error; read the logs", (_LOGS,)),
-    # The kernel killed a container for exceeding its memory limit.
-    "OOMKilled": Code(E, R, "raise compute memory before retrying: the same config reproduces "
-                      "the same OOM, so OOMKilled is not retried by default and resume needs "
-                      "--force", (_LOGS, _RESUME)),
-    # The RayJob failed.
-    "RayJobFailed": Code(E, R, "read the driver log", (_LOGS, _RESUME)),
-    # The Job failed (backoff limit, deadline, pod failure policy).
-    "RunFailed": Code(E, R, "locate the first failed layer before retrying or resuming",
-                      (_LOGS, _RESUME)),
-    # An Indexed (torchrun) Job without its headless Service: rank 0 cannot be resolved.
-    "HeadlessServiceMissing": Code(W, R, "cancel and resubmit the run: tau creates the Service "
-                                   "with the Job, and rendezvous needs it", (_LIST,)),
-    # Ray pods still hold nodes after the RayJob ended.
-    "ComputeNotReleased": Code(N, PL, "wait for the teardown before resubmitting onto the same "
-                               "nodes"),
-    # Containers run; tau cannot see whether training progresses (running is not progressing).
-    "ProgressUnverified": Code(N, R, "check the logs and metrics for progress", (_LOGS,)),
-    # Completed without a recorded result path: evidence unknown.
-    "EvidenceUnknown": Code(W, R, "declare storage.output so results land on a durable PVC; "
-                            "without it nothing says where the artifacts are"),
-    # Completed with a recorded result path that tau has not checked.
-    "EvidenceUnverified": Code(N, R, "completed is not evidence preserved: check the "
-                               "artifacts landed", (_RESULTS,)),
-})
+CODES: Mapping[str, Code] = MappingProxyType(
+    {
+        # No Job or RayJob of that name in the namespace.
+        "RunNotFound": Code(E, R, "check the run name and namespace", (_LIST,)),
+        # Some sub-query failed (RBAC, API error): parts of the view are empty, not absent.
+        "PartialObservation": Code(
+            W,
+            PL,
+            "the status is incomplete; ask the platform team for read access to the kinds listed",
+        ),
+        # The Job exists but Kueue made no Workload for it: LocalQueue or namespace not managed.
+        "WorkloadNotObserved": Code(
+            W,
+            Q,
+            "ask the queue owner whether the LocalQueue exists and "
+            "Kueue manages this namespace; there is no client-side bypass",
+        ),
+        # Kueue could not reserve quota (no capacity, borrowing included).
+        "QuotaPending": Code(
+            W,
+            Q,
+            "wait, or ask the queue owner for quota; editing tau.yaml does not add quota",
+            (_QUOTA,),
+        ),
+        # An admission check (e.g. MultiKueue, provisioning) rejected the workload.
+        "AdmissionRejected": Code(
+            E, Q, "ask the queue owner why the admission check rejected it", (_QUOTA,)
+        ),
+        # Kueue preempted the workload to reclaim quota; it is requeued.
+        "Preempted": Code(
+            W,
+            Q,
+            "the run restarts when quota frees up; retry on Preempted is "
+            "resilience.retry_on config, and resume needs a durable checkpoint",
+            (_QUOTA,),
+        ),
+        # Kueue or the kubelet evicted the workload/pods (node pressure, PodsReady timeout).
+        "Evicted": Code(
+            W, PL, "the platform team can say why the node evicted the pods", (_NODES,)
+        ),
+        # The RayCluster exists but is not ready.
+        "RayClusterNotReady": Code(
+            W,
+            PL,
+            "read the pod phases: the first non-done one names the "
+            "cause; head/worker replica failures are a platform fix",
+            (_NODES,),
+        ),
+        # Kueue admitted the workload but no pod exists yet (admitted is not scheduled).
+        "AdmittedNotScheduled": Code(
+            N,
+            PL,
+            "pods should appear shortly; if not, the job controller "
+            "or KubeRay is not acting on the admission",
+        ),
+        # The scheduler finds no node for a pod.
+        "Unschedulable": Code(
+            W,
+            PL,
+            "node selector, taint or capacity do not match any node pool; "
+            "the platform team owns node pools",
+            (_NODES,),
+        ),
+        # A DRA ResourceClaim is not allocated.
+        "DRAClaimPending": Code(
+            W,
+            PL,
+            "no device matches the claim; the platform team can check the ResourceSlices",
+            (_NODES,),
+        ),
+        # The image cannot be pulled.
+        "ImagePullBackOff": Code(
+            E,
+            R,
+            "fix runtime.image (tag or digest); if the image exists, "
+            "registry credentials or node egress are a platform fix",
+            (_IMAGE,),
+        ),
+        # A volume does not mount.
+        "VolumeMountFailed": Code(E, PL, "the PVC or CSI driver is not usable", (_STORAGE,)),
+        # An init container fails.
+        "InitContainerFailed": Code(E, R, "read the init container's logs", (_LOGS,)),
+        # A referenced Secret/ConfigMap key is missing, or the runtime cannot create the container.
+        "ContainerConfigError": Code(
+            E, R, "check runtime.env_secret names and keys exist in the namespace", (_LOGS,)
+        ),
+        # The app starts and exits repeatedly.
+        "CrashLoopBackOff": Code(E, R, "the application crashes on start; read the logs", (_LOGS,)),
+        # A container exited non-zero.
+        "ContainerFailed": Code(E, R, "a container exited with an error; read the logs", (_LOGS,)),
+        # The kernel killed a container for exceeding its memory limit.
+        "OOMKilled": Code(
+            E,
+            R,
+            "raise compute memory before retrying: the same config reproduces "
+            "the same OOM, so OOMKilled is not retried by default and resume needs "
+            "--force",
+            (_LOGS, _RESUME),
+        ),
+        # The RayJob failed.
+        "RayJobFailed": Code(E, R, "read the driver log", (_LOGS, _RESUME)),
+        # The Job failed (backoff limit, deadline, pod failure policy).
+        "RunFailed": Code(
+            E, R, "locate the first failed layer before retrying or resuming", (_LOGS, _RESUME)
+        ),
+        # An Indexed (torchrun) Job without its headless Service: rank 0 cannot be resolved.
+        "HeadlessServiceMissing": Code(
+            W,
+            R,
+            "cancel and resubmit the run: tau creates the Service "
+            "with the Job, and rendezvous needs it",
+            (_LIST,),
+        ),
+        # Ray pods still hold nodes after the RayJob ended.
+        "ComputeNotReleased": Code(
+            N, PL, "wait for the teardown before resubmitting onto the same nodes"
+        ),
+        # Containers run; tau cannot see whether training progresses (running is not progressing).
+        "ProgressUnverified": Code(N, R, "check the logs and metrics for progress", (_LOGS,)),
+        # Completed without a recorded result path: evidence unknown.
+        "EvidenceUnknown": Code(
+            W,
+            R,
+            "declare storage.output so results land on a durable PVC; "
+            "without it nothing says where the artifacts are",
+        ),
+        # Completed with a recorded result path that tau has not checked.
+        "EvidenceUnverified": Code(
+            N, R, "completed is not evidence preserved: check the artifacts landed", (_RESULTS,)
+        ),
+    }
+)
 
 #: The diagnostic code a failing container reason maps to (anything else: ContainerFailed).
 _CONTAINER_CODES: Mapping[str, str] = MappingProxyType(
-    {**tables.CONTAINER_FAILURES, "OOMKilled": "OOMKilled"})
+    {**tables.CONTAINER_FAILURES, "OOMKilled": "OOMKilled"}
+)
 
 
 def _phase(phases: tuple[PhaseResult, ...], name: Phase) -> PhaseResult | None:
@@ -164,8 +237,13 @@ def _admission(f: Facts, phases: tuple[PhaseResult, ...]) -> Iterator[tuple[str,
             yield "Evicted", f"{w.name}: {w.evicted_reason}: {w.evicted_message}".rstrip(": ")
         elif any(m in w.pending_message.lower() for m in tables.QUOTA_MARKERS):
             yield "QuotaPending", f"{w.name} (queue {w.queue}): {w.pending_message}"
-    if f.admitted and not f.pods and not f.multikueue and _phase(phases, Phase.READY) and \
-            not _ended(f):
+    if (
+        f.admitted
+        and not f.pods
+        and not f.multikueue
+        and _phase(phases, Phase.READY)
+        and not _ended(f)
+    ):
         yield "AdmittedNotScheduled", "Kueue admitted the workload; no pod exists yet"
 
 
@@ -178,8 +256,13 @@ def _pods(f: Facts, phases: tuple[PhaseResult, ...]) -> Iterator[tuple[str, str]
     if scheduling and scheduling.status == PhaseStatus.WARNING:
         blocked = [p for p in f.pods if p.unschedulable_reason]
         if blocked:
-            yield "Unschedulable", (f"{len(blocked)} pod(s) unschedulable, e.g. "
-                                    f"{blocked[0].name}: {blocked[0].unschedulable_message}")
+            yield (
+                "Unschedulable",
+                (
+                    f"{len(blocked)} pod(s) unschedulable, e.g. "
+                    f"{blocked[0].name}: {blocked[0].unschedulable_message}"
+                ),
+            )
         else:
             yield "Unschedulable", f"pods not scheduled: {scheduling.detail}"
     dra = _phase(phases, Phase.DRA_ALLOCATION)
@@ -196,8 +279,13 @@ def _service(f: Facts) -> Iterator[tuple[str, str]]:
     spec = (f.primary or {}).get("spec") or {}
     indexed = spec.get("completionMode") == "Indexed" and int(spec.get("completions") or 1) > 1
     if f.kind == "Job" and indexed and f.snapshot.service is None and not _ended(f):
-        yield "HeadlessServiceMissing", (f"Service {f.snapshot.name}-headless not found; pods "
-                                         f"cannot resolve {f.snapshot.name}-0 for rendezvous")
+        yield (
+            "HeadlessServiceMissing",
+            (
+                f"Service {f.snapshot.name}-headless not found; pods "
+                f"cannot resolve {f.snapshot.name}-0 for rendezvous"
+            ),
+        )
 
 
 def _containers(f: Facts) -> Iterator[tuple[str, str]]:
@@ -211,8 +299,9 @@ def _containers(f: Facts) -> Iterator[tuple[str, str]]:
                     yield code, _container_message(pod.name, c)
 
 
-def _container_code(kind: str, reason: str, last: str, exit_code: int | None,
-                    message: str) -> str | None:
+def _container_code(
+    kind: str, reason: str, last: str, exit_code: int | None, message: str
+) -> str | None:
     if reason == "OOMKilled" or last == "OOMKilled":
         return "OOMKilled"
     if reason in tables.IMAGE_PULL_FAILURES:
@@ -240,18 +329,28 @@ def _container_message(pod: str, c: ContainerFacts) -> str:
 
 def _ray(f: Facts, phases: tuple[PhaseResult, ...]) -> Iterator[tuple[str, str]]:
     cluster = _phase(phases, Phase.RAYCLUSTER)
-    if cluster and cluster.status in (PhaseStatus.WARNING, PhaseStatus.ACTIVE) \
-            and f.snapshot.raycluster is not None and not _ended(f):
+    if (
+        cluster
+        and cluster.status in (PhaseStatus.WARNING, PhaseStatus.ACTIVE)
+        and f.snapshot.raycluster is not None
+        and not _ended(f)
+    ):
         yield "RayClusterNotReady", f"RayCluster {cluster.detail}"
     release = _phase(phases, Phase.COMPUTE_RELEASE)
     if release and release.status == PhaseStatus.ACTIVE:
         yield "ComputeNotReleased", release.detail
 
 
-def _outcome(f: Facts, state: State, phases: tuple[PhaseResult, ...],
-             codes: set[str]) -> Iterator[tuple[str, str]]:
-    if state is State.FAILED and not codes & {"OOMKilled", "CrashLoopBackOff", "ContainerFailed",
-                                              "ImagePullBackOff", "InitContainerFailed"}:
+def _outcome(
+    f: Facts, state: State, phases: tuple[PhaseResult, ...], codes: set[str]
+) -> Iterator[tuple[str, str]]:
+    if state is State.FAILED and not codes & {
+        "OOMKilled",
+        "CrashLoopBackOff",
+        "ContainerFailed",
+        "ImagePullBackOff",
+        "InitContainerFailed",
+    }:
         if f.is_ray:
             status = _phase(phases, Phase.RAYJOB_STATUS)
             yield "RayJobFailed", f"RayJob {f.snapshot.name}: {status.detail if status else ''}"
@@ -302,8 +401,10 @@ def diagnose(f: Facts, state: State, phases: tuple[PhaseResult, ...]) -> tuple[D
         found.extend(_outcome(f, state, phases, {c for c, _ in found}))
     unique = list(dict.fromkeys(found))
     order = {E: 0, W: 1, N: 2}
-    diagnostics = [Diagnostic(code, CODES[code].severity, CODES[code].owner, message,
-                              CODES[code].suggestion) for code, message in unique]
+    diagnostics = [
+        Diagnostic(code, CODES[code].severity, CODES[code].owner, message, CODES[code].suggestion)
+        for code, message in unique
+    ]
     return tuple(sorted(diagnostics, key=lambda d: order[d.severity]))
 
 
@@ -323,11 +424,18 @@ def actions(f: Facts, state: State, diagnostics: tuple[Diagnostic, ...]) -> tupl
         templates.append(_WATCH)
     elif state is State.RUNNING:
         templates.append(_LOGS)
-    elif state is State.SUCCEEDED and meta.ANNOTATION_RESULT_PATH in \
-            (metadata(f.primary).get("annotations") or {}):
+    elif state is State.SUCCEEDED and meta.ANNOTATION_RESULT_PATH in (
+        metadata(f.primary).get("annotations") or {}
+    ):
         templates.append(_RESULTS)
     unique = list(dict.fromkeys(templates))
     ns, name = f.snapshot.namespace, f.snapshot.name
-    return tuple(Action(t.name, t.owner, t.description,
-                        t.command.format(name=name, ns=ns) if t.command else None)
-                 for t in unique)
+    return tuple(
+        Action(
+            t.name,
+            t.owner,
+            t.description,
+            t.command.format(name=name, ns=ns) if t.command else None,
+        )
+        for t in unique
+    )

@@ -25,40 +25,77 @@ KIND = "RunStatus"
 
 
 def _phase(p: PhaseResult) -> dict[str, Any]:
-    return {"name": p.name.value, "status": p.status.value, "detail": p.detail, "hint": p.hint,
-            "startedAt": p.started_at}
+    return {
+        "name": p.name.value,
+        "status": p.status.value,
+        "detail": p.detail,
+        "hint": p.hint,
+        "startedAt": p.started_at,
+    }
 
 
 def _workload(w: WorkloadRow) -> dict[str, Any]:
-    return {"name": w.name, "queue": w.queue, "clusterQueue": w.cluster_queue, "phase": w.phase,
-            "admitted": w.admitted, "reason": w.reason, "message": w.message}
+    return {
+        "name": w.name,
+        "queue": w.queue,
+        "clusterQueue": w.cluster_queue,
+        "phase": w.phase,
+        "admitted": w.admitted,
+        "reason": w.reason,
+        "message": w.message,
+    }
 
 
 def _pod(p: PodRow) -> dict[str, Any]:
     return {
-        "name": p.name, "phase": p.phase, "ready": p.ready, "restarts": p.restarts,
+        "name": p.name,
+        "phase": p.phase,
+        "ready": p.ready,
+        "restarts": p.restarts,
         "node": p.node or None,
-        "containers": [{"kind": c.kind, "name": c.name, "state": c.state, "ready": c.ready,
-                        "restarts": c.restarts, "exitCode": c.exit_code,
-                        "reason": c.reason or None} for c in p.containers],
+        "containers": [
+            {
+                "kind": c.kind,
+                "name": c.name,
+                "state": c.state,
+                "ready": c.ready,
+                "restarts": c.restarts,
+                "exitCode": c.exit_code,
+                "reason": c.reason or None,
+            }
+            for c in p.containers
+        ],
     }
 
 
 def _diagnostic(d: Diagnostic) -> dict[str, Any]:
-    return {"code": d.code, "severity": d.severity.value, "owner": d.owner.value,
-            "message": d.message, "suggestion": d.suggestion}
+    return {
+        "code": d.code,
+        "severity": d.severity.value,
+        "owner": d.owner.value,
+        "message": d.message,
+        "suggestion": d.suggestion,
+    }
 
 
 def _action(a: Action) -> dict[str, Any]:
-    return {"name": a.name, "owner": a.owner.value, "description": a.description,
-            "command": a.command}
+    return {
+        "name": a.name,
+        "owner": a.owner.value,
+        "description": a.description,
+        "command": a.command,
+    }
 
 
 def _evidence(e: Evidence | None) -> dict[str, Any] | None:
     if e is None:
         return None
-    return {"resultPath": e.result_path, "resultPvc": e.result_pvc,
-            "checkpointArtifact": e.checkpoint_artifact, "verified": False}
+    return {
+        "resultPath": e.result_path,
+        "resultPvc": e.result_pvc,
+        "checkpointArtifact": e.checkpoint_artifact,
+        "verified": False,
+    }
 
 
 def to_dict(status: RunStatus) -> dict[str, Any]:

@@ -92,10 +92,12 @@ def workload_facts(obj: Obj) -> WorkloadFacts:
     finished = conds.get("Finished", _EMPTY)
     preempted = is_true(conds, "Preempted") or "preempt" in str(evicted.get("reason", "")).lower()
     return WorkloadFacts(
-        name=name_of(obj), queue=str((obj.get("spec") or _EMPTY).get("queueName") or ""),
+        name=name_of(obj),
+        queue=str((obj.get("spec") or _EMPTY).get("queueName") or ""),
         cluster_queue=str((status.get("admission") or _EMPTY).get("clusterQueue") or ""),
         created=str(metadata(obj).get("creationTimestamp") or ""),
-        quota_reserved=is_true(conds, "QuotaReserved"), admitted=is_true(conds, "Admitted"),
+        quota_reserved=is_true(conds, "QuotaReserved"),
+        admitted=is_true(conds, "Admitted"),
         admitted_at=str(conds.get("Admitted", _EMPTY).get("lastTransitionTime") or ""),
         finished=is_true(conds, "Finished"),
         finished_reason=str(finished.get("reason") or ""),
@@ -105,8 +107,10 @@ def workload_facts(obj: Obj) -> WorkloadFacts:
         preempted=preempted,
         pending_reason="" if is_true(conds, "QuotaReserved") else str(quota.get("reason") or ""),
         pending_message="" if is_true(conds, "QuotaReserved") else str(quota.get("message") or ""),
-        checks=tuple((str(c.get("name", "")), str(c.get("state", "")), str(c.get("message", "")))
-                     for c in status.get("admissionChecks") or ()),
+        checks=tuple(
+            (str(c.get("name", "")), str(c.get("state", "")), str(c.get("message", "")))
+            for c in status.get("admissionChecks") or ()
+        ),
         cluster_name=str(status.get("clusterName") or ""),
         nominated=tuple(str(n) for n in status.get("nominatedClusterNames") or ()),
     )
@@ -142,18 +146,23 @@ def _container(spec: Mapping[str, Any], status: Mapping[str, Any] | None) -> Con
     last = (status.get("lastState") or _EMPTY).get("terminated") or _EMPTY
     exit_code = detail.get("exitCode") if state == "terminated" else None
     return ContainerFacts(
-        name=str(spec.get("name", "")), image=str(spec.get("image", "")), state=str(state),
-        reason=str(detail.get("reason") or ""), message=str(detail.get("message") or ""),
+        name=str(spec.get("name", "")),
+        image=str(spec.get("image", "")),
+        state=str(state),
+        reason=str(detail.get("reason") or ""),
+        message=str(detail.get("message") or ""),
         exit_code=int(exit_code) if exit_code is not None else None,
-        restarts=int(status.get("restartCount") or 0), ready=bool(status.get("ready")),
+        restarts=int(status.get("restartCount") or 0),
+        ready=bool(status.get("ready")),
         image_present=bool(status.get("imageID")) or state in ("running", "terminated"),
         last_reason=str(last.get("reason") or ""),
         sidecar=spec.get("restartPolicy") == "Always",
     )
 
 
-def _containers(specs: Iterable[Mapping[str, Any]],
-                statuses: Iterable[Mapping[str, Any]]) -> tuple[ContainerFacts, ...]:
+def _containers(
+    specs: Iterable[Mapping[str, Any]], statuses: Iterable[Mapping[str, Any]]
+) -> tuple[ContainerFacts, ...]:
     by_name = {str(s.get("name")): s for s in statuses}
     return tuple(_container(spec, by_name.get(str(spec.get("name")))) for spec in specs)
 
@@ -185,14 +194,17 @@ class PodFacts:
 def _claim_names(pod: Obj) -> tuple[str, ...]:
     """Names of the ResourceClaims the pod uses: direct references, then generated ones."""
     spec = pod.get("spec") or _EMPTY
-    generated = {str(s.get("name")): s.get("resourceClaimName")
-                 for s in status_of(pod).get("resourceClaimStatuses") or ()}
+    generated = {
+        str(s.get("name")): s.get("resourceClaimName")
+        for s in status_of(pod).get("resourceClaimStatuses") or ()
+    }
     names = []
     for ref in spec.get("resourceClaims") or ():
         direct = ref.get("resourceClaimName")
         # A template claim's name exists only once the controller generated it.
-        names.append(str(direct or generated.get(str(ref.get("name"))) or
-                         f"<pending:{ref.get('name')}>"))
+        names.append(
+            str(direct or generated.get(str(ref.get("name"))) or f"<pending:{ref.get('name')}>")
+        )
     return tuple(names)
 
 
@@ -205,7 +217,8 @@ def pod_facts(pod: Obj) -> PodFacts:
     blocked = str(scheduled.get("status")) == "False"
     labels = metadata(pod).get("labels") or _EMPTY
     return PodFacts(
-        name=name_of(pod), phase=str(status.get("phase") or "Pending"),
+        name=name_of(pod),
+        phase=str(status.get("phase") or "Pending"),
         node=str(spec.get("nodeName") or ""),
         created=str(metadata(pod).get("creationTimestamp") or ""),
         unschedulable_reason=str(scheduled.get("reason") or "") if blocked else "",
@@ -213,10 +226,12 @@ def pod_facts(pod: Obj) -> PodFacts:
         ready=is_true(conds, "Ready") or status.get("phase") == "Succeeded",
         disruption_target=is_true(conds, "DisruptionTarget"),
         status_reason=str(status.get("reason") or ""),
-        init=_containers(spec.get("initContainers") or (),
-                         status.get("initContainerStatuses") or ()),
+        init=_containers(
+            spec.get("initContainers") or (), status.get("initContainerStatuses") or ()
+        ),
         app=_containers(spec.get("containers") or (), status.get("containerStatuses") or ()),
-        claims=_claim_names(pod), ray=RAY_CLUSTER_LABEL in labels,
+        claims=_claim_names(pod),
+        ray=RAY_CLUSTER_LABEL in labels,
     )
 
 
@@ -235,12 +250,21 @@ class EventFacts:
 def event_facts(event: Obj) -> EventFacts:
     """Read one Event; the time is the latest of its timestamps that is set."""
     involved = event.get("involvedObject") or event.get("regarding") or _EMPTY
-    time = (event.get("lastTimestamp") or event.get("eventTime") or
-            event.get("firstTimestamp") or metadata(event).get("creationTimestamp") or "")
-    return EventFacts(kind=str(involved.get("kind") or ""), object_name=str(involved.get("name")),
-                      reason=str(event.get("reason") or ""),
-                      message=str(event.get("message") or event.get("note") or ""),
-                      type=str(event.get("type") or ""), time=str(time))
+    time = (
+        event.get("lastTimestamp")
+        or event.get("eventTime")
+        or event.get("firstTimestamp")
+        or metadata(event).get("creationTimestamp")
+        or ""
+    )
+    return EventFacts(
+        kind=str(involved.get("kind") or ""),
+        object_name=str(involved.get("name")),
+        reason=str(event.get("reason") or ""),
+        message=str(event.get("message") or event.get("note") or ""),
+        type=str(event.get("type") or ""),
+        time=str(time),
+    )
 
 
 @dataclass(frozen=True)
@@ -306,9 +330,13 @@ def read_facts(snapshot: Snapshot) -> Facts:
     pods = sorted((pod_facts(p) for p in snapshot.pods), key=lambda p: p.name)
     events = sorted((event_facts(e) for e in snapshot.events), key=lambda e: e.time)
     return Facts(
-        snapshot=snapshot, kind=kind, primary=primary,
-        workloads=tuple(sorted((workload_facts(w) for w in snapshot.workloads),
-                               key=lambda w: w.name)),
-        pods=tuple(pods), events=tuple(events),
+        snapshot=snapshot,
+        kind=kind,
+        primary=primary,
+        workloads=tuple(
+            sorted((workload_facts(w) for w in snapshot.workloads), key=lambda w: w.name)
+        ),
+        pods=tuple(pods),
+        events=tuple(events),
         claims={name_of(c): c for c in snapshot.resource_claims},
     )

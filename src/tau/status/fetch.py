@@ -89,21 +89,33 @@ class _Reader:
     def custom_list(self, gvp: tuple[str, str, str], selector: str | None = None) -> Any:
         group, version, plural = gvp
         return lambda: self.custom.list_namespaced_custom_object(
-            group, version, self.namespace, plural, label_selector=selector or "", **_RAW)
+            group, version, self.namespace, plural, label_selector=selector or "", **_RAW
+        )
 
     def custom_get(self, gvp: tuple[str, str, str], name: str) -> Any:
         group, version, plural = gvp
         return lambda: self.custom.get_namespaced_custom_object(
-            group, version, self.namespace, plural, name, **_RAW)
+            group, version, self.namespace, plural, name, **_RAW
+        )
 
 
 def _pods(reader: _Reader, name: str, cluster: str) -> list[Obj]:
     ns = reader.namespace
-    pods = reader.items("pods", lambda: reader.core.list_namespaced_pod(
-        ns, label_selector=f"{JOB_NAME_LABEL}={name}", **_RAW), missing_ok=False)
+    pods = reader.items(
+        "pods",
+        lambda: reader.core.list_namespaced_pod(
+            ns, label_selector=f"{JOB_NAME_LABEL}={name}", **_RAW
+        ),
+        missing_ok=False,
+    )
     if cluster:
-        pods += reader.items("pods", lambda: reader.core.list_namespaced_pod(
-            ns, label_selector=f"{RAY_CLUSTER_LABEL}={cluster}", **_RAW), missing_ok=False)
+        pods += reader.items(
+            "pods",
+            lambda: reader.core.list_namespaced_pod(
+                ns, label_selector=f"{RAY_CLUSTER_LABEL}={cluster}", **_RAW
+            ),
+            missing_ok=False,
+        )
     return list({name_of(p): p for p in pods}.values())
 
 
@@ -117,25 +129,38 @@ def _claims(reader: _Reader, pods: list[Obj]) -> list[Obj]:
 
 
 def _claim_refs(pod: Obj) -> list[str]:
-    refs = [str(r.get("resourceClaimName")) for r in (pod.get("spec") or {}).get(
-        "resourceClaims") or () if r.get("resourceClaimName")]
-    refs += [str(s.get("resourceClaimName")) for s in status_of(pod).get(
-        "resourceClaimStatuses") or () if s.get("resourceClaimName")]
+    refs = [
+        str(r.get("resourceClaimName"))
+        for r in (pod.get("spec") or {}).get("resourceClaims") or ()
+        if r.get("resourceClaimName")
+    ]
+    refs += [
+        str(s.get("resourceClaimName"))
+        for s in status_of(pod).get("resourceClaimStatuses") or ()
+        if s.get("resourceClaimName")
+    ]
     return refs
 
 
 def _owned_by(claim: Obj, pods: list[Obj]) -> bool:
     names = {name_of(p) for p in pods}
-    return any(ref.get("kind") == "Pod" and ref.get("name") in names
-               for ref in metadata(claim).get("ownerReferences") or ())
+    return any(
+        ref.get("kind") == "Pod" and ref.get("name") in names
+        for ref in metadata(claim).get("ownerReferences") or ()
+    )
 
 
 def _events(reader: _Reader, names: set[str]) -> list[Obj]:
     # A field selector cannot OR object names, and one query per pod would make the request
     # count grow with the run; so: one namespace list (events expire after ~1h), then a filter.
     ns = reader.namespace
-    events = reader.items("events", lambda: reader.core.list_namespaced_event(
-        ns, field_selector=f"involvedObject.namespace={ns}", **_RAW), missing_ok=False)
+    events = reader.items(
+        "events",
+        lambda: reader.core.list_namespaced_event(
+            ns, field_selector=f"involvedObject.namespace={ns}", **_RAW
+        ),
+        missing_ok=False,
+    )
     return [e for e in events if (e.get("involvedObject") or {}).get("name") in names]
 
 
@@ -154,8 +179,9 @@ def fetch(api_client: Any, namespace: str, name: str) -> Snapshot:
         ClusterError: reading the Job or RayJob failed with anything but 404.
     """
     reader = _Reader(api_client, namespace)
-    job = reader.required("Job", name, lambda: reader.batch.read_namespaced_job(
-        name, namespace, **_RAW))
+    job = reader.required(
+        "Job", name, lambda: reader.batch.read_namespaced_job(name, namespace, **_RAW)
+    )
     rayjob = reader.required("RayJob", name, reader.custom_get(_RAYJOB, name))
     if job is None and rayjob is None:
         return Snapshot(namespace=namespace, name=name)
@@ -163,20 +189,42 @@ def fetch(api_client: Any, namespace: str, name: str) -> Snapshot:
 
     primary = primary_of(Snapshot(namespace=namespace, name=name, job=job, rayjob=rayjob))[1]
     uid = str(metadata(primary).get("uid") or "")
-    workloads = reader.items("workloads", reader.custom_list(
-        _KUEUE, f"{KUEUE_JOB_UID_LABEL}={uid}"), missing_ok=False) if uid else []
+    workloads = (
+        reader.items(
+            "workloads",
+            reader.custom_list(_KUEUE, f"{KUEUE_JOB_UID_LABEL}={uid}"),
+            missing_ok=False,
+        )
+        if uid
+        else []
+    )
     cluster_name = str(status_of(rayjob).get("rayClusterName") or "") if rayjob else ""
-    raycluster = reader.soft("raycluster", reader.custom_get(_RAYCLUSTER, cluster_name),
-                             missing_ok=True) if cluster_name else None
+    raycluster = (
+        reader.soft("raycluster", reader.custom_get(_RAYCLUSTER, cluster_name), missing_ok=True)
+        if cluster_name
+        else None
+    )
     pods = _pods(reader, name, cluster_name)
     claims = _claims(reader, pods)
     service = None
     if job is not None and (job.get("spec") or {}).get("completionMode") == "Indexed":
-        service = reader.soft("service", lambda: reader.core.read_namespaced_service(
-            f"{name}-headless", namespace, **_RAW), missing_ok=True)
+        service = reader.soft(
+            "service",
+            lambda: reader.core.read_namespaced_service(f"{name}-headless", namespace, **_RAW),
+            missing_ok=True,
+        )
     names = {name, cluster_name, *(name_of(o) for o in (*workloads, *pods, *claims))}
     events = _events(reader, names)
-    return Snapshot(namespace=namespace, name=name, job=job, rayjob=rayjob,
-                    workloads=tuple(workloads), raycluster=raycluster, pods=tuple(pods),
-                    events=tuple(events), resource_claims=tuple(claims), service=service,
-                    errors=tuple(reader.errors))
+    return Snapshot(
+        namespace=namespace,
+        name=name,
+        job=job,
+        rayjob=rayjob,
+        workloads=tuple(workloads),
+        raycluster=raycluster,
+        pods=tuple(pods),
+        events=tuple(events),
+        resource_claims=tuple(claims),
+        service=service,
+        errors=tuple(reader.errors),
+    )

@@ -65,8 +65,12 @@ class Phase(enum.StrEnum):
 
 #: The six phases that happen on pods; skipped together in a MultiKueue manager-only view.
 POD_PHASES: tuple[Phase, ...] = (
-    Phase.POD_SCHEDULING, Phase.DRA_ALLOCATION, Phase.IMAGE_PULL,
-    Phase.INIT_CONTAINERS, Phase.CONTAINER_START, Phase.READY,
+    Phase.POD_SCHEDULING,
+    Phase.DRA_ALLOCATION,
+    Phase.IMAGE_PULL,
+    Phase.INIT_CONTAINERS,
+    Phase.CONTAINER_START,
+    Phase.READY,
 )
 
 

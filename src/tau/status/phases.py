@@ -23,11 +23,16 @@ P = PhaseStatus
 def submitted(f: Facts) -> PhaseResult:
     """Submitted: the Job or RayJob exists."""
     if not f.found:
-        return result(Phase.SUBMITTED, P.PENDING, "no batch/v1 Job or RayJob found",
-                      "check the run name and namespace (`tau run list`)")
+        return result(
+            Phase.SUBMITTED,
+            P.PENDING,
+            "no batch/v1 Job or RayJob found",
+            "check the run name and namespace (`tau run list`)",
+        )
     text = "RayJob created" if f.is_ray else "batch/v1 Job created"
-    return result(Phase.SUBMITTED, P.DONE, text, None,
-                  str(metadata(f.primary).get("creationTimestamp") or ""))
+    return result(
+        Phase.SUBMITTED, P.DONE, text, None, str(metadata(f.primary).get("creationTimestamp") or "")
+    )
 
 
 def _queues(f: Facts) -> str:
@@ -42,9 +47,11 @@ def _queue_label(f: Facts) -> str:
 def kueue_admission(f: Facts) -> PhaseResult:
     """Kueue admission: Workload conditions Admitted/Finished/QuotaReserved/Evicted, by type."""
     if not f.workloads:
-        hint = (f"Kueue creates a Workload for objects labelled {meta.KUEUE_QUEUE_NAME}="
-                f"{_queue_label(f) or '<queue>'}; if none appears, the LocalQueue is missing or "
-                "Kueue does not manage this namespace (queue owner)")
+        hint = (
+            f"Kueue creates a Workload for objects labelled {meta.KUEUE_QUEUE_NAME}="
+            f"{_queue_label(f) or '<queue>'}; if none appears, the LocalQueue is missing or "
+            "Kueue does not manage this namespace (queue owner)"
+        )
         if f.found:
             return result(Phase.KUEUE_ADMISSION, P.ACTIVE, "waiting for Kueue Workload", hint)
         return result(Phase.KUEUE_ADMISSION, P.PENDING, "workload not observed")
@@ -54,44 +61,77 @@ def kueue_admission(f: Facts) -> PhaseResult:
     started = earliest([w.created for w in f.workloads])
     queue = f" queue={_queues(f)}"
     if finished == total:
-        return result(Phase.KUEUE_ADMISSION, P.DONE, f"{finished}/{total} finished; quota released"
-                      + queue, None, started)
+        return result(
+            Phase.KUEUE_ADMISSION,
+            P.DONE,
+            f"{finished}/{total} finished; quota released" + queue,
+            None,
+            started,
+        )
     if admitted + finished == total:
-        return result(Phase.KUEUE_ADMISSION, P.DONE, f"{admitted}/{total} admitted" + queue, None,
-                      started)
+        return result(
+            Phase.KUEUE_ADMISSION, P.DONE, f"{admitted}/{total} admitted" + queue, None, started
+        )
     return _admission_blocked(f, admitted, total, queue, started)
 
 
-def _admission_blocked(f: Facts, admitted: int, total: int, queue: str,
-                       started: str | None) -> PhaseResult:
+def _admission_blocked(
+    f: Facts, admitted: int, total: int, queue: str, started: str | None
+) -> PhaseResult:
     waiting = [w for w in f.workloads if not (w.admitted or w.finished)]
     preempted = next((w for w in waiting if w.preempted or w.evicted_reason), None)
     rejected = next((c for w in waiting for c in w.checks if c[1] == "Rejected"), None)
     detail = f"{admitted}/{total} admitted" + queue
     if rejected is not None:
         why = f"admission check {rejected[0]} rejected: {rejected[2]}".strip()
-        return result(Phase.KUEUE_ADMISSION, P.WARNING, f"{detail} reason={why}",
-                      "an admission check rejected the workload; the queue owner can say why",
-                      started)
+        return result(
+            Phase.KUEUE_ADMISSION,
+            P.WARNING,
+            f"{detail} reason={why}",
+            "an admission check rejected the workload; the queue owner can say why",
+            started,
+        )
     names = {w.name for w in waiting}
     # Kueue also reports preemption as Workload events; conditions may already be reset.
-    event = next((e for e in reversed(f.events_with("preempt", "evict"))
-                  if e.object_name in names), None) if admitted == 0 else None
+    event = (
+        next(
+            (e for e in reversed(f.events_with("preempt", "evict")) if e.object_name in names), None
+        )
+        if admitted == 0
+        else None
+    )
     if preempted is None and event is not None:
-        return result(Phase.KUEUE_ADMISSION, P.WARNING, f"{detail} reason={event.reason}: "
-                      f"{event.message}", "Kueue reclaimed this workload's quota; it is requeued",
-                      started)
+        return result(
+            Phase.KUEUE_ADMISSION,
+            P.WARNING,
+            f"{detail} reason={event.reason}: {event.message}",
+            "Kueue reclaimed this workload's quota; it is requeued",
+            started,
+        )
     if preempted is not None:
         why = preempted.evicted_message or preempted.evicted_reason or "Preempted"
-        return result(Phase.KUEUE_ADMISSION, P.WARNING, f"{detail} reason={why}",
-                      "Kueue reclaimed this workload's quota (preemption/eviction); it is requeued "
-                      "and starts again when quota frees up", started)
-    reason = next((w.pending_message or w.pending_reason for w in waiting
-                   if w.pending_message or w.pending_reason), "")
+        return result(
+            Phase.KUEUE_ADMISSION,
+            P.WARNING,
+            f"{detail} reason={why}",
+            "Kueue reclaimed this workload's quota (preemption/eviction); it is requeued "
+            "and starts again when quota frees up",
+            started,
+        )
+    reason = next(
+        (
+            w.pending_message or w.pending_reason
+            for w in waiting
+            if w.pending_message or w.pending_reason
+        ),
+        "",
+    )
     hint = None
     if any(m in reason.lower() for m in tables.QUOTA_MARKERS):
-        hint = ("no free quota in the ClusterQueue (borrowing included): wait, or ask the queue "
-                "owner for capacity; editing tau.yaml does not add quota")
+        hint = (
+            "no free quota in the ClusterQueue (borrowing included): wait, or ask the queue "
+            "owner for capacity; editing tau.yaml does not add quota"
+        )
     text = f"{detail} reason={reason}" if reason else detail
     return result(Phase.KUEUE_ADMISSION, P.ACTIVE, text, hint, started)
 
@@ -106,11 +146,18 @@ def multikueue_placement(f: Facts) -> PhaseResult:
     cluster = next((w.cluster_name for w in f.workloads if w.cluster_name), "")
     if any(c[1] == "Rejected" for c in checks):
         message = next(c[2] for c in checks if c[1] == "Rejected")
-        return result(Phase.MULTIKUEUE_PLACEMENT, P.WARNING, f"placement rejected: {message}",
-                      "the MultiKueue admission check rejected the workload (platform)")
+        return result(
+            Phase.MULTIKUEUE_PLACEMENT,
+            P.WARNING,
+            f"placement rejected: {message}",
+            "the MultiKueue admission check rejected the workload (platform)",
+        )
     if checks and all(c[1] == "Ready" for c in checks):
-        return result(Phase.MULTIKUEUE_PLACEMENT, P.DONE,
-                      f"worker-cluster placement ready on {cluster or '<unknown>'}")
+        return result(
+            Phase.MULTIKUEUE_PLACEMENT,
+            P.DONE,
+            f"worker-cluster placement ready on {cluster or '<unknown>'}",
+        )
     nominated = ",".join(n for w in f.workloads for n in w.nominated)
     detail = "waiting for a worker cluster" + (f" (nominated: {nominated})" if nominated else "")
     return result(Phase.MULTIKUEUE_PLACEMENT, P.ACTIVE if f.workloads else P.PENDING, detail)
@@ -137,8 +184,9 @@ def raycluster(f: Facts) -> PhaseResult:
     cluster = f.snapshot.raycluster
     if cluster is None:
         if _terminal_text(f) is not None:
-            return result(Phase.RAYCLUSTER, P.WARNING if failed else P.DONE,
-                          f"{name} deleted after the run")
+            return result(
+                Phase.RAYCLUSTER, P.WARNING if failed else P.DONE, f"{name} deleted after the run"
+            )
         return result(Phase.RAYCLUSTER, P.ACTIVE, f"waiting for RayCluster {name} to appear")
     return _raycluster_state(name, cluster, failed)
 
@@ -154,14 +202,27 @@ def _raycluster_state(name: str, cluster: Obj, failed: bool) -> PhaseResult:
     if state == "ready" or is_true(conds, "RayClusterProvisioned"):
         return result(Phase.RAYCLUSTER, P.DONE, detail, None, started)
     if is_true(conds, "RayClusterReplicaFailure") or state == "failed":
-        why = str(conds.get("RayClusterReplicaFailure", {}).get("message") or
-                  status.get("reason") or "replica failure")
-        return result(Phase.RAYCLUSTER, P.WARNING, f"{detail} reason={why}",
-                      "KubeRay could not create the head or worker pods", started)
+        why = str(
+            conds.get("RayClusterReplicaFailure", {}).get("message")
+            or status.get("reason")
+            or "replica failure"
+        )
+        return result(
+            Phase.RAYCLUSTER,
+            P.WARNING,
+            f"{detail} reason={why}",
+            "KubeRay could not create the head or worker pods",
+            started,
+        )
     ready = int(status.get("readyWorkerReplicas") or 0)
     desired = int(status.get("desiredWorkerReplicas") or 0)
-    return result(Phase.RAYCLUSTER, P.ACTIVE, f"{detail} workers={ready}/{desired} ready",
-                  "the RayCluster is not ready yet; the pod phases below say why", started)
+    return result(
+        Phase.RAYCLUSTER,
+        P.ACTIVE,
+        f"{detail} workers={ready}/{desired} ready",
+        "the RayCluster is not ready yet; the pod phases below say why",
+        started,
+    )
 
 
 def rayjob_status(f: Facts) -> PhaseResult:
@@ -178,9 +239,13 @@ def rayjob_status(f: Facts) -> PhaseResult:
     reason = ": ".join(str(v) for v in (status.get("reason"), status.get("message")) if v)
     if verdict == P.WARNING and reason:
         detail += f" reason={reason}"
-    return result(Phase.RAYJOB_STATUS, verdict, detail,
-                  "read the driver log: `tau run logs`" if verdict == P.WARNING else None,
-                  str(status.get("startTime") or ""))
+    return result(
+        Phase.RAYJOB_STATUS,
+        verdict,
+        detail,
+        "read the driver log: `tau run logs`" if verdict == P.WARNING else None,
+        str(status.get("startTime") or ""),
+    )
 
 
 def compute_release(f: Facts) -> PhaseResult:
@@ -193,11 +258,18 @@ def compute_release(f: Facts) -> PhaseResult:
     if holding:
         nodes = len({p.node for p in holding})
         detail = f"resources NOT reusable; {len(holding)} Ray pod(s) still hold {nodes} node(s)"
-        return result(Phase.COMPUTE_RELEASE, P.ACTIVE, detail,
-                      "wait for the teardown before resubmitting onto the same nodes")
+        return result(
+            Phase.COMPUTE_RELEASE,
+            P.ACTIVE,
+            detail,
+            "wait for the teardown before resubmitting onto the same nodes",
+        )
     released = all(w.finished for w in f.workloads)
-    text = ("quota released; resources reusable; no active Ray pods remain" if released
-            else "no active Ray pods remain; Kueue has not marked the Workload Finished yet")
+    text = (
+        "quota released; resources reusable; no active Ray pods remain"
+        if released
+        else "no active Ray pods remain; Kueue has not marked the Workload Finished yet"
+    )
     return result(Phase.COMPUTE_RELEASE, P.DONE if released else P.ACTIVE, text)
 
 
@@ -227,8 +299,9 @@ def _pod_phases(f: Facts) -> list[PhaseResult]:
     if terminal == "workload completed":
         # Finished runs lose their pods (RayCluster teardown, Job TTL): not a startup problem.
         why = "post-run RayCluster teardown" if f.is_ray else "pods cleaned up after completion"
-        return [r if r.status in (P.DONE, P.SKIPPED) else result(r.name, P.DONE, why)
-                for r in results]
+        return [
+            r if r.status in (P.DONE, P.SKIPPED) else result(r.name, P.DONE, why) for r in results
+        ]
     return results
 
 

@@ -17,8 +17,13 @@ _SHOWN_IMAGES = 2
 _UNSCHEDULABLE_HINT = "no node fits: node selector, taint or capacity mismatch with the node pool"
 
 
-def result(name: Phase, status: PhaseStatus, detail: str, hint: str | None = None,
-           started_at: str | None = None) -> PhaseResult:
+def result(
+    name: Phase,
+    status: PhaseStatus,
+    detail: str,
+    hint: str | None = None,
+    started_at: str | None = None,
+) -> PhaseResult:
     """A PhaseResult; an empty `started_at` becomes None."""
     return PhaseResult(name, status, detail, hint, started_at or None)
 
@@ -34,8 +39,11 @@ def pod_scheduling(f: Facts) -> PhaseResult:
     """Pod scheduling: spec.nodeName and PodScheduled=False reasons (FailedScheduling)."""
     pods = f.pods
     if not pods:
-        hint = ("admitted is not scheduled: Kueue reserved quota, but no pod exists yet"
-                if f.admitted else None)
+        hint = (
+            "admitted is not scheduled: Kueue reserved quota, but no pod exists yet"
+            if f.admitted
+            else None
+        )
         return result(Phase.POD_SCHEDULING, P.PENDING, "no pods observed yet", hint)
     assigned = sum(1 for p in pods if p.node)
     started = earliest([p.created for p in pods])
@@ -44,17 +52,31 @@ def pod_scheduling(f: Facts) -> PhaseResult:
         return result(Phase.POD_SCHEDULING, P.DONE, detail, None, started)
     blocked = next((p for p in pods if p.unschedulable_reason), None)
     if blocked is not None:
-        return result(Phase.POD_SCHEDULING, P.WARNING,
-                      f"{detail} reason={blocked.unschedulable_reason}: "
-                      f"{blocked.unschedulable_message}".rstrip(": "),
-                      _UNSCHEDULABLE_HINT,
-                      started)
+        return result(
+            Phase.POD_SCHEDULING,
+            P.WARNING,
+            f"{detail} reason={blocked.unschedulable_reason}: "
+            f"{blocked.unschedulable_message}".rstrip(": "),
+            _UNSCHEDULABLE_HINT,
+            started,
+        )
     waiting = {p.name for p in pods if not p.node}
-    event = next((e for e in reversed(f.events_with("FailedScheduling", "SchedulingFailed"))
-                  if e.object_name in waiting), None)
+    event = next(
+        (
+            e
+            for e in reversed(f.events_with("FailedScheduling", "SchedulingFailed"))
+            if e.object_name in waiting
+        ),
+        None,
+    )
     if event is not None:
-        return result(Phase.POD_SCHEDULING, P.WARNING, f"{detail} reason={event.reason}: "
-                      f"{event.message}", _UNSCHEDULABLE_HINT, started)
+        return result(
+            Phase.POD_SCHEDULING,
+            P.WARNING,
+            f"{detail} reason={event.reason}: {event.message}",
+            _UNSCHEDULABLE_HINT,
+            started,
+        )
     return result(Phase.POD_SCHEDULING, P.ACTIVE, detail, None, started)
 
 
@@ -66,20 +88,36 @@ def dra_allocation(f: Facts) -> PhaseResult:
     """DRA allocation: ResourceClaims the pods reference, allocated or not."""
     names = [c for p in f.pods for c in p.claims]
     if not names:
-        return result(Phase.DRA_ALLOCATION, P.SKIPPED,
-                      "no ResourceClaims requested (device-plugin GPUs; this is normal)")
+        return result(
+            Phase.DRA_ALLOCATION,
+            P.SKIPPED,
+            "no ResourceClaims requested (device-plugin GPUs; this is normal)",
+        )
     allocated = sum(1 for n in names if n in f.claims and _allocated(f.claims[n]))
     detail = f"{allocated}/{len(names)} allocated"
     if allocated == len(names):
         return result(Phase.DRA_ALLOCATION, P.DONE, detail)
-    failure = next((e for e in f.events
-                    if any(m in f"{e.reason} {e.message}".lower()
-                           for m in tables.DRA_FAILURE_MARKERS)), None)
+    failure = next(
+        (
+            e
+            for e in f.events
+            if any(m in f"{e.reason} {e.message}".lower() for m in tables.DRA_FAILURE_MARKERS)
+        ),
+        None,
+    )
     if failure is not None:
-        return result(Phase.DRA_ALLOCATION, P.WARNING, f"{detail} reason={failure.message}",
-                      "no device matches the claim: the platform team can check the ResourceSlices")
-    return result(Phase.DRA_ALLOCATION, P.ACTIVE, detail,
-                  "claims normally allocate within ~30s; longer means no matching device")
+        return result(
+            Phase.DRA_ALLOCATION,
+            P.WARNING,
+            f"{detail} reason={failure.message}",
+            "no device matches the claim: the platform team can check the ResourceSlices",
+        )
+    return result(
+        Phase.DRA_ALLOCATION,
+        P.ACTIVE,
+        detail,
+        "claims normally allocate within ~30s; longer means no matching device",
+    )
 
 
 def image_pull(f: Facts) -> PhaseResult:
@@ -90,9 +128,13 @@ def image_pull(f: Facts) -> PhaseResult:
     failing = [(pod, c) for pod, c in containers if c.reason in tables.IMAGE_PULL_FAILURES]
     if failing:
         pod, c = failing[0]
-        return result(Phase.IMAGE_PULL, P.WARNING, f"{pod}/{c.name}={c.reason} image={c.image}",
-                      "check the image tag or digest; if it exists, registry credentials or node "
-                      "egress are a platform fix")
+        return result(
+            Phase.IMAGE_PULL,
+            P.WARNING,
+            f"{pod}/{c.name}={c.reason} image={c.image}",
+            "check the image tag or digest; if it exists, registry credentials or node "
+            "egress are a platform fix",
+        )
     if all(c.image_present for _, c in containers):
         images = sorted({c.image for _, c in containers})
         shown = ", ".join(images[:_SHOWN_IMAGES])
@@ -119,8 +161,11 @@ def init_containers(f: Facts) -> PhaseResult:
     inits = [(p.name, c) for p in f.pods for c in p.init]
     if not inits:
         return result(Phase.INIT_CONTAINERS, P.SKIPPED, "no init containers")
-    complete = sum(1 for _, c in inits if (c.state == "terminated" and c.exit_code == 0)
-                   or (c.sidecar and c.state == "running"))
+    complete = sum(
+        1
+        for _, c in inits
+        if (c.state == "terminated" and c.exit_code == 0) or (c.sidecar and c.state == "running")
+    )
     detail = f"{complete}/{len(inits)} complete"
     if complete == len(inits):
         return result(Phase.INIT_CONTAINERS, P.DONE, detail)
@@ -128,11 +173,19 @@ def init_containers(f: Facts) -> PhaseResult:
     if failed is not None:
         pod, c, why = failed
         exit_text = f" exit={c.exit_code}" if c.exit_code is not None else ""
-        return result(Phase.INIT_CONTAINERS, P.WARNING, f"{detail} {pod}/{c.name}={why}{exit_text}",
-                      _mount_hint(c.message) or "an init container fails: read its logs")
+        return result(
+            Phase.INIT_CONTAINERS,
+            P.WARNING,
+            f"{detail} {pod}/{c.name}={why}{exit_text}",
+            _mount_hint(c.message) or "an init container fails: read its logs",
+        )
     waiting = next((c for _, c in inits if c.state == "waiting" and c.message), None)
-    return result(Phase.INIT_CONTAINERS, P.ACTIVE if f.pods and any(p.node for p in f.pods)
-                  else P.PENDING, detail, _mount_hint(waiting.message if waiting else ""))
+    return result(
+        Phase.INIT_CONTAINERS,
+        P.ACTIVE if f.pods and any(p.node for p in f.pods) else P.PENDING,
+        detail,
+        _mount_hint(waiting.message if waiting else ""),
+    )
 
 
 def _mount_hint(message: str) -> str | None:
@@ -153,11 +206,17 @@ def container_start(f: Facts) -> PhaseResult:
         pod, c, why = failed
         exit_text = f" exit={c.exit_code}" if c.exit_code is not None else ""
         restarts = f" restarts={c.restarts}" if c.restarts else ""
-        hint = ("the container exceeded its memory limit: raise compute memory"
-                if "OOMKilled" in (why, c.last_reason) else
-                "the application fails on start: read `tau run logs`")
-        return result(Phase.CONTAINER_START, P.WARNING,
-                      f"{detail} {pod}/{c.name}={why}{exit_text}{restarts}", hint)
+        hint = (
+            "the container exceeded its memory limit: raise compute memory"
+            if "OOMKilled" in (why, c.last_reason)
+            else "the application fails on start: read `tau run logs`"
+        )
+        return result(
+            Phase.CONTAINER_START,
+            P.WARNING,
+            f"{detail} {pod}/{c.name}={why}{exit_text}{restarts}",
+            hint,
+        )
     if started == len(apps):
         return result(Phase.CONTAINER_START, P.DONE, detail)
     progress = next((c.reason for _, c in apps if c.reason in tables.CONTAINER_PROGRESS), "")
@@ -175,9 +234,14 @@ def ready(f: Facts) -> PhaseResult:
         why = failed.status_reason or "Failed"
         return result(Phase.READY, P.WARNING, f"{detail}; {failed.name} {why}")
     if count == len(f.pods):
-        return result(Phase.READY, P.DONE, detail,
-                      None if f.is_ray or _job_done(f) else
-                      "running is not progressing: tau cannot see the training loop; read the logs")
+        return result(
+            Phase.READY,
+            P.DONE,
+            detail,
+            None
+            if f.is_ray or _job_done(f)
+            else "running is not progressing: tau cannot see the training loop; read the logs",
+        )
     started = any(c.started for p in f.pods for c in p.app)
     return result(Phase.READY, P.ACTIVE if started else P.PENDING, detail)
 

@@ -46,7 +46,10 @@ class Snapshot:
 
     @classmethod
     def from_objects(
-        cls, namespace: str, name: str, objects: list[dict[str, Any]],
+        cls,
+        namespace: str,
+        name: str,
+        objects: list[dict[str, Any]],
         errors: tuple[str, ...] = (),
     ) -> Snapshot:
         """Sort a flat list of API objects (a fixture file, say) into a Snapshot by kind.
@@ -66,15 +69,22 @@ class Snapshot:
             by_kind.setdefault(str(obj.get("kind")), []).append(obj)
 
         def named(kind: str, wanted: str) -> dict[str, Any] | None:
-            return next((o for o in by_kind.get(kind, [])
-                         if o.get("metadata", {}).get("name") == wanted), None)
+            return next(
+                (o for o in by_kind.get(kind, []) if o.get("metadata", {}).get("name") == wanted),
+                None,
+            )
 
         clusters = by_kind.get("RayCluster", [])
         return cls(
-            namespace=namespace, name=name, job=named("Job", name), rayjob=named("RayJob", name),
+            namespace=namespace,
+            name=name,
+            job=named("Job", name),
+            rayjob=named("RayJob", name),
             workloads=tuple(by_kind.get("Workload", [])),
             raycluster=clusters[0] if clusters else None,
-            pods=tuple(by_kind.get("Pod", [])), events=tuple(by_kind.get("Event", [])),
+            pods=tuple(by_kind.get("Pod", [])),
+            events=tuple(by_kind.get("Event", [])),
             resource_claims=tuple(by_kind.get("ResourceClaim", [])),
-            service=named("Service", f"{name}-headless"), errors=errors,
+            service=named("Service", f"{name}-headless"),
+            errors=errors,
         )

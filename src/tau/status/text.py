@@ -21,15 +21,18 @@ from tau.k8s import timefmt
 from tau.status.model import PhaseStatus, PodRow, RunStatus, Severity
 
 #: Text marker and style per phase status (cli-contract 2.2).
-MARKERS: Mapping[PhaseStatus, tuple[str, str]] = MappingProxyType({
-    PhaseStatus.PENDING: ("[ ]", "dim"),
-    PhaseStatus.ACTIVE: ("[>]", "cyan"),
-    PhaseStatus.DONE: ("[x]", "green"),
-    PhaseStatus.WARNING: ("[!]", "bold yellow"),
-    PhaseStatus.SKIPPED: ("[-]", "dim"),
-})
-_SEVERITY_STYLE = MappingProxyType({Severity.ERROR: "bold red", Severity.WARNING: "yellow",
-                                    Severity.INFO: "blue"})
+MARKERS: Mapping[PhaseStatus, tuple[str, str]] = MappingProxyType(
+    {
+        PhaseStatus.PENDING: ("[ ]", "dim"),
+        PhaseStatus.ACTIVE: ("[>]", "cyan"),
+        PhaseStatus.DONE: ("[x]", "green"),
+        PhaseStatus.WARNING: ("[!]", "bold yellow"),
+        PhaseStatus.SKIPPED: ("[-]", "dim"),
+    }
+)
+_SEVERITY_STYLE = MappingProxyType(
+    {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "blue"}
+)
 #: Rows shown per table before a "+N more" line; a 1,000-pod run must stay readable.
 MAX_ROWS = 20
 _NAME_WIDTH = 21
@@ -64,15 +67,25 @@ def _phase_tree(status: RunStatus) -> Tree:
         if elapsed:
             line.append(f" ({elapsed})", style="dim")
         node = tree.add(line)
-        if phase.hint and phase.status in (PhaseStatus.WARNING, PhaseStatus.ACTIVE,
-                                           PhaseStatus.PENDING, PhaseStatus.DONE):
+        if phase.hint and phase.status in (
+            PhaseStatus.WARNING,
+            PhaseStatus.ACTIVE,
+            PhaseStatus.PENDING,
+            PhaseStatus.DONE,
+        ):
             node.add(Text(f"hint: {phase.hint}", style="italic"))
     return tree
 
 
 def _table(title: str, columns: tuple[str, ...]) -> Table:
-    table = Table(title=Text(title, style="bold"), title_justify="left", box=None,
-                  show_edge=False, pad_edge=False, header_style="bold")
+    table = Table(
+        title=Text(title, style="bold"),
+        title_justify="left",
+        box=None,
+        show_edge=False,
+        pad_edge=False,
+        header_style="bold",
+    )
     for index, column in enumerate(columns):
         # Names stay whole (they get copied into commands); only the last, free-text column folds.
         table.add_column(column, no_wrap=index < len(columns) - 1, overflow="fold")
@@ -81,13 +94,21 @@ def _table(title: str, columns: tuple[str, ...]) -> Table:
 
 def _workloads(status: RunStatus) -> RenderableType:
     if not status.workloads:
-        return Text("Kueue Workloads: (none — Kueue did not see this workload; check the "
-                    "queue label)")
-    table = _table("Kueue Workloads", ("NAME", "QUEUE", "CLUSTERQUEUE", "PHASE", "ADMITTED",
-                                       "REASON"))
+        return Text(
+            "Kueue Workloads: (none — Kueue did not see this workload; check the queue label)"
+        )
+    table = _table(
+        "Kueue Workloads", ("NAME", "QUEUE", "CLUSTERQUEUE", "PHASE", "ADMITTED", "REASON")
+    )
     for w in status.workloads:
-        table.add_row(w.name, w.queue or "-", w.cluster_queue or "-", w.phase,
-                      "yes" if w.admitted else "no", w.reason or "-")
+        table.add_row(
+            w.name,
+            w.queue or "-",
+            w.cluster_queue or "-",
+            w.phase,
+            "yes" if w.admitted else "no",
+            w.reason or "-",
+        )
     return table
 
 
@@ -96,8 +117,7 @@ def _pods(pods: tuple[PodRow, ...]) -> RenderableType:
         return Text("Pods: (none observed)")
     table = _table("Pods", ("NAME", "PHASE", "READY", "RESTARTS", "NODE"))
     for p in pods[:MAX_ROWS]:
-        table.add_row(p.name, p.phase, "yes" if p.ready else "no", str(p.restarts),
-                      p.node or "-")
+        table.add_row(p.name, p.phase, "yes" if p.ready else "no", str(p.restarts), p.node or "-")
     if len(pods) > MAX_ROWS:
         table.add_row(f"+{len(pods) - MAX_ROWS} more", "", "", "", "")
     return table
@@ -111,9 +131,14 @@ def _containers(pods: tuple[PodRow, ...]) -> RenderableType | None:
         return None
     table = _table("Containers", ("POD", "CONTAINER", "READY", "RESTARTS", "EXIT", "STATE"))
     for c in rows[:MAX_ROWS]:
-        table.add_row(c.pod, f"{c.kind}/{c.name}", "yes" if c.ready else "no", str(c.restarts),
-                      "-" if c.exit_code is None else str(c.exit_code),
-                      f"{c.state} {c.reason}".strip())
+        table.add_row(
+            c.pod,
+            f"{c.kind}/{c.name}",
+            "yes" if c.ready else "no",
+            str(c.restarts),
+            "-" if c.exit_code is None else str(c.exit_code),
+            f"{c.state} {c.reason}".strip(),
+        )
     if len(rows) > MAX_ROWS:
         table.add_row(f"+{len(rows) - MAX_ROWS} more", "", "", "", "", "")
     return table
@@ -156,10 +181,10 @@ def _resources(status: RunStatus) -> Text:
     restarts = sum(p.restarts for p in status.pods)
     nodes = len({p.node for p in status.pods if p.node})
     text = Text("Resources\n", style="bold")
-    text.append(f"  Kueue: {admitted}/{len(status.workloads)} workloads admitted "
-                f"(queue {queues})\n")
-    text.append(f"  Pods:  {ready}/{len(status.pods)} ready, {restarts} restarts, "
-                f"{nodes} nodes")
+    text.append(
+        f"  Kueue: {admitted}/{len(status.workloads)} workloads admitted (queue {queues})\n"
+    )
+    text.append(f"  Pods:  {ready}/{len(status.pods)} ready, {restarts} restarts, {nodes} nodes")
     return text
 
 
@@ -167,8 +192,16 @@ def renderable(status: RunStatus) -> Group:
     """The whole view as one rich renderable."""
     parts: list[RenderableType] = [_header(status), Text(""), _phase_tree(status), Text("")]
     if status.kind is not None:
-        parts.extend((_resources(status), Text(""), _workloads(status), Text(""),
-                      _pods(status.pods), Text("")))
+        parts.extend(
+            (
+                _resources(status),
+                Text(""),
+                _workloads(status),
+                Text(""),
+                _pods(status.pods),
+                Text(""),
+            )
+        )
         containers = _containers(status.pods)
         if containers is not None:
             parts.extend((containers, Text("")))
@@ -183,7 +216,13 @@ def render(status: RunStatus, console: Console) -> None:
 
 def to_text(status: RunStatus, width: int = 100) -> str:
     """The view as plain text for a fixed-width, colourless console (tests, snapshots)."""
-    console = Console(width=width, record=True, color_system=None, file=io.StringIO(),
-                      force_terminal=False, legacy_windows=False)
+    console = Console(
+        width=width,
+        record=True,
+        color_system=None,
+        file=io.StringIO(),
+        force_terminal=False,
+        legacy_windows=False,
+    )
     render(status, console)
     return "\n".join(line.rstrip() for line in console.export_text().splitlines()) + "\n"

@@ -71,8 +71,13 @@ def outcome(status: RunStatus) -> str | None:
 class ChangeFeed:
     """Background watch streams on the run's objects; `wait` returns when any of them changes."""
 
-    def __init__(self, api_client: Any, namespace: str, name: str,
-                 timeout_seconds: int = WATCH_TIMEOUT_SECONDS) -> None:
+    def __init__(
+        self,
+        api_client: Any,
+        namespace: str,
+        name: str,
+        timeout_seconds: int = WATCH_TIMEOUT_SECONDS,
+    ) -> None:
         self.api_client = api_client
         self.namespace = namespace
         self.name = name
@@ -91,36 +96,57 @@ class ChangeFeed:
         custom = client.CustomObjectsApi(self.api_client)
         ns, by_name = self.namespace, f"metadata.name={self.name}"
         self._start("jobs", batch.list_namespaced_job, (ns,), field_selector=by_name)
-        self._start("rayjobs", custom.list_namespaced_custom_object,
-                    ("ray.io", "v1", ns, "rayjobs"), field_selector=by_name)
-        self._start("pods", core.list_namespaced_pod, (ns,),
-                    label_selector=f"{JOB_NAME_LABEL}={self.name}")
+        self._start(
+            "rayjobs",
+            custom.list_namespaced_custom_object,
+            ("ray.io", "v1", ns, "rayjobs"),
+            field_selector=by_name,
+        )
+        self._start(
+            "pods", core.list_namespaced_pod, (ns,), label_selector=f"{JOB_NAME_LABEL}={self.name}"
+        )
         uid = str(metadata(primary_of(snapshot)[1]).get("uid") or "")
         if uid:
-            self._start("workloads", custom.list_namespaced_custom_object,
-                        ("kueue.x-k8s.io", "v1beta2", ns, "workloads"),
-                        label_selector=f"{KUEUE_JOB_UID_LABEL}={uid}")
+            self._start(
+                "workloads",
+                custom.list_namespaced_custom_object,
+                ("kueue.x-k8s.io", "v1beta2", ns, "workloads"),
+                label_selector=f"{KUEUE_JOB_UID_LABEL}={uid}",
+            )
         cluster = str(status_of(snapshot.rayjob).get("rayClusterName") or "")
         if cluster:
-            self._start("raypods", core.list_namespaced_pod, (ns,),
-                        label_selector=f"{RAY_CLUSTER_LABEL}={cluster}")
-            self._start("rayclusters", custom.list_namespaced_custom_object,
-                        ("ray.io", "v1", ns, "rayclusters"),
-                        field_selector=f"metadata.name={cluster}")
+            self._start(
+                "raypods",
+                core.list_namespaced_pod,
+                (ns,),
+                label_selector=f"{RAY_CLUSTER_LABEL}={cluster}",
+            )
+            self._start(
+                "rayclusters",
+                custom.list_namespaced_custom_object,
+                ("ray.io", "v1", ns, "rayclusters"),
+                field_selector=f"metadata.name={cluster}",
+            )
 
-    def _start(self, what: str, func: Callable[..., Any], args: tuple[Any, ...],
-               **selectors: str) -> None:
+    def _start(
+        self, what: str, func: Callable[..., Any], args: tuple[Any, ...], **selectors: str
+    ) -> None:
         key = (what, repr(sorted(selectors.items())))
         if key in self._started or self.stopped.is_set():
             return
         self._started.add(key)
-        thread = threading.Thread(target=self._run, args=(what, func, args, selectors),
-                                  name=f"tau-watch-{what}", daemon=True)
+        thread = threading.Thread(
+            target=self._run,
+            args=(what, func, args, selectors),
+            name=f"tau-watch-{what}",
+            daemon=True,
+        )
         self._threads.append(thread)
         thread.start()
 
-    def _run(self, what: str, func: Callable[..., Any], args: tuple[Any, ...],
-             selectors: dict[str, str]) -> None:
+    def _run(
+        self, what: str, func: Callable[..., Any], args: tuple[Any, ...], selectors: dict[str, str]
+    ) -> None:
         from kubernetes import watch
         from kubernetes.client.exceptions import ApiException
 
@@ -128,8 +154,9 @@ class ChangeFeed:
             stream = watch.Watch()
             self._watches.append(stream)
             try:
-                for _event in stream.stream(func, *args, timeout_seconds=self.timeout_seconds,
-                                            **selectors):
+                for _event in stream.stream(
+                    func, *args, timeout_seconds=self.timeout_seconds, **selectors
+                ):
                     self.changes.put(what)
                     if self.stopped.is_set():
                         break
@@ -171,8 +198,9 @@ def draw(console: Console, status: RunStatus, interval: float) -> None:
     text.render(status, console)
 
 
-def _wait_for_change(feed: ChangeFeed, last_draw: float, interval: float,
-                     monotonic: Callable[[], float]) -> None:
+def _wait_for_change(
+    feed: ChangeFeed, last_draw: float, interval: float, monotonic: Callable[[], float]
+) -> None:
     feed.wait(HEARTBEAT_SECONDS)
     # Coalesce bursts (a pod update often comes with a Workload and a Job update).
     remaining = last_draw + interval - monotonic()
@@ -182,12 +210,20 @@ def _wait_for_change(feed: ChangeFeed, last_draw: float, interval: float,
     feed.drain()
 
 
-def watch(api_client: Any, namespace: str, name: str, *, console: Console,
-          interval: float = 2.0, max_iterations: int = 0,
-          clock: Callable[[], datetime] = lambda: datetime.now(UTC),
-          monotonic: Callable[[], float] = time.monotonic,
-          fetcher: Fetcher | None = None, interpreter: Interpreter | None = None,
-          feed: ChangeFeed | None = None) -> WatchResult:
+def watch(
+    api_client: Any,
+    namespace: str,
+    name: str,
+    *,
+    console: Console,
+    interval: float = 2.0,
+    max_iterations: int = 0,
+    clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+    monotonic: Callable[[], float] = time.monotonic,
+    fetcher: Fetcher | None = None,
+    interpreter: Interpreter | None = None,
+    feed: ChangeFeed | None = None,
+) -> WatchResult:
     """Follow a run until it completes, fails, or `max_iterations` redraws were made.
 
     Args:
@@ -227,8 +263,9 @@ def watch(api_client: Any, namespace: str, name: str, *, console: Console,
             draw(console, status, interval)
             ended = outcome(status)
             if ended == "failed":
-                return WatchResult(1, ended, iterations, status,
-                                   f"startup phase failed for {namespace}/{name}")
+                return WatchResult(
+                    1, ended, iterations, status, f"startup phase failed for {namespace}/{name}"
+                )
             if ended == "completed":
                 return WatchResult(0, ended, iterations, status)
             if max_iterations and iterations >= max_iterations:

@@ -15,8 +15,10 @@ from tau.config.validate import engine, env, imports, settings, storage, structu
 from tau.config.validate.context import Context, first, lookup
 from tau.errors import ConfigError, Diagnostic
 
-MANAGED_MANIFEST = ("managed workflow manifests are outside tau run validate; validate direct "
-                    "tau run --config files with this command")
+MANAGED_MANIFEST = (
+    "managed workflow manifests are outside tau run validate; validate direct "
+    "tau run --config files with this command"
+)
 
 __all__ = ["ValidConfig", "lookup", "validate"]
 
@@ -56,9 +58,17 @@ def validate(doc: RawDocument, *, name: str | None = None) -> ValidConfig:
         ConfigError: every error found (warnings found on the way ride along).
     """
     if _is_managed(doc.data):
-        raise ConfigError([*doc.problems, Diagnostic("schema_version", MANAGED_MANIFEST,
-                                      "a direct config sets `engine: job` or `engine: rayjob`",
-                                      doc.source.key(("schema_version",)))])
+        raise ConfigError(
+            [
+                *doc.problems,
+                Diagnostic(
+                    "schema_version",
+                    MANAGED_MANIFEST,
+                    "a direct config sets `engine: job` or `engine: rayjob`",
+                    doc.source.key(("schema_version",)),
+                ),
+            ]
+        )
     checked = structure.check(doc)
     ctx = Context(checked.data, doc.source, doc.path.parent)
     ctx.name = name or first(ctx.data, "run.name", "name")[1]

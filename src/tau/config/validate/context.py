@@ -50,8 +50,9 @@ class Context:
     def has(self, path: str) -> bool:
         return lookup(self.data, path, _MISSING) is not _MISSING
 
-    def error(self, path: str | PathKey, message: str, hint: str | None = None, *,
-              severity: str = "error") -> None:
+    def error(
+        self, path: str | PathKey, message: str, hint: str | None = None, *, severity: str = "error"
+    ) -> None:
         """Record a problem at a config path.
 
         Args:

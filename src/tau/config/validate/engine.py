@@ -20,8 +20,18 @@ _RAY_RESOURCE_FIELDS = tuple(
 )
 _TUNE_FIELDS = ("metric", "mode", "num_samples", "max_concurrent_trials")
 _TORCHRUN_OWNED = (
-    "standalone", "nnodes", "nproc-per-node", "node-rank", "rdzv-backend", "rdzv-endpoint",
-    "rdzv-id", "master-addr", "master-port", "module", "no-python", "run-path",
+    "standalone",
+    "nnodes",
+    "nproc-per-node",
+    "node-rank",
+    "rdzv-backend",
+    "rdzv-endpoint",
+    "rdzv-id",
+    "master-addr",
+    "master-port",
+    "module",
+    "no-python",
+    "run-path",
 )
 _FLAG_KEY = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 _RAY_TRAIN_SECTIONS = ("torch_config", "scaling_config", "failure_config")
@@ -30,11 +40,15 @@ _RAY_TRAIN_SECTIONS = ("torch_config", "scaling_config", "failure_config")
 def select_engine(ctx: Context) -> None:
     """Choose the engine (explicit, from workload_kind, or inferred) and record the intent."""
     engine_path, engine = first(ctx.data, "run.engine", "engine")
-    kind_path, kind = first(ctx.data, "workflow.workload_kind", "run.workload_kind",
-                            "compute.workload_kind")
+    kind_path, kind = first(
+        ctx.data, "workflow.workload_kind", "run.workload_kind", "compute.workload_kind"
+    )
     if engine and kind and engine != kind:
-        ctx.error(kind_path, f"engine={engine} conflicts with workload_kind={kind}",
-                  f"remove `{kind_path}` or make it agree with `{engine_path}`")
+        ctx.error(
+            kind_path,
+            f"engine={engine} conflicts with workload_kind={kind}",
+            f"remove `{kind_path}` or make it agree with `{engine_path}`",
+        )
     parts = [f"engine={engine}"] if engine else []
     if kind:
         parts.append(f"workload_kind={kind}")
@@ -56,48 +70,78 @@ def check_name(ctx: Context) -> None:
     # A name that is written but unusable (`name: 12`) already has its own diagnostic.
     if ctx.name or ("name",) in ctx.source.keys or ("run", "name") in ctx.source.keys:
         return
-    ctx.error("name", f"{ctx.engine} runs require NAME",
-              "set `name:` in the config, or pass `tau run NAME --config PATH`")
+    ctx.error(
+        "name",
+        f"{ctx.engine} runs require NAME",
+        "set `name:` in the config, or pass `tau run NAME --config PATH`",
+    )
 
 
 def check_ray(ctx: Context) -> None:
     """Fields and values a RayJob does not accept."""
     if ctx.has("compute.gpus"):
-        ctx.error("compute.gpus", "compute.gpus is only supported for engine: job; use "
-                  "compute.gpus_per_worker for Ray")
+        ctx.error(
+            "compute.gpus",
+            "compute.gpus is only supported for engine: job; use compute.gpus_per_worker for Ray",
+        )
     nodes = ctx.get("execution.nodes")
     if isinstance(nodes, int) and nodes > 1:
-        ctx.error("execution.nodes", "execution.nodes is for engine: job; use compute.workers "
-                  "for Ray pod count")
+        ctx.error(
+            "execution.nodes",
+            "execution.nodes is for engine: job; use compute.workers for Ray pod count",
+        )
     if first(ctx.data, "run.entrypoint", "run.script", "entrypoint", "script")[1] is None:
-        ctx.error("entrypoint", "engine=rayjob requires run.entrypoint",
-                  "set `entrypoint:` to the driver script, relative to this file")
+        ctx.error(
+            "entrypoint",
+            "engine=rayjob requires run.entrypoint",
+            "set `entrypoint:` to the driver script, relative to this file",
+        )
     data_pvc, result_pvc = ctx.get("storage.data_pvc"), ctx.get("storage.result_pvc")
     if data_pvc and result_pvc and data_pvc != result_pvc:
-        ctx.error("storage.result_pvc", "storage.result_pvc cannot differ from "
-                  "storage.data_pvc for RayJob run configs")
+        ctx.error(
+            "storage.result_pvc",
+            "storage.result_pvc cannot differ from storage.data_pvc for RayJob run configs",
+        )
     for path in ("storage.volumes", "storage.mounts"):
         if ctx.get(path):
-            ctx.error(path, "RayJob run configs support storage.data_pvc/output, but not "
-                      "storage.volumes/mounts")
-    for path in ("run.ttl_seconds_after_finished", "run.source", "storage.image_assets",
-                 "runtime.working_dir"):
+            ctx.error(
+                path,
+                "RayJob run configs support storage.data_pvc/output, but not "
+                "storage.volumes/mounts",
+            )
+    for path in (
+        "run.ttl_seconds_after_finished",
+        "run.source",
+        "storage.image_assets",
+        "runtime.working_dir",
+    ):
         if ctx.has(path):
             ctx.error(path, f"{path} requires engine: job and direct dispatch")
     if ctx.get("policy.clear_node_selector"):
-        ctx.error("policy.clear_node_selector", "policy.clear_node_selector requires engine: "
-                  "job; the rayjob engine cannot clear profile/topology node selectors")
+        ctx.error(
+            "policy.clear_node_selector",
+            "policy.clear_node_selector requires engine: "
+            "job; the rayjob engine cannot clear profile/topology node selectors",
+        )
     mode = ctx.get("compute.gpu_resource_mode")
     if mode == "dra":
-        ctx.error("compute.gpu_resource_mode", 'engine=rayjob cannot use '
-                  'compute.gpu_resource_mode="dra"; RayJobs support device-plugin or mig GPUs')
+        ctx.error(
+            "compute.gpu_resource_mode",
+            "engine=rayjob cannot use "
+            'compute.gpu_resource_mode="dra"; RayJobs support device-plugin or mig GPUs',
+        )
     launcher = ctx.get("execution.launcher")
     if launcher == "torchrun":
-        ctx.error("execution.launcher", "execution.launcher torchrun is for engine: job; "
-                  "Ray Train manages distributed init via TorchConfig")
+        ctx.error(
+            "execution.launcher",
+            "execution.launcher torchrun is for engine: job; "
+            "Ray Train manages distributed init via TorchConfig",
+        )
     elif launcher == "python":
-        ctx.error("execution.launcher", "execution.launcher python is for engine: job; use "
-                  "ray-train for engine: rayjob")
+        ctx.error(
+            "execution.launcher",
+            "execution.launcher python is for engine: job; use ray-train for engine: rayjob",
+        )
 
 
 def check_job(ctx: Context) -> None:
@@ -105,48 +149,80 @@ def check_job(ctx: Context) -> None:
     intent = ctx.intent
     workers = ctx.get("compute.workers")
     if isinstance(workers, int) and workers > 1:
-        ctx.error("compute.workers", f"{intent} cannot set compute.workers={workers}; use "
-                  "engine: rayjob or remove compute.workers")
+        ctx.error(
+            "compute.workers",
+            f"{intent} cannot set compute.workers={workers}; use "
+            "engine: rayjob or remove compute.workers",
+        )
     if ctx.has("compute.gpus_per_worker"):
-        ctx.error("compute.gpus_per_worker", f"{intent} cannot set compute.gpus_per_worker; "
-                  "use compute.gpus for a direct Job or switch to engine: rayjob")
+        ctx.error(
+            "compute.gpus_per_worker",
+            f"{intent} cannot set compute.gpus_per_worker; "
+            "use compute.gpus for a direct Job or switch to engine: rayjob",
+        )
     if ctx.get("runtime.pip"):
-        ctx.error("runtime.pip", f"{intent} cannot set runtime.pip; use engine: rayjob or "
-                  "bake dependencies into the image")
+        ctx.error(
+            "runtime.pip",
+            f"{intent} cannot set runtime.pip; use engine: rayjob or "
+            "bake dependencies into the image",
+        )
     for path in _RAY_RESOURCE_FIELDS:
         if ctx.has(path):
             plain = "compute." + path.split("_", 1)[1]
-            ctx.error(path, f"{intent} cannot set {path}; jobs are single-pod, so use "
-                      f"{plain} or switch to engine: rayjob")
+            ctx.error(
+                path,
+                f"{intent} cannot set {path}; jobs are single-pod, so use "
+                f"{plain} or switch to engine: rayjob",
+            )
     if ctx.has("compute.mig_profile"):
-        ctx.error("compute.mig_profile", f"{intent} cannot set compute.mig_profile; switch to "
-                  "engine: rayjob")
+        ctx.error(
+            "compute.mig_profile",
+            f"{intent} cannot set compute.mig_profile; switch to engine: rayjob",
+        )
     mode = ctx.get("compute.gpu_resource_mode")
     if mode in ("dra", "mig"):
-        ctx.error("compute.gpu_resource_mode", f'{intent} cannot use compute.gpu_resource_mode='
-                  f'"{mode}"; direct Jobs support device-plugin GPUs')
+        ctx.error(
+            "compute.gpu_resource_mode",
+            f"{intent} cannot use compute.gpu_resource_mode="
+            f'"{mode}"; direct Jobs support device-plugin GPUs',
+        )
     if ctx.has("run.working_dir"):
-        ctx.error("run.working_dir", "run.working_dir is not supported with engine: job; it "
-                  "ships a project archive to a Ray cluster", "use run.source (an immutable "
-                  "source image) for a Job, or switch to engine: rayjob")
+        ctx.error(
+            "run.working_dir",
+            "run.working_dir is not supported with engine: job; it "
+            "ships a project archive to a Ray cluster",
+            "use run.source (an immutable source image) for a Job, or switch to engine: rayjob",
+        )
     data_pvc, result_pvc = ctx.get("storage.data_pvc"), ctx.get("storage.result_pvc")
     if data_pvc and result_pvc and data_pvc != result_pvc:
-        ctx.error("storage.result_pvc", "storage.result_pvc cannot differ from "
-                  "storage.data_pvc for job run configs")
+        ctx.error(
+            "storage.result_pvc",
+            "storage.result_pvc cannot differ from storage.data_pvc for job run configs",
+        )
     if data_pvc and ctx.get("storage.volumes"):
-        ctx.error("storage.volumes", "storage.data_pvc cannot be combined with "
-                  "storage.volumes for job run configs")
+        ctx.error(
+            "storage.volumes",
+            "storage.data_pvc cannot be combined with storage.volumes for job run configs",
+        )
     launcher = ctx.get("execution.launcher")
     if launcher in ("ray-train", "ray-tune") and ctx.intent == "implicit dispatch":
-        ctx.error("execution.launcher", f'execution.launcher "{launcher}" requires engine: '
-                  "rayjob; set engine: rayjob explicitly")
+        ctx.error(
+            "execution.launcher",
+            f'execution.launcher "{launcher}" requires engine: '
+            "rayjob; set engine: rayjob explicitly",
+        )
     elif launcher in ("ray-train", "ray-tune"):
-        ctx.error("execution.launcher", f'execution.launcher "{launcher}" requires engine: '
-                  "rayjob (needs a Ray cluster); got engine: job")
+        ctx.error(
+            "execution.launcher",
+            f'execution.launcher "{launcher}" requires engine: '
+            "rayjob (needs a Ray cluster); got engine: job",
+        )
     nodes = ctx.get("execution.nodes")
     if isinstance(nodes, int) and nodes > 1 and launcher != "torchrun":
-        ctx.error("execution.nodes", f"{intent} with execution.nodes={nodes} requires "
-                  "execution.launcher=torchrun")
+        ctx.error(
+            "execution.nodes",
+            f"{intent} with execution.nodes={nodes} requires execution.launcher=torchrun",
+        )
 
 
 def check_launcher(ctx: Context) -> None:
@@ -154,25 +230,38 @@ def check_launcher(ctx: Context) -> None:
     launcher = ctx.get("execution.launcher") or ("python" if ctx.engine == JOB else "ray-train")
     ppn = ctx.get("execution.processes_per_node")
     if isinstance(ppn, int) and ppn > 1 and launcher != "torchrun":
-        ctx.error("execution.processes_per_node", "execution.processes_per_node > 1 requires "
-                  "execution.launcher: torchrun")
+        ctx.error(
+            "execution.processes_per_node",
+            "execution.processes_per_node > 1 requires execution.launcher: torchrun",
+        )
     if launcher != "ray-tune":
         for name in _TUNE_FIELDS:
             if ctx.has(f"execution.{name}"):
-                ctx.error(f"execution.{name}", "execution.metric/mode/num_samples/"
-                          "max_concurrent_trials require execution.launcher: ray-tune")
+                ctx.error(
+                    f"execution.{name}",
+                    "execution.metric/mode/num_samples/"
+                    "max_concurrent_trials require execution.launcher: ray-tune",
+                )
     else:
         if not ctx.get("execution.metric"):
-            ctx.error("execution.launcher", "execution.launcher ray-tune requires "
-                      "execution.metric", "name the metric the trials report, e.g. `metric: loss`")
+            ctx.error(
+                "execution.launcher",
+                "execution.launcher ray-tune requires execution.metric",
+                "name the metric the trials report, e.g. `metric: loss`",
+            )
         if not ctx.get("execution.configs"):
-            ctx.error("execution.launcher", "execution.launcher ray-tune requires a non-empty "
-                      "execution.configs search space")
+            ctx.error(
+                "execution.launcher",
+                "execution.launcher ray-tune requires a non-empty execution.configs search space",
+            )
     entry_path, entry = first(ctx.data, "run.entrypoint", "run.script", "entrypoint", "script")
     if launcher == "torchrun" and isinstance(entry, str) and not entry.endswith(".py"):
-        ctx.error(entry_path, f'run.entrypoint "{entry}" must be a .py file with '
-                  "execution.launcher: torchrun, which runs it under python3",
-                  "point the entrypoint at the Python training script")
+        ctx.error(
+            entry_path,
+            f'run.entrypoint "{entry}" must be a .py file with '
+            "execution.launcher: torchrun, which runs it under python3",
+            "point the entrypoint at the Python training script",
+        )
     configs = ctx.get("execution.configs")
     if isinstance(configs, dict):
         _check_configs(ctx, launcher, configs)
@@ -184,34 +273,52 @@ def _check_configs(ctx: Context, launcher: str, configs: dict[str, object]) -> N
         for key, value in configs.items():
             path = ("execution", "configs", key)
             if not _FLAG_KEY.match(key):
-                ctx.error(path, f'execution.configs key "{key}" is not a valid flag name '
-                          "(letters, digits, '_', '.', '-'; starting with a letter or digit)")
+                ctx.error(
+                    path,
+                    f'execution.configs key "{key}" is not a valid flag name '
+                    "(letters, digits, '_', '.', '-'; starting with a letter or digit)",
+                )
                 continue
             if value is None:
                 ctx.error(path, f'key "{key}" has null value; use empty string for a bare flag')
             elif isinstance(value, dict | list):
-                ctx.error(path, f'execution.configs "{key}" must be a scalar (string, number '
-                          f"or boolean) for execution.launcher: {launcher}")
+                ctx.error(
+                    path,
+                    f'execution.configs "{key}" must be a scalar (string, number '
+                    f"or boolean) for execution.launcher: {launcher}",
+                )
             if launcher == "torchrun":
                 flag = key.lower().replace("_", "-")
                 if flag in _TORCHRUN_OWNED:
-                    ctx.error(path, f'execution.configs: "{key}" is a Tau-managed torchrun flag '
-                              "and cannot be overridden")
+                    ctx.error(
+                        path,
+                        f'execution.configs: "{key}" is a Tau-managed torchrun flag '
+                        "and cannot be overridden",
+                    )
                 elif flag in seen:
-                    ctx.error(path, f'execution.configs: "{key}" and "{seen[flag]}" are the same '
-                              "torchrun flag; keep one")
+                    ctx.error(
+                        path,
+                        f'execution.configs: "{key}" and "{seen[flag]}" are the same '
+                        "torchrun flag; keep one",
+                    )
                 seen.setdefault(flag, key)
     elif launcher == "ray-train":
         for key, value in configs.items():
             path = ("execution", "configs", key)
             if key not in _RAY_TRAIN_SECTIONS:
-                ctx.error(path, f'execution.configs section "{key}" is not valid for ray-train; '
-                          f"use {', '.join(_RAY_TRAIN_SECTIONS)}")
+                ctx.error(
+                    path,
+                    f'execution.configs section "{key}" is not valid for ray-train; '
+                    f"use {', '.join(_RAY_TRAIN_SECTIONS)}",
+                )
             elif not isinstance(value, dict):
                 ctx.error(path, f"execution.configs.{key} must be a mapping")
             elif key == "scaling_config":
                 for owned in ("num_workers", "resources_per_worker"):
                     if owned in value:
-                        ctx.error((*path, owned), f"execution.configs.scaling_config.{owned} "
-                                  "is derived by Tau from compute.workers × "
-                                  "compute.gpus_per_worker and cannot be set")
+                        ctx.error(
+                            (*path, owned),
+                            f"execution.configs.scaling_config.{owned} "
+                            "is derived by Tau from compute.workers × "
+                            "compute.gpus_per_worker and cannot be set",
+                        )

@@ -32,8 +32,14 @@ def is_reserved(name: str, allow_nccl: bool) -> bool:
 def parse_secret_ref(value: str) -> tuple[str, str] | None:
     """`secret-name:key` → (name, key); None when malformed."""
     name, sep, key = value.partition(":")
-    if not sep or not name or not key or value != value.strip() or name != name.strip() \
-            or key != key.strip():
+    if (
+        not sep
+        or not name
+        or not key
+        or value != value.strip()
+        or name != name.strip()
+        or key != key.strip()
+    ):
         return None
     return name, key
 
@@ -44,28 +50,38 @@ def check(ctx: Context) -> None:
     kv = ctx.get("runtime.env_kv") or {}
     allow_nccl = bool(ctx.get("execution.allow_nccl_override"))
     _reserved(ctx, env, secrets, allow_nccl)
-    for group, table in (("runtime.env", env), ("runtime.env_secret", secrets),
-                         ("runtime.env_kv", kv)):
+    for group, table in (
+        ("runtime.env", env),
+        ("runtime.env_secret", secrets),
+        ("runtime.env_kv", kv),
+    ):
         for name in table:
             if not _C_IDENTIFIER.match(name):
-                ctx.error((*group.split("."), name), f'env var name "{name}" is invalid (use '
-                          "C_IDENTIFIER format)",
-                          "letters, digits and '_', not starting with a digit")
+                ctx.error(
+                    (*group.split("."), name),
+                    f'env var name "{name}" is invalid (use C_IDENTIFIER format)',
+                    "letters, digits and '_', not starting with a digit",
+                )
     _sizes(ctx, env)
     _secret_refs(ctx, env, secrets)
     for name in kv:
         if name in env or name in secrets:
-            ctx.error(("runtime", "env_kv", name), f"runtime.env_kv.{name} conflicts with another "
-                      f"runtime env entry of the same name; set each env var in only one place")
+            ctx.error(
+                ("runtime", "env_kv", name),
+                f"runtime.env_kv.{name} conflicts with another "
+                f"runtime env entry of the same name; set each env var in only one place",
+            )
     if kv:
-        ctx.error("runtime.env_kv", "runtime.env_kv is only supported for workflow.file managed "
-                  "configs; direct job/rayjob configs must remove runtime.env_kv or use "
-                  "workflow.file", "read the value from a Kubernetes Secret with "
-                  "runtime.env_secret instead")
+        ctx.error(
+            "runtime.env_kv",
+            "runtime.env_kv is only supported for workflow.file managed "
+            "configs; direct job/rayjob configs must remove runtime.env_kv or use "
+            "workflow.file",
+            "read the value from a Kubernetes Secret with runtime.env_secret instead",
+        )
 
 
-def _reserved(ctx: Context, env: dict[str, str], secrets: dict[str, str],
-              allow_nccl: bool) -> None:
+def _reserved(ctx: Context, env: dict[str, str], secrets: dict[str, str], allow_nccl: bool) -> None:
     """All conflicts in one message (as the reference does), placed at the first one."""
     found = sorted({n for n in (*env, *secrets) if is_reserved(n, allow_nccl)})
     if not found:
@@ -74,9 +90,13 @@ def _reserved(ctx: Context, env: dict[str, str], secrets: dict[str, str],
     hint = None
     if any(n.upper().startswith("NCCL_") for n in found):
         hint = "set execution.allow_nccl_override: true to tune NCCL_* deliberately"
-    ctx.error((*where.split("."), found[0]), "runtime.env contains Tau-managed keys that cannot be "
-              f"overridden: {', '.join(found)}; remove them from runtime.env (settable TAU_ keys: "
-              f"{', '.join(SETTABLE_TAU_KEYS)})", hint)
+    ctx.error(
+        (*where.split("."), found[0]),
+        "runtime.env contains Tau-managed keys that cannot be "
+        f"overridden: {', '.join(found)}; remove them from runtime.env (settable TAU_ keys: "
+        f"{', '.join(SETTABLE_TAU_KEYS)})",
+        hint,
+    )
 
 
 def _sizes(ctx: Context, env: dict[str, str]) -> None:
@@ -85,31 +105,49 @@ def _sizes(ctx: Context, env: dict[str, str]) -> None:
         size = len(str(value).encode())
         total += len(name.encode()) + 1 + size + 1
         if size > MAX_VALUE_BYTES:
-            ctx.error(("runtime", "env", name), f"runtime.env.{name} is {size} bytes; a literal "
-                      f"env value may be at most {MAX_VALUE_BYTES} bytes",
-                      "ship large inputs as files with run.source or on the data PVC")
+            ctx.error(
+                ("runtime", "env", name),
+                f"runtime.env.{name} is {size} bytes; a literal "
+                f"env value may be at most {MAX_VALUE_BYTES} bytes",
+                "ship large inputs as files with run.source or on the data PVC",
+            )
     if total > MAX_TOTAL_BYTES:
-        ctx.error("runtime.env", f"runtime.env totals {total} bytes; literal env may total at "
-                  f"most {MAX_TOTAL_BYTES} bytes", "ship large inputs as files with run.source "
-                  "or on the data PVC")
+        ctx.error(
+            "runtime.env",
+            f"runtime.env totals {total} bytes; literal env may total at "
+            f"most {MAX_TOTAL_BYTES} bytes",
+            "ship large inputs as files with run.source or on the data PVC",
+        )
 
 
 def _secret_refs(ctx: Context, env: dict[str, str], secrets: dict[str, str]) -> None:
     for name, value in secrets.items():
         path = ("runtime", "env_secret", name)
         if name in env:
-            ctx.error(path, f"runtime.env_secret.{name} conflicts with runtime.env.{name}; set "
-                      "each env var in only one place")
+            ctx.error(
+                path,
+                f"runtime.env_secret.{name} conflicts with runtime.env.{name}; set "
+                "each env var in only one place",
+            )
         ref = parse_secret_ref(value)
         if ref is None:
             # The value is only a reference, but quote it anyway: it is never the secret itself.
-            ctx.error(path, f'runtime.env_secret.{name}: expected SECRET:KEY, got "{value}"',
-                      'write `NAME: "secret-name:key"`')
+            ctx.error(
+                path,
+                f'runtime.env_secret.{name}: expected SECRET:KEY, got "{value}"',
+                'write `NAME: "secret-name:key"`',
+            )
             continue
         secret, key = ref
         if not _SECRET_NAME.match(secret) or len(secret) > 253:
-            ctx.error(path, f'runtime.env_secret.{name}: secret name "{secret}" is not a valid '
-                      "Kubernetes name (lowercase letters, digits, '-' and '.')")
+            ctx.error(
+                path,
+                f'runtime.env_secret.{name}: secret name "{secret}" is not a valid '
+                "Kubernetes name (lowercase letters, digits, '-' and '.')",
+            )
         if not _SECRET_KEY.match(key):
-            ctx.error(path, f'runtime.env_secret.{name}: secret key "{key}" is not a valid '
-                      "Secret data key (letters, digits, '-', '_' and '.')")
+            ctx.error(
+                path,
+                f'runtime.env_secret.{name}: secret key "{key}" is not a valid '
+                "Secret data key (letters, digits, '-', '_' and '.')",
+            )

@@ -47,8 +47,14 @@ def check(ctx: Context) -> None:
     if not script.is_file():
         return  # a missing entrypoint is reported by --dry-run=client, which reads it
     for name, line in local_imports(script):
-        ship = ("set run.working_dir to ship the project directory" if ctx.engine == "rayjob"
-                else "ship the project with run.source (a digest-pinned source image)")
-        ctx.error(entry_path, f'entrypoint "{entry}" imports local module "{name}" (line {line}), '
-                  "which is not shipped: only the entrypoint file is embedded in the run",
-                  f"{ship}, install the module in the image, or inline it")
+        ship = (
+            "set run.working_dir to ship the project directory"
+            if ctx.engine == "rayjob"
+            else "ship the project with run.source (a digest-pinned source image)"
+        )
+        ctx.error(
+            entry_path,
+            f'entrypoint "{entry}" imports local module "{name}" (line {line}), '
+            "which is not shipped: only the entrypoint file is embedded in the run",
+            f"{ship}, install the module in the image, or inline it",
+        )

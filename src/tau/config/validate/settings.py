@@ -12,17 +12,24 @@ RETRY_REASONS = ("Preempted", "Evicted", "OOMKilled")
 _LABEL_VALUE = re.compile(r"^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?$")
 _LABEL_NAME = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
 _DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
-_DURATIONS = ("resilience.backoff_initial", "resilience.backoff_max", "profiler.warmup",
-              "profiler.duration")
+_DURATIONS = (
+    "resilience.backoff_initial",
+    "resilience.backoff_max",
+    "profiler.warmup",
+    "profiler.duration",
+)
 
 
 def check(ctx: Context) -> None:
     seconds = _durations(ctx)
     low, high = seconds.get("resilience.backoff_initial"), seconds.get("resilience.backoff_max")
     if low is not None and high is not None and low > high:
-        ctx.error("resilience.backoff_initial", "resilience.backoff_initial "
-                  f'"{ctx.get("resilience.backoff_initial")}" exceeds resilience.backoff_max '
-                  f'"{ctx.get("resilience.backoff_max")}"')
+        ctx.error(
+            "resilience.backoff_initial",
+            "resilience.backoff_initial "
+            f'"{ctx.get("resilience.backoff_initial")}" exceeds resilience.backoff_max '
+            f'"{ctx.get("resilience.backoff_max")}"',
+        )
     _retry(ctx)
     _profiler(ctx)
     _policy(ctx)
@@ -50,15 +57,25 @@ def _retry(ctx: Context) -> None:
     for i, reason in enumerate(ctx.get("resilience.retry_on") or []):
         path = f"resilience.retry_on[{i}]"
         if reason.lower() == "unknown":
-            ctx.error(path, "resilience.retry_on cannot include Unknown: a failure tau cannot "
-                      "classify is never retried", "find the cause with `tau run status`, then "
-                      "resume deliberately with `tau run resume`")
+            ctx.error(
+                path,
+                "resilience.retry_on cannot include Unknown: a failure tau cannot "
+                "classify is never retried",
+                "find the cause with `tau run status`, then "
+                "resume deliberately with `tau run resume`",
+            )
         elif reason.lower() not in by_lower:
-            ctx.error(path, f'resilience.retry_on value "{reason}" is not a failure reason; use '
-                      f"one of: {', '.join(RETRY_REASONS)}")
+            ctx.error(
+                path,
+                f'resilience.retry_on value "{reason}" is not a failure reason; use '
+                f"one of: {', '.join(RETRY_REASONS)}",
+            )
     if ctx.get("resilience.retry_on") and not ctx.get("resilience.max_retries"):
-        ctx.warn("resilience.retry_on", "resilience.retry_on has no effect while "
-                 "resilience.max_retries is 0", "set resilience.max_retries to enable retries")
+        ctx.warn(
+            "resilience.retry_on",
+            "resilience.retry_on has no effect while resilience.max_retries is 0",
+            "set resilience.max_retries to enable retries",
+        )
 
 
 def _profiler(ctx: Context) -> None:
@@ -75,23 +92,34 @@ def _profiler(ctx: Context) -> None:
 
 def _policy(ctx: Context) -> None:
     if ctx.get("policy.queue") == "auto":
-        ctx.error("policy.queue", "policy.queue: auto requires live queue discovery and is not "
-                  "supported by this focused run --config slice", "name the LocalQueue, or let "
-                  "the workspace or preset supply it")
+        ctx.error(
+            "policy.queue",
+            "policy.queue: auto requires live queue discovery and is not "
+            "supported by this focused run --config slice",
+            "name the LocalQueue, or let the workspace or preset supply it",
+        )
     priority, tier = ctx.get("policy.priority"), ctx.get("policy.priority_tier")
     if priority and tier and priority != tier:
-        ctx.error("policy.priority", f'policy.priority "{priority}" conflicts with '
-                  f'policy.priority_tier "{tier}"; policy.priority is an alias, set one')
+        ctx.error(
+            "policy.priority",
+            f'policy.priority "{priority}" conflicts with '
+            f'policy.priority_tier "{tier}"; policy.priority is an alias, set one',
+        )
     if tier and ctx.get("policy.disable_default_priorities"):
-        ctx.error("policy.priority_tier", "policy.priority_tier cannot be combined with "
-                  "policy.disable_default_priorities")
+        ctx.error(
+            "policy.priority_tier",
+            "policy.priority_tier cannot be combined with policy.disable_default_priorities",
+        )
     for key, value in (ctx.get("policy.node_selector") or {}).items():
         where = ("policy", "node_selector", key)
         if not _label_key(key):
             ctx.error(where, f'policy.node_selector key "{key}" is not a valid label key')
         if len(value) > 63 or not _LABEL_VALUE.match(value):
-            ctx.error(where, f'policy.node_selector value "{value}" for "{key}" is not a valid '
-                      "label value (at most 63 characters: letters, digits, '-', '_', '.')")
+            ctx.error(
+                where,
+                f'policy.node_selector value "{value}" for "{key}" is not a valid '
+                "label value (at most 63 characters: letters, digits, '-', '_', '.')",
+            )
 
 
 def _label_key(key: str) -> bool:
@@ -111,13 +139,19 @@ def _quantities(ctx: Context) -> None:
                 continue
             amount = parse_quantity(text)
             if amount is None or amount < 0:
-                ctx.error(path, f'{path} "{text}" is not a Kubernetes quantity',
-                          'use forms like "4", "500m" for CPU or "16Gi" for memory')
+                ctx.error(
+                    path,
+                    f'{path} "{text}" is not a Kubernetes quantity',
+                    'use forms like "4", "500m" for CPU or "16Gi" for memory',
+                )
             else:
                 values[what] = amount
         for res in ("cpu", "memory"):
             req, lim = values.get(f"{res}_request"), values.get(f"{res}_limit")
             if req is not None and lim is not None and req > lim:
-                ctx.error(f"compute.{who}{res}_request", f"compute.{who}{res}_request "
-                          f'"{ctx.get(f"compute.{who}{res}_request")}" exceeds compute.{who}'
-                          f'{res}_limit "{ctx.get(f"compute.{who}{res}_limit")}"')
+                ctx.error(
+                    f"compute.{who}{res}_request",
+                    f"compute.{who}{res}_request "
+                    f'"{ctx.get(f"compute.{who}{res}_request")}" exceeds compute.{who}'
+                    f'{res}_limit "{ctx.get(f"compute.{who}{res}_limit")}"',
+                )

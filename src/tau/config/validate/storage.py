@@ -18,8 +18,16 @@ _DIGEST_REF = re.compile(
 )
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _TELEMETRY_ID = re.compile(r"^[a-z0-9]([a-z0-9._-]*[a-z0-9])?$")
-RESERVED_MOUNTS = ("/data", "/mnt", "/script", "/manifest", "/tmp", "/dev/shm", "/var/run/tau",
-                   "/tau/source")
+RESERVED_MOUNTS = (
+    "/data",
+    "/mnt",
+    "/script",
+    "/manifest",
+    "/tmp",
+    "/dev/shm",
+    "/var/run/tau",
+    "/tau/source",
+)
 
 
 def is_clean_absolute(path: str) -> bool:
@@ -48,22 +56,33 @@ def check(ctx: Context) -> None:
     _outputs(ctx)
     _metrics(ctx)
     if ctx.get("workflow.file"):
-        ctx.error("workflow.file", "workflow.file selects a managed workflow manifest, which "
-                  "tau run does not render", "write a direct run config (engine, entrypoint, "
-                  "runtime, compute) instead of delegating to workflow.file")
+        ctx.error(
+            "workflow.file",
+            "workflow.file selects a managed workflow manifest, which tau run does not render",
+            "write a direct run config (engine, entrypoint, "
+            "runtime, compute) instead of delegating to workflow.file",
+        )
 
 
 def _working_dir(ctx: Context) -> None:
     wd = ctx.get("runtime.working_dir")
     if isinstance(wd, str) and not is_clean_absolute(wd):
-        ctx.error("runtime.working_dir", f'runtime.working_dir "{wd}" must be a clean absolute '
-                  "container path")
+        ctx.error(
+            "runtime.working_dir",
+            f'runtime.working_dir "{wd}" must be a clean absolute container path',
+        )
     if wd and (ctx.has("run.source") or ctx.has("run.working_dir")):
-        ctx.error("runtime.working_dir", "runtime.working_dir cannot be combined with run.source "
-                  "or run.working_dir, which set the working directory themselves")
+        ctx.error(
+            "runtime.working_dir",
+            "runtime.working_dir cannot be combined with run.source "
+            "or run.working_dir, which set the working directory themselves",
+        )
     if ctx.has("run.source") and ctx.has("run.working_dir"):
-        ctx.error("run.working_dir", "run.source cannot be combined with run.working_dir; "
-                  "choose one way to ship the project")
+        ctx.error(
+            "run.working_dir",
+            "run.source cannot be combined with run.working_dir; "
+            "choose one way to ship the project",
+        )
 
 
 def _source(ctx: Context) -> None:
@@ -73,20 +92,31 @@ def _source(ctx: Context) -> None:
     if not image:
         ctx.error("run.source", "run.source.image is required with run.source")
     elif not is_pinned(image):
-        ctx.error("run.source.image", "run.source.image must be a complete lowercase OCI image "
-                  "reference pinned by an @sha256:<64 lowercase hex> digest")
+        ctx.error(
+            "run.source.image",
+            "run.source.image must be a complete lowercase OCI image "
+            "reference pinned by an @sha256:<64 lowercase hex> digest",
+        )
     if not path:
         ctx.error("run.source", "run.source.path is required with run.source")
     elif not is_clean_absolute(path) or _under(path, "/tau-source"):
-        ctx.error("run.source.path", f'run.source.path "{path}" must be a clean absolute path '
-                  "outside /tau-source")
+        ctx.error(
+            "run.source.path",
+            f'run.source.path "{path}" must be a clean absolute path outside /tau-source',
+        )
     entry_path, entry = first(ctx.data, "run.entrypoint", "run.script", "entrypoint", "script")
     if not entry:
         ctx.error("entrypoint", "run.source requires an entrypoint inside the source tree")
-    elif (entry.startswith("/") or "\\" in entry or posixpath.normpath(entry) != entry
-          or entry in (".", "..") or entry.startswith("../")):
-        ctx.error(entry_path, f'entrypoint "{entry}" must be a clean relative path inside '
-                  "run.source.path")
+    elif (
+        entry.startswith("/")
+        or "\\" in entry
+        or posixpath.normpath(entry) != entry
+        or entry in (".", "..")
+        or entry.startswith("../")
+    ):
+        ctx.error(
+            entry_path, f'entrypoint "{entry}" must be a clean relative path inside run.source.path'
+        )
 
 
 def _assets(ctx: Context) -> None:
@@ -97,46 +127,68 @@ def _assets(ctx: Context) -> None:
         base = f"storage.image_assets[{i}]"
         name = asset.get("name")
         if not name or not _DNS_LABEL.match(name) or len(name) > 50:
-            ctx.error(f"{base}.name", f'{base}.name "{name or ""}" must be a DNS label of at '
-                      "most 50 characters")
+            ctx.error(
+                f"{base}.name",
+                f'{base}.name "{name or ""}" must be a DNS label of at most 50 characters',
+            )
         elif name in names:
             ctx.error(f"{base}.name", f'{base}.name "{name}" is used twice; asset names are unique')
         names.add(name or "")
         image = asset.get("image") or ""
         if not is_pinned(image):
-            ctx.error(f"{base}.image", f"{base}.image must be a complete lowercase OCI image "
-                      "reference pinned by an @sha256:<64 lowercase hex> digest")
+            ctx.error(
+                f"{base}.image",
+                f"{base}.image must be a complete lowercase OCI image "
+                "reference pinned by an @sha256:<64 lowercase hex> digest",
+            )
         src = asset.get("source_path") or ""
         if not is_clean_absolute(src) or _under(src, "/tau-asset"):
-            ctx.error(f"{base}.source_path", f'{base}.source_path "{src}" must be a clean '
-                      "absolute path outside /tau-asset")
+            ctx.error(
+                f"{base}.source_path",
+                f'{base}.source_path "{src}" must be a clean absolute path outside /tau-asset',
+            )
         mount = asset.get("mount_path") or ""
         if not is_clean_absolute(mount):
-            ctx.error(f"{base}.mount_path", f'{base}.mount_path "{mount}" must be a clean '
-                      "absolute path")
+            ctx.error(
+                f"{base}.mount_path", f'{base}.mount_path "{mount}" must be a clean absolute path'
+            )
             continue
-        clash = next((m for m in (*RESERVED_MOUNTS, *mounts)
-                      if _under(mount, m) or _under(m, mount)), None)
+        clash = next(
+            (m for m in (*RESERVED_MOUNTS, *mounts) if _under(mount, m) or _under(m, mount)), None
+        )
         if clash:
-            ctx.error(f"{base}.mount_path", f'{base}.mount_path "{mount}" overlaps "{clash}"',
-                      f"reserved paths: {', '.join(RESERVED_MOUNTS)}; "
-                      "asset mounts must not overlap")
+            ctx.error(
+                f"{base}.mount_path",
+                f'{base}.mount_path "{mount}" overlaps "{clash}"',
+                f"reserved paths: {', '.join(RESERVED_MOUNTS)}; asset mounts must not overlap",
+            )
         mounts.append(mount)
 
 
 def _outputs(ctx: Context) -> None:
     output = ctx.get("storage.output")
     if isinstance(output, str) and not output.startswith("/"):
-        ctx.error("storage.output", f'storage.output "{output}": must be an absolute path',
-                  "use a path under the data PVC mount, e.g. /data/checkpoints/workflows/<name>")
+        ctx.error(
+            "storage.output",
+            f'storage.output "{output}": must be an absolute path',
+            "use a path under the data PVC mount, e.g. /data/checkpoints/workflows/<name>",
+        )
     checkpoint = ctx.get("storage.checkpoint")
     if isinstance(checkpoint, str):
         parts = checkpoint.split("/")
-        if (checkpoint != checkpoint.strip() or not checkpoint or checkpoint.startswith("/")
-                or "\\" in checkpoint or any(p in ("", ".", "..") for p in parts)):
-            ctx.error("storage.checkpoint", f'storage.checkpoint "{checkpoint}" must be a relative '
-                      "path inside the run checkpoint directory, without empty, '.' or '..' "
-                      "segments")
+        if (
+            checkpoint != checkpoint.strip()
+            or not checkpoint
+            or checkpoint.startswith("/")
+            or "\\" in checkpoint
+            or any(p in ("", ".", "..") for p in parts)
+        ):
+            ctx.error(
+                "storage.checkpoint",
+                f'storage.checkpoint "{checkpoint}" must be a relative '
+                "path inside the run checkpoint directory, without empty, '.' or '..' "
+                "segments",
+            )
 
 
 def _metrics(ctx: Context) -> None:
@@ -155,15 +207,21 @@ def _metrics(ctx: Context) -> None:
     if not history:
         ctx.error("metrics.offload.enabled", "metrics.offload.enabled requires metrics.history")
     project = ctx.get("experiment.project")
-    experiment = ctx.get("experiment.name") or ctx.get("experiment.title") or ctx.get(
-        "experiment.group")
+    experiment = (
+        ctx.get("experiment.name") or ctx.get("experiment.title") or ctx.get("experiment.group")
+    )
     if not project:
         ctx.error("metrics.offload.enabled", "metrics.offload.enabled requires experiment.project")
     if not experiment:
-        ctx.error("metrics.offload.enabled", "metrics.offload.enabled requires experiment.name "
-                  "(or experiment.group)")
+        ctx.error(
+            "metrics.offload.enabled",
+            "metrics.offload.enabled requires experiment.name (or experiment.group)",
+        )
     for field in ("project", "name", "group"):
         value = ctx.get(f"experiment.{field}")
         if isinstance(value, str) and not _TELEMETRY_ID.match(value):
-            ctx.error(f"experiment.{field}", f'experiment.{field} "{value}" is not a valid '
-                      "telemetry id (lowercase letters and digits with internal '-', '_', '.')")
+            ctx.error(
+                f"experiment.{field}",
+                f'experiment.{field} "{value}" is not a valid '
+                "telemetry id (lowercase letters and digits with internal '-', '_', '.')",
+            )

@@ -125,8 +125,12 @@ def _enum_values(node: dict[str, Any]) -> tuple[list[Any], dict[str, str]]:
     if "enum" in node:
         return list(node["enum"]), {}
     if "oneOf" in node:
-        canonical = [v for option in node["oneOf"] if not option.get("deprecated")
-                     for v in option.get("enum", [])]
+        canonical = [
+            v
+            for option in node["oneOf"]
+            if not option.get("deprecated")
+            for v in option.get("enum", [])
+        ]
         return canonical, dict(node.get("x-tau-aliases", {}))
     return [], {}
 
@@ -136,8 +140,15 @@ class _Walker:
         self.doc = doc
         self.out: list[Diagnostic] = []
 
-    def error(self, path: PathKey, message: str, hint: str | None = None, *, key: bool = False,
-              severity: str = "error") -> None:
+    def error(
+        self,
+        path: PathKey,
+        message: str,
+        hint: str | None = None,
+        *,
+        key: bool = False,
+        severity: str = "error",
+    ) -> None:
         src = self.doc.source
         loc = src.key(path) if key else src.value(path)
         self.out.append(Diagnostic(dotted(path), message, hint, loc, severity))
@@ -212,20 +223,29 @@ class _Walker:
         if canonical and path in _CASE_FOLDED and isinstance(value, str):
             folded = value.strip().lower()
             if folded != value and (folded in canonical or folded in aliases):
-                self.error(path, f"{dotted(path)} value {show(value)} is not canonical; tau "
-                                 f"reads it as {show(folded)}", f"write `{path[-1]}: {folded}`",
-                           severity="warning")
+                self.error(
+                    path,
+                    f"{dotted(path)} value {show(value)} is not canonical; tau "
+                    f"reads it as {show(folded)}",
+                    f"write `{path[-1]}: {folded}`",
+                    severity="warning",
+                )
                 value = folded
         if canonical:
             if value in aliases:
                 new = aliases[value]
-                self.error(path, f"{dotted(path)} value {show(value)} is deprecated; tau reads it "
-                                 f"as {show(new)}", f"write `{path[-1]}: {new}`",
-                           severity="warning")
+                self.error(
+                    path,
+                    f"{dotted(path)} value {show(value)} is deprecated; tau reads it "
+                    f"as {show(new)}",
+                    f"write `{path[-1]}: {new}`",
+                    severity="warning",
+                )
                 return new
             if value not in canonical:
                 wording = _ENUM_WORDING.get(path) or (
-                    f"must be one of: {', '.join(str(v) for v in canonical)}")
+                    f"must be one of: {', '.join(str(v) for v in canonical)}"
+                )
                 self.error(path, f"{dotted(path)} {wording} (got {show(value)})")
                 return value
         if isinstance(value, int | float) and not isinstance(value, bool):
@@ -243,8 +263,11 @@ class _Walker:
     def _string(self, node: dict[str, Any], value: str, path: PathKey) -> None:
         longest = node.get("maxLength")
         if longest is not None and len(value) > longest:
-            self.error(path, f"{dotted(path)} {show(value)} is {len(value)} characters; "
-                             f"at most {longest} are allowed")
+            self.error(
+                path,
+                f"{dotted(path)} {show(value)} is {len(value)} characters; "
+                f"at most {longest} are allowed",
+            )
             return
         pattern = node.get("pattern")
         if pattern is not None and not re.search(pattern, value):
