@@ -42,10 +42,7 @@ def stellar_routes(stellar: sr.Stellar) -> list[Route]:
         "artifacts": stellar.artifacts,
         "artifact": stellar.artifact,
     }
-    routes = [
-        Route("/stellar", stellar.page),
-        Route("/stellar/assets/{name}", stellar.asset),
-    ]
+    routes = [Route("/stellar", stellar.page)]
     for base in (sr.V2, *sr.LEGACY):
         for name, handler in handlers.items():
             legacy = base != sr.V2
@@ -78,7 +75,12 @@ def create_app(
     portal: Any | None = None,
 ) -> Any:
     """The ASGI app: Stellar routes when a store is given, portal routes when a cluster is."""
-    routes: list[Route] = []
+    # The page assets serve both Stellar and the portal pages.
+    routes: list[Route] = [
+        Route("/stellar/assets/{name}", sr.asset),
+        # Browsers ask for it on every page; an empty answer keeps their consoles clean.
+        Route("/favicon.ico", lambda request: Response(status_code=204)),
+    ]
     if stellar is not None:
         routes += stellar_routes(stellar)
     if portal is not None:

@@ -185,24 +185,6 @@ class Stellar:
         )
         return Response(text, media_type="text/html; charset=utf-8")
 
-    def asset(self, request: Request) -> Response:
-        name = request.path_params["name"]
-        a = html.assets()
-        if name == "app.css":
-            content, kind = a.css, "text/css; charset=utf-8"
-        elif name == "app.js":
-            content, kind = a.js, "text/javascript; charset=utf-8"
-        else:
-            raise ApiError(404, f"no asset {name}")
-        cache = (
-            "public, max-age=31536000, immutable"
-            if request.query_params.get("v") == a.digest
-            else "no-cache"
-        )
-        return Response(
-            content, media_type=kind, headers={"Cache-Control": cache, "ETag": f'"{a.digest}"'}
-        )
-
     # -- API ------------------------------------------------------------------------------
     def capabilities(self, request: Request) -> Response:
         return json_response(
@@ -355,6 +337,25 @@ class Stellar:
             raise ApiError(404, "artifact was not found for target")
         path = local_artifact(self.source.store_path, str(row.get("uri") or ""))
         return FileResponse(path, filename=path.name, content_disposition_type="attachment")
+
+
+def asset(request: Request) -> Response:
+    name = request.path_params["name"]
+    a = html.assets()
+    if name == "app.css":
+        content, kind = a.css, "text/css; charset=utf-8"
+    elif name == "app.js":
+        content, kind = a.js, "text/javascript; charset=utf-8"
+    else:
+        raise ApiError(404, f"no asset {name}")
+    cache = (
+        "public, max-age=31536000, immutable"
+        if request.query_params.get("v") == a.digest
+        else "no-cache"
+    )
+    return Response(
+        content, media_type=kind, headers={"Cache-Control": cache, "ETag": f'"{a.digest}"'}
+    )
 
 
 def local_artifact(store_path: str, uri: str) -> Path:
