@@ -162,3 +162,9 @@ def test_terminal_marker_wins_liveness() -> None:
     assert live["outcome_state"] == "failed" and live["lifecycle_source"] == "metrics"
     stale = snapshot.liveness(run, {}, NOW)
     assert stale["liveness_state"] == "not_responding"
+
+
+def test_inlined_assets_cannot_close_their_own_tags() -> None:
+    from tau.portal.stellar.html import assets
+
+    assert "</script" not in assets().js.lower() and "</style" not in assets().css.lower()
