@@ -27,8 +27,8 @@ from typing import Any
 
 import jsonschema
 import kubernetes_validate
-import pytest
 import pydantic
+import pytest
 import yaml
 from kubernetes_validate import utils as kv_utils
 from packaging.version import Version

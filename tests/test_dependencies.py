@@ -29,11 +29,15 @@ def _imports() -> set[str]:
 
 
 def test_runtime_dependencies_are_what_src_imports() -> None:
-    third_party = {
-        DISTRIBUTION.get(name, name)
-        for name in _imports()
-        if name not in sys.stdlib_module_names and name != "tau"
-    } - IN_POD_ONLY - EXTRAS
+    third_party = (
+        {
+            DISTRIBUTION.get(name, name)
+            for name in _imports()
+            if name not in sys.stdlib_module_names and name != "tau"
+        }
+        - IN_POD_ONLY
+        - EXTRAS
+    )
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     declared = {re.split(r"[=<>~!\[; ]", d, maxsplit=1)[0].lower() for d in project["dependencies"]}
     assert declared == third_party

@@ -101,10 +101,10 @@ def _volumes(plan: Plan) -> tuple[list[dict[str, Any]], list[dict[str, Any]], li
         mounts.append({"name": asset_vol, "mountPath": asset.mount_path, "readOnly": True})
         inits.append(
             {
-                "name": vol,
+                "name": asset_vol,
                 "image": asset.image,
                 "command": ["/bin/cp", "-a", "--", f"{asset.source_path}/.", "/tau-asset/"],
-                "volumeMounts": [{"name": vol, "mountPath": "/tau-asset"}],
+                "volumeMounts": [{"name": asset_vol, "mountPath": "/tau-asset"}],
             }
         )
     return volumes, mounts, inits
