@@ -1,4 +1,5 @@
-"""`taugrid-portal`: the experiment store (run evidence that outlives the pods) and its CLI.
+"""`taugrid-portal`: the experiment store, Stellar and the portal.
 
-The `tau` CLI never imports this package; it is the second console script's code.
+The store is the authoritative packet of run evidence that outlives the pods. The `tau` CLI
+never imports this package; it is the second console script's code.
 """
