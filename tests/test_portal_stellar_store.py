@@ -5,7 +5,15 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -179,3 +187,119 @@ def test_the_store_source_feeds_the_served_api(store: Path) -> None:
         assert s.json("/api/v2/stellar/status?target=sweep")[1]["runs"] == 6
         status, page = s.json("/api/v2/stellar/experiments")
         assert status == 200 and any(e["experiment_id"] == "sweep" for e in page["experiments"])
+
+
+PORTAL = [sys.executable, "-c", "import sys; from tau.portal.cli import main; sys.exit(main())"]
+
+
+@contextmanager
+def running(*args: str, env: dict[str, str] | None = None) -> Iterator[tuple[list[str], str]]:
+    """Start a server command; yield (stderr lines up to the serving line, its URL)."""
+    proc = subprocess.Popen(
+        [*PORTAL, *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, **(env or {})},
+        cwd=tempfile.gettempdir(),
+    )
+    assert proc.stderr is not None
+    lines: list[str] = []
+    try:
+        while True:
+            line = proc.stderr.readline()
+            assert line, f"server exited: {lines}"
+            lines.append(line.rstrip("\n"))
+            if line.startswith("serving "):
+                break
+        url = re.search(r"http://\S+", lines[-1])
+        assert url is not None
+        yield lines, url.group(0).rstrip("/")
+    finally:
+        proc.terminate()
+        proc.wait(timeout=15)
+
+
+def fetch(url: str, host: str | None = None) -> tuple[int, bytes]:
+    request = urllib.request.Request(url, headers={"Host": host} if host else {})
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, response.read()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read()
+
+
+def test_experiment_serve_binds_loopback_and_guards_the_host(store: Path) -> None:
+    with running("experiment", "serve", "--store", str(store), "--addr", "127.0.0.1:0") as (
+        lines,
+        url,
+    ):
+        assert lines[-1] == f"serving taugrid-portal experiment stellar at {url} (store={store})"
+        assert not any(line.startswith("warning") for line in lines)
+        assert fetch(url + "/healthz")[0] == 200
+        assert fetch(url + "/healthz", host="attacker.example")[0] == 400
+        status, body = fetch(url + "/stellar?target=lr-large")
+        assert status == 200 and body.count(b'class="series"') == 3
+
+
+def test_non_loopback_bind_warns(store: Path) -> None:
+    with running("experiment", "serve", "--store", str(store), "--addr", "0.0.0.0:0") as (lines, _):
+        assert any("not loopback" in line and "no authentication" in line for line in lines)
+
+
+def test_open_without_browser_prints_the_url(store: Path) -> None:
+    proc = subprocess.Popen(
+        [
+            *PORTAL,
+            "experiment",
+            "open",
+            "lr-small",
+            "--store",
+            str(store),
+            "--addr",
+            "127.0.0.1:0",
+            "--no-browser",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        url = proc.stdout.readline().strip()
+        assert re.fullmatch(
+            r"http://127\.0\.0\.1:\d+/stellar\?target=lr-small&metric=eval%2Fscore", url
+        )
+        assert fetch(url)[0] == 200
+    finally:
+        proc.terminate()
+        proc.wait(timeout=15)
+
+
+def test_bad_addr_is_bad_input(run: Run, store: Path) -> None:
+    code, _, err = run("experiment", "serve", "--store", str(store), "--addr", "nonsense")
+    assert code == 1 and 'parse --addr "nonsense"' in err
+
+
+def test_portal_serve_without_a_cluster_degrades_per_board(store: Path, tmp_path: Path) -> None:
+    env = {"TAU_CONFIG_DIR": str(tmp_path / "cfg")}
+    with running(
+        "portal",
+        "serve",
+        "--store",
+        str(store),
+        "--addr",
+        "127.0.0.1:0",
+        "--context",
+        "nowhere",
+        env=env,
+    ) as (lines, url):
+        assert lines[-1] == f"serving taugrid-portal portal at {url}"
+        assert any(
+            line.startswith("warning: Jobs, Ray, Nodes, and Runs boards disabled") for line in lines
+        )
+        base = url.removesuffix("/portal")
+        status, body = fetch(base + "/api/portal/runs")
+        assert status == 503 and json.loads(body)["code"] == "SOURCE_UNAVAILABLE"
+        assert fetch(base + "/portal")[0] == 200
+        assert fetch(base + "/api/v2/stellar/snapshot?target=sweep")[0] == 200
