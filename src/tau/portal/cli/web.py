@@ -18,6 +18,8 @@ from cyclopts import Parameter
 from tau.errors import UsageError
 
 CLI = "taugrid-portal experiment"
+#: The project's one --context help text (tau.session.CONTEXT_HELP; not imported for --help).
+CONTEXT_HELP = "kubectl context (default: $TAU_CONTEXT or current)."
 StoreFlag = Annotated[str | None, Parameter(name="--store", help="experiment store root")]
 Addr = Annotated[str, Parameter(name="--addr", help="listen address (loopback by default)")]
 Metric = Annotated[str | None, Parameter(name="--metric", help="primary chart metric")]
@@ -256,7 +258,7 @@ def portal_serve(
     *,
     store: StoreFlag = None,
     addr: Addr = "127.0.0.1:8080",
-    context: Annotated[str | None, Parameter(name="--context")] = None,
+    context: Annotated[str | None, Parameter(name="--context", help=CONTEXT_HELP)] = None,
     namespace: Annotated[str | None, Parameter(name=["--namespace", "-n"])] = None,
     metric: Metric = None,
     max_runs: MaxRuns = 200,
@@ -300,13 +302,10 @@ def portal_serve(
 
 
 def _cluster_client(context: str | None) -> Any:
-    """The ApiClient of the project's connection (dedicated kubeconfig, or --context)."""
-    from tau.cli._cluster import confirm_on_tty
-    from tau.connection.activate import activate
-    from tau.kube.client import client_for
+    """The API client of the project's one session (repository connection, or --context)."""
+    from tau.session import connect
 
-    connection = activate(Path.cwd(), context=context, confirm=confirm_on_tty())
-    return client_for(connection)
+    return connect(context, lookup=False).api
 
 
 def _q(value: str) -> str:
