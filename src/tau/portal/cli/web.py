@@ -45,10 +45,9 @@ def _choice(value: str, allowed: tuple[str, ...]) -> str:
 
 
 def _source(store: str | None) -> Any:
+    from tau.portal.stellar.source import StoreSource
     from tau.portal.store.core import Store
     from tau.portal.store.resolve import resolve_root
-
-    from tau.portal.stellar.source import StoreSource
 
     root = resolve_root(store)
     Store.open(root).close()  # a missing or foreign store fails here, with the store's message
@@ -62,7 +61,6 @@ def clock() -> datetime:
 
 def _snapshot(source: Any, name: str, metric: str | None, max_runs: int) -> dict[str, Any]:
     from tau.portal.errors import NotFound
-
     from tau.portal.stellar import snapshot
 
     try:
