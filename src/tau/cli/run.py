@@ -202,9 +202,9 @@ def _submit(valid, where: Where, *, server_dry_run: bool, fmt: str) -> int:
     from tau.runs.submit import submit
 
     api, target = where.target(
-        namespace=valid.get("policy.namespace"),
-        workspace=valid.get("policy.workspace"),
-        queue=valid.get("policy.queue"),
+        namespace=valid.config.policy.namespace,
+        workspace=valid.config.policy.workspace,
+        queue=valid.config.policy.queue,
     )
     ns = target.namespace
     rendered = pipeline.cluster_render(valid, os.environ, namespace=ns, queue=target.queue)
@@ -475,9 +475,9 @@ def resume(
         raise UsageError("--dry-run for resume must be client")
     valid = _load_valid(name, config)
     api, target = where.target(
-        namespace=valid.get("policy.namespace"),
-        workspace=valid.get("policy.workspace"),
-        queue=valid.get("policy.queue"),
+        namespace=valid.config.policy.namespace,
+        workspace=valid.config.policy.workspace,
+        queue=valid.config.policy.queue,
     )
     run = ClusterRun(api, target.namespace, valid, os.environ, queue=target.queue)
     plan = plan_resume(run, retry.policy_of(valid), force=force, resume_from=from_)
