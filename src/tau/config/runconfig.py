@@ -1,11 +1,15 @@
 """The typed run config: what `validate` returns, shaped like spec/tau-run-config.schema.json.
 
-Pure. Frozen dataclasses written by hand rather than generated: every alias of the schema
-(`script`, `run.entrypoint`, `run.image`, `workload_kind`, `policy.priority`, ...) is collapsed
-into one canonical field here, which is exactly where the type differs from the schema, and a
-hand-written module imports in about a millisecond (a pydantic model costs ~200 ms, more than
-the whole command). tests/test_runconfig.py pins this type to the schema: every schema field
-is a field here or a listed alias, and every schema default is the default here.
+Pure. Written by hand rather than generated: every alias of the schema (`script`,
+`run.entrypoint`, `run.image`, `workload_kind`, `policy.priority`, ...) is collapsed into one
+canonical field here, which is exactly where the type differs from the schema.
+tests/test_runconfig.py pins the type to the schema: every schema field is a field here or a
+listed alias, and every schema default is the default here.
+
+Typed NamedTuples rather than frozen dataclasses: both are immutable and fully typed, but the
+dataclass decorator generates and execs five methods per class at import, ~10 ms for these
+sixteen classes, which every command that reads a config would pay; the NamedTuples take
+~2 ms (bench/cli_speed.py measures it; a pydantic model costs ~200 ms).
 
 Defaults live here and nowhere else: a field whose unset value means "the default" carries
 the default; a field where unset differs from any value (compute.gpus) is optional.
@@ -13,8 +17,7 @@ the default; a field where unset differs from any value (compute.gpus) is option
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 JOB = "job"
 RAYJOB = "rayjob"
@@ -47,16 +50,14 @@ ALIASES: tuple[tuple[str, tuple[str, ...]], ...] = (
 Pairs = tuple[tuple[str, Any], ...]
 
 
-@dataclass(frozen=True, slots=True)
-class Source:
+class Source(NamedTuple):
     """run.source: an immutable, digest-pinned source image unpacked for a Job."""
 
     image: str | None = None
     path: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class Run:
+class Run(NamedTuple):
     """run.*: the Job and Ray extras (its identity aliases are collapsed to the top level)."""
 
     main_script: str | None = None
@@ -67,8 +68,7 @@ class Run:
     working_dir_excludes: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class Workflow:
+class Workflow(NamedTuple):
     """workflow.*: managed-workflow fields; direct configs only ever see them rejected."""
 
     file: str | None = None
@@ -78,24 +78,21 @@ class Workflow:
     smoke_pairs: int | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class Security:
+class Security(NamedTuple):
     mode: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class Runtime:
+class Runtime(NamedTuple):
     image: str | None = None
     working_dir: str | None = None
     pip: tuple[str, ...] = ()
     env: Pairs = ()
     env_secret: Pairs = ()
     env_kv: Pairs = ()
-    security: Security = field(default_factory=Security)
+    security: Security = Security()
 
 
-@dataclass(frozen=True, slots=True)
-class Resources:
+class Resources(NamedTuple):
     """CPU and memory requests and limits as written (Kubernetes quantities)."""
 
     cpu_request: str | None = None
@@ -104,8 +101,7 @@ class Resources:
     memory_limit: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class Compute:
+class Compute(NamedTuple):
     workers: int = 1
     #: GPUs per Job node; None (unset) lets the preset's shape decide.
     gpus: int | None = None
@@ -114,14 +110,13 @@ class Compute:
     gpu_resource_mode: str = "device-plugin"
     mig_profile: str | None = None
     #: compute.{cpu,memory}_{request,limit}: the Job container, or every Ray pod.
-    resources: Resources = field(default_factory=Resources)
+    resources: Resources = Resources()
     #: compute.head_* and compute.worker_*.
-    head: Resources = field(default_factory=Resources)
-    worker: Resources = field(default_factory=Resources)
+    head: Resources = Resources()
+    worker: Resources = Resources()
 
 
-@dataclass(frozen=True, slots=True)
-class Policy:
+class Policy(NamedTuple):
     workspace: str | None = None
     namespace: str | None = None
     preset: str | None = None
@@ -142,16 +137,14 @@ class Policy:
     disable_default_priorities: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class ImageAsset:
+class ImageAsset(NamedTuple):
     name: str
     image: str
     source_path: str
     mount_path: str
 
 
-@dataclass(frozen=True, slots=True)
-class Storage:
+class Storage(NamedTuple):
     data_pvc: str | None = None
     result_pvc: str | None = None
     output: str | None = None
@@ -162,8 +155,7 @@ class Storage:
     checkpoint: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class Profiler:
+class Profiler(NamedTuple):
     mode: str | None = None
     rank: str = "0"
     warmup: str | None = None
@@ -175,14 +167,12 @@ class Profiler:
         return self.duration or (DEFAULT_NSYS_DURATION if self.mode == "nsys" else None)
 
 
-@dataclass(frozen=True, slots=True)
-class Metrics:
+class Metrics(NamedTuple):
     history: tuple[str, ...] = ()
     offload_enabled: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class Experiment:
+class Experiment(NamedTuple):
     project: str | None = None
     name: str | None = None
     group: str | None = None
@@ -194,8 +184,7 @@ class Experiment:
         return tuple((k, v) for k, v in (*found, ("title", self.title)) if v)
 
 
-@dataclass(frozen=True, slots=True)
-class Execution:
+class Execution(NamedTuple):
     #: As written; `RunConfig.launcher` applies the engine's default.
     launcher: str | None = None
     processes_per_node: int = 1
@@ -208,8 +197,7 @@ class Execution:
     allow_nccl_override: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class Resilience:
+class Resilience(NamedTuple):
     max_retries: int = 0
     retry_on: tuple[str, ...] = DEFAULT_RETRY_ON
     checkpoint_path: str | None = None
@@ -217,24 +205,23 @@ class Resilience:
     backoff_max: str = DEFAULT_BACKOFF_MAX
 
 
-@dataclass(frozen=True, slots=True)
-class RunConfig:
+class RunConfig(NamedTuple):
     """A validated direct run config with every alias collapsed into its canonical field."""
 
     name: str
     engine: str
     entrypoint: str | None = None
-    run: Run = field(default_factory=Run)
-    workflow: Workflow = field(default_factory=Workflow)
-    runtime: Runtime = field(default_factory=Runtime)
-    compute: Compute = field(default_factory=Compute)
-    policy: Policy = field(default_factory=Policy)
-    storage: Storage = field(default_factory=Storage)
-    profiler: Profiler = field(default_factory=Profiler)
-    metrics: Metrics = field(default_factory=Metrics)
-    experiment: Experiment = field(default_factory=Experiment)
-    execution: Execution = field(default_factory=Execution)
-    resilience: Resilience = field(default_factory=Resilience)
+    run: Run = Run()
+    workflow: Workflow = Workflow()
+    runtime: Runtime = Runtime()
+    compute: Compute = Compute()
+    policy: Policy = Policy()
+    storage: Storage = Storage()
+    profiler: Profiler = Profiler()
+    metrics: Metrics = Metrics()
+    experiment: Experiment = Experiment()
+    execution: Execution = Execution()
+    resilience: Resilience = Resilience()
 
     @property
     def launcher(self) -> str:
