@@ -115,6 +115,10 @@ BUILTIN_KINDS: tuple[ResourceKind, ...] = (
         "Event",
         fields=("regarding.kind", "regarding.name", "regarding.namespace", "reason", "type"),
     ),
+    # Cluster-scoped kinds the operator commands (`tau cluster`) read.
+    _builtin("scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass", namespaced=False),
+    _builtin("storage.k8s.io", "v1", "storageclasses", "StorageClass", namespaced=False),
+    _builtin("resource.k8s.io", "v1", "resourceslices", "ResourceSlice", namespaced=False),
 )
 
 KUEUE_KINDS: tuple[ResourceKind, ...] = (
@@ -137,6 +141,14 @@ KUEUE_KINDS: tuple[ResourceKind, ...] = (
         namespaced=False,
         subresources=frozenset(),
     ),
+    ResourceKind(
+        "kueue.x-k8s.io",
+        "v1beta2",
+        "topologies",
+        "Topology",
+        namespaced=False,
+        subresources=frozenset(),
+    ),
 )
 
 KUBERAY_KINDS: tuple[ResourceKind, ...] = (
@@ -147,7 +159,9 @@ KUBERAY_KINDS: tuple[ResourceKind, ...] = (
 
 TAU_KINDS: tuple[ResourceKind, ...] = (
     ResourceKind("tau.azure.com", "v1alpha1", "workspaces", "TauWorkspace"),
-    ResourceKind("tau.azure.com", "v1alpha1", "tauclusters", "TauCluster"),
+    # clusters.tau.azure.com: the cluster-scoped TauCluster singleton (contract §4.5).
+    ResourceKind("tau.azure.com", "v1alpha1", "clusters", "TauCluster", namespaced=False),
+    ResourceKind("tau.azure.com", "v1alpha1", "quotarequests", "TauQuotaRequest"),
 )
 
 

@@ -16,7 +16,8 @@ from tau.errors import ExitCode, TauError
 ROOTS = ("cluster", "workspace", "run", "serve", "data", "python", "version")
 
 _HELP = {
-    "cluster": "Platform operator commands: install, validate and uninstall TauGrid on a cluster.",
+    "cluster": "Platform operator commands: install, validate and uninstall TauGrid on a cluster "
+    "(needs cluster-admin-level access; not for researchers).",
     "workspace": "Inspect TauWorkspaces and this repository's workspace connection.",
     "run": "Validate, render, submit and follow runs described by tau.yaml.",
     "serve": "Deploy and manage model services (RayService or Deployment).",

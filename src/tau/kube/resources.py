@@ -42,3 +42,19 @@ EVENT = ResourceType("", "v1", "events", "Event")
 #: The workload kinds tau creates, by kind name.
 BY_KIND = {r.kind: r for r in (JOB, SERVICE, RAYJOB)}
 PVC = ResourceType("", "v1", "persistentvolumeclaims", "PersistentVolumeClaim")
+
+# Operator reads and writes (`tau cluster`): nodes, controllers, Kueue policy objects, DRA.
+NODE = ResourceType("", "v1", "nodes", "Node")
+DEPLOYMENT = ResourceType("apps", "v1", "deployments", "Deployment")
+RESOURCE_FLAVOR = ResourceType(
+    "kueue.x-k8s.io", "v1beta2", "resourceflavors", "ResourceFlavor", "Kueue"
+)
+TOPOLOGY = ResourceType("kueue.x-k8s.io", "v1beta2", "topologies", "Topology", "Kueue")
+WORKLOAD_PRIORITY_CLASS = ResourceType(
+    "kueue.x-k8s.io", "v1beta2", "workloadpriorityclasses", "WorkloadPriorityClass", "Kueue"
+)
+PRIORITY_CLASS = ResourceType("scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass")
+RESOURCE_SLICE = ResourceType("resource.k8s.io", "v1", "resourceslices", "ResourceSlice")
+QUOTA_REQUEST = ResourceType(
+    "tau.azure.com", "v1alpha1", "quotarequests", "TauQuotaRequest", "TauGrid"
+)

@@ -33,6 +33,8 @@ ANNOTATION_PRESET_EXPLAIN = _P + "preset-explain"
 ANNOTATION_TOPOLOGY_POLICY_SOURCE = _P + "topology-policy-source"
 # GPUs and storage.
 ANNOTATION_GPU_COUNT = _P + "gpu-count"
+# How a ResourceFlavor's GPUs are requested: device-plugin or dra (read by validate topology).
+ANNOTATION_GPU_CONTRACT = _P + "gpu-contract"
 ANNOTATION_STORAGE_MOUNTS = _P + "storage-mounts"
 # Results.
 ANNOTATION_RESULT_PATH = _P + "result-path"

@@ -1,0 +1,225 @@
+"""Typed calls for the platform operator commands (`tau cluster`): reads of nodes, controllers
+and Kueue policy objects, and the probe pods of `validate nodes`.
+
+Performs I/O (Kubernetes API). Lists are read raw (`_preload_content=False`) and decoded once:
+the typed models are slow on 500 nodes and reject fields of newer API versions. Every call is
+wrapped by `api_call`, so failures leave as `ClusterError`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tau.errors import ClusterError
+from tau.kube.client import DEFAULT_TIMEOUT
+from tau.kube.errors import api_call
+from tau.kube.raw import RAW, decode
+from tau.kube.resources import (
+    CLUSTERQUEUE,
+    DEPLOYMENT,
+    LOCALQUEUE,
+    NODE,
+    POD,
+    PRIORITY_CLASS,
+    QUOTA_REQUEST,
+    RESOURCE_FLAVOR,
+    RESOURCE_SLICE,
+    TAU_CLUSTER,
+    TOPOLOGY,
+    WORKLOAD_PRIORITY_CLASS,
+    ResourceType,
+)
+
+__all__ = [
+    "CLUSTERQUEUE",
+    "LOCALQUEUE",
+    "PRIORITY_CLASS",
+    "RESOURCE_FLAVOR",
+    "TAU_CLUSTER",
+    "TOPOLOGY",
+    "WORKLOAD_PRIORITY_CLASS",
+]
+
+
+def server_version(api: Any, *, context: str | None = None) -> dict[str, Any]:
+    """The API server's /version document (gitVersion, major, minor)."""
+    from kubernetes.client import VersionApi
+
+    with api_call("get", ResourceType("", "", "version", "version"), context=context):
+        return decode(VersionApi(api).get_code(**RAW, _request_timeout=DEFAULT_TIMEOUT))
+
+
+def list_nodes(
+    api: Any, *, label_selector: str | None = None, context: str | None = None
+) -> list[dict[str, Any]]:
+    """Every Node (matching `label_selector`), as plain dicts."""
+    from kubernetes.client import CoreV1Api
+
+    kwargs: dict[str, Any] = {"label_selector": label_selector} if label_selector else {}
+    with api_call("list", NODE, context=context):
+        body = decode(CoreV1Api(api).list_node(**kwargs, **RAW, _request_timeout=DEFAULT_TIMEOUT))
+    return list(body.get("items") or [])
+
+
+def list_objects(
+    api: Any,
+    resource: ResourceType,
+    *,
+    namespace: str | None = None,
+    label_selector: str | None = None,
+    context: str | None = None,
+    missing_ok: bool = False,
+) -> list[dict[str, Any]] | None:
+    """Every object of a non-core resource (cluster-wide when `namespace` is None).
+
+    Returns:
+        The items; None when `missing_ok` and the cluster does not serve the resource.
+    """
+    from kubernetes.client import CustomObjectsApi
+
+    kwargs: dict[str, Any] = {"label_selector": label_selector} if label_selector else {}
+    custom = CustomObjectsApi(api)
+    try:
+        with api_call("list", resource, namespace=namespace, context=context):
+            if namespace is None:
+                response = custom.list_cluster_custom_object(
+                    resource.group,
+                    resource.version,
+                    resource.plural,
+                    **kwargs,
+                    **RAW,
+                    _request_timeout=DEFAULT_TIMEOUT,
+                )
+            else:
+                response = custom.list_namespaced_custom_object(
+                    resource.group,
+                    resource.version,
+                    namespace,
+                    resource.plural,
+                    **kwargs,
+                    **RAW,
+                    _request_timeout=DEFAULT_TIMEOUT,
+                )
+    except ClusterError as exc:
+        if missing_ok and exc.status == 404:
+            return None
+        raise
+    return list(decode(response).get("items") or [])
+
+
+def get_object(
+    api: Any,
+    resource: ResourceType,
+    name: str,
+    *,
+    namespace: str | None = None,
+    context: str | None = None,
+) -> dict[str, Any] | None:
+    """One object, or None when it (or its resource type) does not exist."""
+    from kubernetes.client import CustomObjectsApi
+
+    custom = CustomObjectsApi(api)
+    try:
+        with api_call("get", resource, namespace=namespace, name=name, context=context):
+            if namespace is None:
+                response = custom.get_cluster_custom_object(
+                    resource.group,
+                    resource.version,
+                    resource.plural,
+                    name,
+                    **RAW,
+                    _request_timeout=DEFAULT_TIMEOUT,
+                )
+            else:
+                response = custom.get_namespaced_custom_object(
+                    resource.group,
+                    resource.version,
+                    namespace,
+                    resource.plural,
+                    name,
+                    **RAW,
+                    _request_timeout=DEFAULT_TIMEOUT,
+                )
+    except ClusterError as exc:
+        if exc.status == 404:
+            return None
+        raise
+    return decode(response)
+
+
+def list_deployments(
+    api: Any, *, label_selector: str, context: str | None = None
+) -> list[dict[str, Any]]:
+    """Deployments in every namespace matching `label_selector`."""
+    return list_objects(api, DEPLOYMENT, label_selector=label_selector, context=context) or []
+
+
+def list_resource_slices(api: Any, *, context: str | None = None) -> list[dict[str, Any]] | None:
+    """DRA ResourceSlices (resource.k8s.io v1, else v1beta2); None when DRA is not served."""
+    for version in ("v1", "v1beta2"):
+        resource = ResourceType(
+            RESOURCE_SLICE.group, version, RESOURCE_SLICE.plural, "ResourceSlice"
+        )
+        items = list_objects(api, resource, context=context, missing_ok=True)
+        if items is not None:
+            return items
+    return None
+
+
+def quota_guard_served(api: Any, namespace: str, *, context: str | None = None) -> bool:
+    """Whether the cluster serves TauQuotaRequest (the quota guard's API)."""
+    return (
+        list_objects(api, QUOTA_REQUEST, namespace=namespace, context=context, missing_ok=True)
+        is not None
+    )
+
+
+# ---------------------------------------------------------------------------- probe pods
+
+
+def create_pod(api: Any, pod: dict[str, Any], *, context: str | None = None) -> None:
+    from kubernetes.client import CoreV1Api
+
+    meta = pod["metadata"]
+    with api_call("create", POD, namespace=meta["namespace"], name=meta["name"], context=context):
+        CoreV1Api(api).create_namespaced_pod(
+            meta["namespace"], pod, **RAW, _request_timeout=DEFAULT_TIMEOUT
+        )
+
+
+def list_pods(
+    api: Any, namespace: str, *, label_selector: str, context: str | None = None
+) -> list[dict[str, Any]]:
+    from kubernetes.client import CoreV1Api
+
+    with api_call("list", POD, namespace=namespace, context=context):
+        body = decode(
+            CoreV1Api(api).list_namespaced_pod(
+                namespace, label_selector=label_selector, **RAW, _request_timeout=DEFAULT_TIMEOUT
+            )
+        )
+    return list(body.get("items") or [])
+
+
+def pod_log(api: Any, name: str, namespace: str, *, context: str | None = None) -> str:
+    from kubernetes.client import CoreV1Api
+
+    with api_call("read log of", POD, namespace=namespace, name=name, context=context):
+        response = CoreV1Api(api).read_namespaced_pod_log(
+            name, namespace, limit_bytes=1 << 20, **RAW, _request_timeout=DEFAULT_TIMEOUT
+        )
+    return bytes(response.data or b"").decode("utf-8", "replace")
+
+
+def delete_pod(api: Any, name: str, namespace: str, *, context: str | None = None) -> None:
+    """Delete a pod now (grace period 0); a pod that is already gone is fine."""
+    from kubernetes.client import CoreV1Api
+
+    try:
+        with api_call("delete", POD, namespace=namespace, name=name, context=context):
+            CoreV1Api(api).delete_namespaced_pod(
+                name, namespace, grace_period_seconds=0, **RAW, _request_timeout=DEFAULT_TIMEOUT
+            )
+    except ClusterError as exc:
+        if exc.status != 404:
+            raise
