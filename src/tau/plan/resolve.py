@@ -342,7 +342,7 @@ def _storage(f: _Findings, engine: str, name: str) -> dict[str, Any]:
                 )
             else:
                 result_pvc = match[0]
-    checkpoint = valid.get("storage.checkpoint")
+    checkpoint = storage.checkpoint
     if checkpoint and not any(p == "/data" for p, _ in pvc_paths):
         f.error(
             "storage.checkpoint",
