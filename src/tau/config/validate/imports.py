@@ -33,7 +33,7 @@ def local_imports(script: Path) -> list[tuple[str, int]]:
             if name in sys.stdlib_module_names or name == script.stem:
                 continue
             if is_file(here / f"{name}.py") or is_file(here / name / "__init__.py"):
-                found.setdefault(name, node.lineno)
+                found.setdefault(name, getattr(node, "lineno", 0))
     return sorted(found.items())
 
 
