@@ -111,7 +111,7 @@ def install(
     from tau.cluster import install as flow
     from tau.cluster import plan, readiness
     from tau.cluster.helm import find_helm
-    from tau.cluster.options import InstallOptions, Target, check_install
+    from tau.cluster.options import BASELINE_QUEUE_VALUE, InstallOptions, Target, check_install
     from tau.cluster.values import enabled_components, load_values_files
 
     helm = find_helm()
@@ -138,12 +138,13 @@ def install(
         return flow.dry_run(options, helm, _say)
     access, api, ctx = _connect(context)
     _say(plan.install_plan(options, helm_version=helm.version_text, context=ctx, toggles=toggles))
-    baseline = toggles.get("baselineQueue.enabled", True)
+    baseline = toggles[BASELINE_QUEUE_VALUE]
 
     def ready(seconds: float) -> list[Any]:
         def once() -> list[Any]:
             facts = readiness.gather(api, namespace, release, context=ctx)
             facts.baseline_expected = baseline
+            facts.quota_guard_expected = toggles.get("quotaGuard.enabled", True)
             return readiness.evaluate(facts, release)
 
         return readiness.wait_ready(once, seconds)
