@@ -1,0 +1,1 @@
+"""`taugrid-portal`: the experiment store, Stellar and the portal."""

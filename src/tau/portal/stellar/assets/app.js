@@ -1,0 +1,125 @@
+// Stellar and portal pages: copy buttons, run filters, line focus, and live refresh.
+// No inline handlers: the served pages' CSP allows scripts from their own origin only.
+(function () {
+  "use strict";
+
+  function copy(button) {
+    var text = button.getAttribute("data-copy") || "";
+    var done = function () {
+      button.classList.add("copied");
+      setTimeout(function () { button.classList.remove("copied"); }, 1200);
+    };
+    if (navigator.clipboard && window.isSecureContext) {
+      navigator.clipboard.writeText(text).then(done, function () { fallback(text); done(); });
+    } else {
+      fallback(text);
+      done();
+    }
+  }
+
+  function fallback(text) {
+    var area = document.createElement("textarea");
+    area.value = text;
+    document.body.appendChild(area);
+    area.select();
+    try { document.execCommand("copy"); } catch (e) { /* the text stays selectable */ }
+    document.body.removeChild(area);
+  }
+
+  function applyFilters() {
+    var box = document.getElementById("run-filter");
+    var pick = document.getElementById("group-filter");
+    var text = box ? box.value.trim().toLowerCase() : "";
+    var group = pick ? pick.value : "";
+    var nodes = document.querySelectorAll("[data-run]");
+    for (var i = 0; i < nodes.length; i++) {
+      var node = nodes[i];
+      var run = (node.getAttribute("data-run") || "").toLowerCase();
+      var grp = node.getAttribute("data-group") || "";
+      var hit = (!text || run.indexOf(text) >= 0 || grp.toLowerCase().indexOf(text) >= 0) &&
+        (!group || grp === group);
+      node.classList.toggle("hidden", !hit);
+    }
+  }
+
+  function focusLine(line) {
+    var group = line.getAttribute("data-group");
+    var lines = document.querySelectorAll("polyline.series");
+    var already = line.classList.contains("focus");
+    for (var i = 0; i < lines.length; i++) {
+      lines[i].classList.remove("focus", "dim");
+      if (!already && lines[i].getAttribute("data-group") !== group) lines[i].classList.add("dim");
+    }
+    if (!already) line.classList.add("focus");
+  }
+
+  function bind(root) {
+    var buttons = root.querySelectorAll("button[data-copy]");
+    for (var i = 0; i < buttons.length; i++) {
+      buttons[i].addEventListener("click", function (ev) { copy(ev.currentTarget); });
+    }
+    var box = root.querySelector("#run-filter");
+    if (box) box.addEventListener("input", applyFilters);
+    var pick = root.querySelector("#group-filter");
+    if (pick) pick.addEventListener("change", applyFilters);
+    var lines = root.querySelectorAll("polyline.series");
+    for (var j = 0; j < lines.length; j++) {
+      lines[j].addEventListener("click", function (ev) { focusLine(ev.currentTarget); });
+    }
+  }
+
+  // Live refresh: a conditional GET of the page fragment; 304 means nothing new. Only the
+  // <main> content is swapped, so scroll position and open panels survive a quiet refresh.
+  function live(main) {
+    var url = main.getAttribute("data-live-url");
+    if (!url || !window.fetch) return;
+    var every = Math.max(2, parseInt(main.getAttribute("data-live-interval") || "5", 10)) * 1000;
+    var etag = main.getAttribute("data-live-etag") || null;
+    function tick() {
+      var headers = etag ? { "If-None-Match": etag } : {};
+      fetch(url, { headers: headers, cache: "no-store" }).then(function (res) {
+        var state = document.getElementById("live-state");
+        if (res.status === 304) {
+          if (state) state.textContent = "live: up to date at " + new Date().toLocaleTimeString();
+          return null;
+        }
+        if (!res.ok) {
+          if (state) state.textContent = "live: refresh failed (" + res.status + ")";
+          return null;
+        }
+        etag = res.headers.get("ETag");
+        return res.text().then(function (html) {
+          var open = {};
+          var details = main.querySelectorAll("details[data-run]");
+          for (var i = 0; i < details.length; i++) {
+            if (details[i].open) open[details[i].getAttribute("data-run")] = true;
+          }
+          main.innerHTML = html;
+          var again = main.querySelectorAll("details[data-run]");
+          for (var k = 0; k < again.length; k++) {
+            if (open[again[k].getAttribute("data-run")]) again[k].open = true;
+          }
+          bind(main);
+          applyFilters();
+          var s = document.getElementById("live-state");
+          if (s) s.textContent = "live: updated at " + new Date().toLocaleTimeString();
+        });
+      }).catch(function () { /* the next tick retries */ }).then(function () {
+        setTimeout(tick, every);
+      });
+    }
+    tick();
+  }
+
+  function start() {
+    bind(document);
+    var main = document.getElementById("main");
+    if (main) live(main);
+  }
+
+  if (document.readyState === "loading") {
+    document.addEventListener("DOMContentLoaded", start);
+  } else {
+    start();
+  }
+})();

@@ -1,0 +1,165 @@
+"""Render Stellar snapshots (and the portal overview) to HTML with Jinja2. Pure.
+
+Autoescaping is on for every template: run ids, tags and messages come from users and clusters
+(a run named `<script>alert(1)</script>` must render as text). The only markup inserted
+unescaped is the SVG from `svg.line_chart`, which escapes its own text and attributes.
+
+Two page forms share the templates: the self-contained file (`stellar -o html`: CSS and JS
+inline, no URL to fetch) and the served page (assets from its own origin, so a strict CSP holds).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from jinja2 import ChainableUndefined, Environment, FileSystemLoader, select_autoescape
+from markupsafe import Markup
+
+from tau.portal.stellar import svg
+
+#: Run detail cards rendered in full; the runs table lists every run.
+MAX_RUN_CARDS = 50
+CSS_PATH = "/stellar/assets/app.css"
+JS_PATH = "/stellar/assets/app.js"
+
+
+@dataclass(frozen=True)
+class Assets:
+    css: str
+    js: str
+    digest: str
+
+    @property
+    def css_url(self) -> str:
+        return f"{CSS_PATH}?v={self.digest}"
+
+    @property
+    def js_url(self) -> str:
+        return f"{JS_PATH}?v={self.digest}"
+
+
+def _package_dir(name: str) -> str:
+    return str(resources.files("tau.portal.stellar").joinpath(name))
+
+
+@cache
+def assets() -> Assets:
+    root = resources.files("tau.portal.stellar").joinpath("assets")
+    css = root.joinpath("app.css").read_text(encoding="utf-8")
+    js = root.joinpath("app.js").read_text(encoding="utf-8")
+    digest = hashlib.sha256((css + "\0" + js).encode()).hexdigest()[:12]
+    return Assets(css, js, digest)
+
+
+def num(value: Any) -> str:
+    """A metric value for a table cell."""
+    if value is None or value == "":
+        return "not collected"
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return str(value)
+    return f"{value:.6g}"
+
+
+@cache
+def environment() -> Environment:
+    env = Environment(
+        loader=FileSystemLoader(_package_dir("templates")),
+        autoescape=select_autoescape(default=True, default_for_string=True),
+        undefined=ChainableUndefined,
+        trim_blocks=False,
+        lstrip_blocks=False,
+    )
+    env.filters["num"] = num
+    return env
+
+
+def chart_lines(chart: Mapping[str, Any]) -> list[svg.Line]:
+    """The snapshot chart's series as drawable lines (values are already downsampled)."""
+    return [
+        svg.Line(
+            run_id=str(s["run_id"]),
+            group=str(s["run_group_id"]),
+            color=str(s["color"]),
+            steps=tuple(int(p["step"]) for p in s["values"]),
+            values=tuple(float(p["value"]) for p in s["values"]),
+            source_points=int(s["point_count"]),
+        )
+        for s in chart.get("series") or ()
+    ]
+
+
+def chart_svg(snapshot: Mapping[str, Any]) -> str:
+    """The seed-envelope chart of a snapshot: one line per run of the chart metric."""
+    chart = snapshot.get("chart") or {}
+    lines = chart_lines(chart)
+    metric = chart.get("metric_name") or "no metric"
+    return svg.line_chart(
+        lines,
+        title=f"{metric} · {len(lines)} runs · {snapshot.get('target', '')}",
+        chart_id="seed-envelope",
+    )
+
+
+def _context(snapshot: Mapping[str, Any], **extra: Any) -> dict[str, Any]:
+    return {
+        "s": snapshot,
+        "chart_svg": Markup(chart_svg(snapshot)),  # svg.line_chart escapes its input
+        "max_run_cards": MAX_RUN_CARDS,
+        "assets": assets(),
+        "inline_assets": True,
+        "live_url": None,
+        "live_interval": 5,
+        "live_etag": "",
+        "metric_form": None,
+        **extra,
+    }
+
+
+def stellar_page(
+    snapshot: Mapping[str, Any],
+    *,
+    inline_assets: bool = True,
+    live_url: str | None = None,
+    live_etag: str = "",
+    metric_form: str | None = None,
+) -> str:
+    """The whole Stellar page: self-contained by default, or linking the served assets."""
+    return (
+        environment()
+        .get_template("stellar.html.j2")
+        .render(
+            _context(
+                snapshot,
+                inline_assets=inline_assets,
+                live_url=live_url,
+                live_etag=live_etag,
+                metric_form=metric_form,
+            )
+        )
+    )
+
+
+def stellar_fragment(snapshot: Mapping[str, Any], *, metric_form: str | None = None) -> str:
+    """The page's <main> content alone, for live refresh."""
+    return (
+        environment()
+        .get_template("stellar_main.html.j2")
+        .render(_context(snapshot, metric_form=metric_form, live_url="live"))
+    )
+
+
+def render(template: str, **context: Any) -> str:
+    """Any other page template (the portal overview)."""
+    base = {
+        "assets": assets(),
+        "inline_assets": False,
+        "live_url": None,
+        "live_interval": 5,
+        "live_etag": "",
+    }
+    return environment().get_template(template).render({**base, **context})

@@ -1,0 +1,63 @@
+"""The three `stellar -o` renderings and the `plot` document, as text. Pure."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from rich.console import Console
+
+from tau.portal.stellar import html, tui
+
+PLOT_SCHEMA = "tau.exp.plot.v0"
+
+
+def as_json(snapshot: Mapping[str, Any]) -> str:
+    return json.dumps(snapshot, indent=2, allow_nan=False) + "\n"
+
+
+def as_tui(snapshot: Mapping[str, Any], *, width: int = 120, color: bool = False) -> str:
+    """Plain text (for files, pipes and goldens); trailing padding is trimmed."""
+    console = Console(
+        width=width,
+        record=True,
+        file=_Null(),
+        color_system="standard" if color else None,
+        force_terminal=color,
+        highlight=False,
+    )
+    tui.render(snapshot, console)
+    text = console.export_text(styles=color)
+    return "\n".join(line.rstrip() for line in text.splitlines()) + "\n"
+
+
+def as_html(snapshot: Mapping[str, Any]) -> str:
+    return html.stellar_page(snapshot)
+
+
+def plot_svg(snapshot: Mapping[str, Any]) -> str:
+    """The chart alone as an SVG file (no generation time inside: byte-identical per store)."""
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + html.chart_svg(snapshot) + "\n"
+
+
+def plot_result(snapshot: Mapping[str, Any], out: str, size: int) -> dict[str, Any]:
+    chart = snapshot["chart"]
+    return {
+        "schema_version": PLOT_SCHEMA,
+        "target": snapshot["target"],
+        "target_type": snapshot["target_type"],
+        "metric_name": chart.get("metric_name", ""),
+        "out": out,
+        "bytes": size,
+        "series": len(chart.get("series") or ()),
+        "warnings": list(snapshot["warnings"]),
+    }
+
+
+class _Null:
+    def write(self, text: str) -> int:
+        return len(text)
+
+    def flush(self) -> None:
+        return None

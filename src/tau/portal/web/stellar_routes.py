@@ -1,0 +1,411 @@
+"""Stellar's routes: the page, its assets, and the read-only v2 API (contract §9.4).
+
+Handlers are plain functions (Starlette runs them in its thread pool: the store reads block).
+Every list is bounded; every error is the JSON shape of `errors.py`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote, unquote, urlparse
+
+from starlette.requests import Request
+from starlette.responses import FileResponse, RedirectResponse, Response
+
+from tau.portal.stellar import html, snapshot
+from tau.portal.stellar.downsample import downsample
+from tau.portal.web.cache import Memo
+from tau.portal.web.errors import ApiError
+from tau.portal.web.source import StellarSource
+
+V2 = "/api/v2/stellar"
+LEGACY = ("/api/v1/stellar", "/api/stellar")
+DEFAULT_LIMIT, MAX_LIMIT = 50, 200
+DEFAULT_POINTS, MAX_POINTS = 8000, 12000
+LIVE_INTERVAL = 5
+_MODES = ("full", "summary", "metric")
+_DEPRECATION = {
+    "Deprecation": "true",
+    "Link": f'<{V2}/capabilities>; rel="successor-version"',
+    "Warning": '299 - "Deprecated Stellar dashboard API; migrate to canonical narrow v2 reads"',
+}
+
+
+def now() -> datetime:
+    return datetime.now(UTC)
+
+
+def dumps(doc: Any) -> bytes:
+    return json.dumps(doc, indent=2, sort_keys=False, allow_nan=False).encode() + b"\n"
+
+
+def etag_of(*parts: str) -> str:
+    return '"' + hashlib.sha256("\0".join(parts).encode()).hexdigest()[:24] + '"'
+
+
+def not_modified(request: Request, etag: str) -> bool:
+    wanted = request.headers.get("if-none-match", "")
+    return etag in {t.strip() for t in wanted.split(",")} or wanted.strip() == "*"
+
+
+def json_response(
+    doc: Any, status: int = 200, headers: Mapping[str, str] | None = None
+) -> Response:
+    return Response(dumps(doc), status, headers=dict(headers or {}), media_type="application/json")
+
+
+def int_param(request: Request, name: str, default: int, lo: int, hi: int) -> int:
+    raw = request.query_params.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ApiError(400, f"{name} must be an integer, got {raw!r}") from None
+    if value < lo:
+        raise ApiError(400, f"{name} must be at least {lo}")
+    if value > hi:
+        raise ApiError(400, f"{name} must be at most {hi}")
+    return value
+
+
+def required(request: Request, name: str) -> str:
+    value = request.query_params.get(name, "").strip()
+    if not value:
+        raise ApiError(400, f"{name} query parameter is required")
+    return value
+
+
+@dataclass
+class Built:
+    doc: dict[str, Any]
+    body: bytes
+    etag: str
+
+
+class Stellar:
+    """The Stellar half of the app, over one store."""
+
+    def __init__(
+        self,
+        source: StellarSource,
+        *,
+        default_target: str | None = None,
+        metric: str | None = None,
+        max_runs: int = 200,
+    ) -> None:
+        self.source = source
+        self.default_target = default_target
+        self.metric = metric
+        self.max_runs = max_runs
+        self._snapshots: Memo[Built] = Memo(size=32)
+        self._pages: Memo[tuple[str, str]] = Memo(size=32)
+
+    # -- shared ---------------------------------------------------------------------------
+    def built(self, target: str, metric: str | None, mode: str, points: bool) -> Built:
+        version = self.source.version()
+        key = (version, target, metric or "", mode, points)
+
+        def build() -> Built:
+            try:
+                ev = self.source.evidence(target, max_runs=self.max_runs)
+            except LookupError:
+                raise ApiError(404, f"experiment store record not found: {target}") from None
+            doc = snapshot.build(ev, now=now(), metric=metric, mode=mode, include_points=points)
+            return Built(doc, dumps(doc), etag_of(version, target, metric or "", mode, str(points)))
+
+        return self._snapshots.get(key, build)
+
+    def _metric(self, request: Request) -> str | None:
+        return request.query_params.get("metric") or self.metric
+
+    # -- pages ----------------------------------------------------------------------------
+    def root(self, request: Request) -> Response:
+        if self.default_target:
+            return RedirectResponse(f"/stellar?target={quote(self.default_target)}", 302)
+        return json_response(
+            {
+                "service": "tau.exp.stellar",
+                "store_path": self.source.store_path,
+                "source": "local",
+                "endpoints": ["/stellar", "/healthz", *(f"{V2}/{p}" for p in _ENDPOINTS)],
+            }
+        )
+
+    def healthz(self, request: Request) -> Response:
+        try:
+            self.source.version()
+        except OSError as exc:
+            raise ApiError(503, f"experiment store is not readable: {exc}") from None
+        return json_response({"ok": True, "store_path": self.source.store_path, "source": "local"})
+
+    def page(self, request: Request) -> Response:
+        target = request.query_params.get("target", "").strip() or self.default_target
+        if not target:
+            return self.landing(request)
+        metric = self._metric(request)
+        built = self.built(target, metric, "full", True)
+        fragment = request.query_params.get("fragment") == "1"
+        if not_modified(request, built.etag):
+            return Response(status_code=304, headers={"ETag": built.etag})
+
+        def render() -> tuple[str, str]:
+            live = f"/stellar?target={quote(target)}&fragment=1" + (
+                f"&metric={quote(metric)}" if metric else ""
+            )
+            if fragment:
+                return built.etag, html.stellar_fragment(built.doc, metric_form="/stellar")
+            return built.etag, html.stellar_page(
+                built.doc,
+                inline_assets=False,
+                live_url=live,
+                live_etag=built.etag,
+                metric_form="/stellar",
+            )
+
+        etag, text = self._pages.get((built.etag, fragment), render)
+        return Response(
+            text,
+            headers={"ETag": etag, "Cache-Control": "no-cache"},
+            media_type="text/html; charset=utf-8",
+        )
+
+    def landing(self, request: Request) -> Response:
+        found = self.source.search_experiments({}, DEFAULT_LIMIT)
+        text = html.render(
+            "landing.html.j2",
+            store_path=self.source.store_path,
+            experiments=found.get("experiments", []),
+        )
+        return Response(text, media_type="text/html; charset=utf-8")
+
+    # -- API ------------------------------------------------------------------------------
+    def capabilities(self, request: Request) -> Response:
+        return json_response(
+            {
+                "api_version": "v2",
+                "schema_version": snapshot.SCHEMA_VERSION,
+                "service": "tau.exp.stellar",
+                "source_mode": "local",
+                "server": {"tau_version": _version(), "generated_at": _iso(now())},
+                "paths": {
+                    "canonical_base_path": V2,
+                    "legacy_base_path": LEGACY[1],
+                    "supported_bases": [V2, *LEGACY],
+                },
+                "data_sources": {"local": True, "kusto": False},
+                "capabilities": {
+                    "snapshot": True,
+                    "series_detail": True,
+                    "run_search": True,
+                    "experiment_search": True,
+                    "experiment_mutation": False,
+                    "artifact_index": True,
+                    "artifact_content": True,
+                    "status": True,
+                },
+                "degradations": [
+                    {"code": "KUSTO_NOT_CONFIGURED", "detail": "Kusto source is not configured"},
+                    {"code": "READ_ONLY", "detail": "the API is read-only; use the CLI to write"},
+                ],
+            }
+        )
+
+    def snapshot(self, request: Request) -> Response:
+        target = required(request, "target")
+        mode = request.query_params.get("mode", "full") or "full"
+        if mode not in _MODES:
+            raise ApiError(400, f"mode must be one of: {', '.join(_MODES)}")
+        built = self.built(target, self._metric(request), mode, False)
+        if not_modified(request, built.etag):
+            return Response(status_code=304, headers={"ETag": built.etag})
+        return Response(built.body, media_type="application/json", headers={"ETag": built.etag})
+
+    def series(self, request: Request) -> Response:
+        target = required(request, "target")
+        metric = required(request, "metric")
+        max_points = int_param(request, "max_points", DEFAULT_POINTS, 1, MAX_POINTS)
+        start = int_param(request, "start_step", 0, 0, 2**62)
+        end = int_param(request, "end_step", 2**62, 0, 2**62)
+        if start > end:
+            raise ApiError(400, "start_step must be <= end_step")
+        run_id = request.query_params.get("run_id", "")
+        try:
+            ev = self.source.evidence(target, max_runs=self.max_runs)
+        except LookupError:
+            raise ApiError(404, f"experiment store record not found: {target}") from None
+        run_ids = [str(r["run_id"]) for r in ev.runs]
+        if run_id:
+            if run_id not in run_ids:
+                raise ApiError(404, f"run {run_id} is not part of target {target}")
+            run_ids = [run_id]
+        out = []
+        for s in ev.load_series(metric, run_ids)[:MAX_LIMIT]:
+            pairs = [(x, y) for x, y in zip(s.steps, s.values, strict=True) if start <= x <= end]
+            d = downsample([p[0] for p in pairs], [p[1] for p in pairs], max(4, max_points))
+            out.append(
+                {
+                    "run_id": s.run_id,
+                    "source_points": d.source_points,
+                    "returned_points": d.rendered_points,
+                    "decimated": d.decimated,
+                    "non_finite_points": d.non_finite,
+                    "points": [
+                        {"step": x, "value": y} for x, y in zip(d.steps, d.values, strict=True)
+                    ],
+                }
+            )
+        return json_response(
+            {
+                "target": target,
+                "metric": metric,
+                "start_step": start,
+                "end_step": None if end == 2**62 else end,
+                "max_points": max_points,
+                "series": out,
+            }
+        )
+
+    def runs(self, request: Request) -> Response:
+        limit = int_param(request, "limit", DEFAULT_LIMIT, 1, MAX_LIMIT)
+        filters = {k: v for k, v in request.query_params.items() if k != "limit"}
+        try:
+            return json_response(self.source.search_runs(filters, limit))
+        except LookupError as exc:
+            raise ApiError(404, f"experiment store record not found: {exc.args[0]}") from None
+        except ValueError as exc:
+            raise ApiError(400, str(exc)) from None
+
+    def experiments(self, request: Request) -> Response:
+        limit = int_param(request, "limit", DEFAULT_LIMIT, 1, MAX_LIMIT)
+        filters = {k: v for k, v in request.query_params.items() if k != "limit"}
+        try:
+            return json_response(self.source.search_experiments(filters, limit))
+        except ValueError as exc:
+            raise ApiError(400, str(exc)) from None
+
+    def status(self, request: Request) -> Response:
+        target = required(request, "target")
+        try:
+            return json_response(self.source.status(target))
+        except LookupError:
+            raise ApiError(404, f"experiment store record not found: {target}") from None
+
+    def artifacts(self, request: Request) -> Response:
+        target = required(request, "target")
+        run = request.query_params.get("run", "")
+        kind = request.query_params.get("type", "")
+        try:
+            ev = self.source.evidence(target, max_runs=self.max_runs)
+        except LookupError:
+            raise ApiError(404, f"experiment store record not found: {target}") from None
+        rows = [
+            {
+                **a,
+                "fetch_url": f"{V2}/artifact?target={quote(target)}"
+                f"&artifact={quote(str(a['artifact_id']))}",
+            }
+            for a in ev.artifacts
+            if (not run or a.get("run_id") == run) and (not kind or a.get("type") == kind)
+        ]
+        return json_response(
+            {
+                "source": "index",
+                "target": target,
+                "run": run,
+                "count": len(rows),
+                "truncated": len(rows) > MAX_LIMIT,
+                "artifacts": rows[:MAX_LIMIT],
+            }
+        )
+
+    def artifact(self, request: Request) -> Response:
+        target = required(request, "target")
+        artifact_id = required(request, "artifact")
+        try:
+            ev = self.source.evidence(target, max_runs=self.max_runs)
+        except LookupError:
+            raise ApiError(404, f"experiment store record not found: {target}") from None
+        row = next((a for a in ev.artifacts if str(a.get("artifact_id")) == artifact_id), None)
+        if row is None:
+            raise ApiError(404, "artifact was not found for target")
+        path = local_artifact(self.source.store_path, str(row.get("uri") or ""))
+        return FileResponse(path, filename=path.name, content_disposition_type="attachment")
+
+
+def asset(request: Request) -> Response:
+    name = request.path_params["name"]
+    a = html.assets()
+    if name == "app.css":
+        content, kind = a.css, "text/css; charset=utf-8"
+    elif name == "app.js":
+        content, kind = a.js, "text/javascript; charset=utf-8"
+    else:
+        raise ApiError(404, f"no asset {name}")
+    cache = (
+        "public, max-age=31536000, immutable"
+        if request.query_params.get("v") == a.digest
+        else "no-cache"
+    )
+    return Response(
+        content, media_type=kind, headers={"Cache-Control": cache, "ETag": f'"{a.digest}"'}
+    )
+
+
+def local_artifact(store_path: str, uri: str) -> Path:
+    """The file an artifact URI names, only when it resolves (symlinks too) inside the store.
+
+    Raises:
+        ApiError: 400 when the path escapes the store; 404 when it is not a local file; 501 for
+            remote URIs (this server reads only the local store).
+    """
+    parsed = urlparse(uri)
+    if parsed.scheme in ("", "file"):
+        raw = unquote(parsed.path) if parsed.scheme == "file" else uri
+    else:
+        raise ApiError(
+            501, f"artifact {uri} is remote ({parsed.scheme}); fetch it from its store directly"
+        )
+    root = Path(store_path).resolve()
+    candidate = Path(raw) if Path(raw).is_absolute() else root / raw
+    resolved = candidate.resolve()
+    if not resolved.is_relative_to(root):
+        raise ApiError(400, "artifact path escapes the Stellar store")
+    if not resolved.is_file():
+        raise ApiError(404, "artifact was not found for target")
+    return resolved
+
+
+def _iso(moment: datetime) -> str:
+    return moment.isoformat().replace("+00:00", "Z")
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("tau")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+_ENDPOINTS = (
+    "capabilities",
+    "snapshot",
+    "series",
+    "runs",
+    "experiments",
+    "status",
+    "artifacts",
+    "artifact",
+)
+#: Endpoints whose legacy-base and v2 forms carry the deprecation headers (contract §9.4).
+DEPRECATED_V2 = frozenset({"snapshot", "series", "runs", "experiments"})
+DEPRECATION_HEADERS = _DEPRECATION
+ENDPOINTS = _ENDPOINTS
