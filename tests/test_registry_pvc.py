@@ -37,9 +37,8 @@ def kubelet(kube_api, volume):
 def backend(kube_client, kubelet):
     return PvcBackend(
         "blob-training",
+        kube_client,
         namespace="default",
-        context=None,
-        api_factory=lambda _ctx: kube_client,
         poll=0.01,
         timeout=20,
     )
@@ -113,7 +112,8 @@ def test_the_cli_uses_the_pvc_by_default(
     src = tmp_path / "src"
     src.mkdir()
     (src / "f.txt").write_bytes(b"hello")
-    base = ["--context", EMULATOR_CONTEXT]  # namespace: the context's ("default")
+    monkeypatch.setenv("TAU_CONFIG_DIR", str(tmp_path / "tau-config"))
+    base = ["--context", EMULATOR_CONTEXT, "-n", "default"]  # no default namespace
     assert (
         main(
             [

@@ -6,10 +6,15 @@ Performs I/O (terminal).
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Annotated
 
-from cyclopts import App
+from cyclopts import App, Parameter
 
 from tau.errors import NotImplementedYet, UsageError
+from tau.session import CONTEXT_HELP
+
+#: The --context flag of every cluster command: one name, one help text.
+ContextFlag = Annotated[str | None, Parameter(help=CONTEXT_HELP)]
 
 
 def not_built(app: App, name: str, help_text: str, full_name: str) -> None:

@@ -8,12 +8,10 @@ the flows live in `tau.cluster`. Helm is looked up before anything else happens.
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 from typing import Annotated, Any
 
 from cyclopts import App, Parameter
 
-from tau.cli._cluster import confirm_on_tty
 from tau.cli._common import check_output
 from tau.cluster.options import (
     DEFAULT_CHART,
@@ -46,12 +44,11 @@ def _warn(text: str) -> None:
 def _connect(context: str | None) -> tuple[Any, Any, str]:
     """(helm Access, ApiClient, context name) for an explicit or descriptor context."""
     from tau.cluster.helm import Access
-    from tau.connection.activate import activate
-    from tau.kube.client import client_for
+    from tau.session import connect
 
-    connection = activate(Path.cwd(), context=context, confirm=confirm_on_tty())
-    access = Access(connection.kubeconfig, connection.context)
-    return access, client_for(connection), connection.context
+    session = connect(context, lookup=False)
+    access = Access(session.connection.kubeconfig, session.context)
+    return access, session.api, session.context
 
 
 @app.command

@@ -14,7 +14,7 @@ from typing import Annotated, Any
 
 from cyclopts import App, Parameter
 
-from tau.cli._common import check_output
+from tau.cli._common import ContextFlag, check_output
 from tau.registry import format as fmt
 from tau.registry import records
 from tau.registry.backend import Backend, open_backend
@@ -59,15 +59,26 @@ class Where:
         str | None,
         Parameter(name=["--namespace", "-n"], help="Namespace of the registry PVC (pvc only)."),
     ] = None
-    context: Annotated[
-        str | None, Parameter(help="kubectl context (default: $TAU_CONTEXT or current).")
-    ] = None
+    context: ContextFlag = None
 
     def backend(self) -> Backend:
         """Open the selected backend."""
         spec = self.registry or os.environ.get(REGISTRY_ENV) or DEFAULT_REGISTRY
-        ctx = self.context or os.environ.get("TAU_CONTEXT")
-        return open_backend(spec, namespace=self.namespace, context=ctx)
+        return open_backend(spec, cluster=self._cluster)
+
+    def _cluster(self) -> tuple[Any, str]:
+        """The session's client and namespace for the pvc registry: -n, else the workspace's."""
+        from tau.errors import ClusterError, UsageError
+        from tau.session import connect
+
+        try:
+            session = connect(self.context, lookup=False)
+        except (ClusterError, UsageError) as exc:
+            raise ClusterError(
+                f"cannot load kubeconfig for the pvc registry: {exc.message}",
+                hint=exc.hint or "pass --context, or use --registry file://DIR",
+            ) from None
+        return session.api, session.resolve(self.namespace).namespace
 
 
 _HERE = Where()

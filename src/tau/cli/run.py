@@ -9,11 +9,14 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from cyclopts import App, Parameter
 
-from tau.cli._common import check_output
+from tau.cli._common import ContextFlag, check_output
+
+if TYPE_CHECKING:
+    from tau.session import Session
 
 #: The real subcommands; a test asserts this set.
 SUBCOMMANDS = (
@@ -45,31 +48,30 @@ class Where:
     """Namespace of the run (default: from the workspace)."""
     workspace: str | None = None
     """TauWorkspace name; must be Ready."""
-    context: str | None = None
-    """kubeconfig context (default: $TAU_CONTEXT or the repository connection)."""
+    context: ContextFlag = None
 
-    def target(
+    def session(
         self,
         *,
         namespace: str | None = None,
         workspace: str | None = None,
         queue: str | None = None,
-    ) -> tuple[Any, Any]:
-        """(ApiClient, WorkspaceTarget); the arguments are the config's own values, which
-        the flags override."""
-        from tau.cli import _cluster
+    ) -> Session:
+        """The run's cluster session; the arguments are the config's own values, which the
+        flags override."""
+        from tau.session import connect
 
-        return _cluster.connect(
-            context=self.context,
-            namespace=self.namespace or namespace,
-            workspace=self.workspace or workspace,
+        return connect(
+            self.context,
+            self.namespace or namespace,
+            self.workspace or workspace,
             queue=queue,
         )
 
     def connect(self) -> tuple[Any, str]:
         """(ApiClient, namespace) of the run's cluster."""
-        api, target = self.target()
-        return api, target.namespace
+        session = self.session()
+        return session.api, session.namespace
 
 
 def _display(path: Path) -> Path:
@@ -201,11 +203,13 @@ def _submit(valid, where: Where, *, server_dry_run: bool, fmt: str) -> int:
     from tau.render import manifests
     from tau.runs.submit import submit
 
-    api, target = where.target(
+    session = where.session(
         namespace=valid.get("policy.namespace"),
         workspace=valid.get("policy.workspace"),
         queue=valid.get("policy.queue"),
     )
+    api, target = session.api, session.target
+    assert target is not None  # the session looked the workspace up
     ns = target.namespace
     rendered = pipeline.cluster_render(valid, os.environ, namespace=ns, queue=target.queue)
     for line in rendered.warnings:
@@ -474,11 +478,13 @@ def resume(
     if dry_run not in (None, "client"):
         raise UsageError("--dry-run for resume must be client")
     valid = _load_valid(name, config)
-    api, target = where.target(
+    session = where.session(
         namespace=valid.get("policy.namespace"),
         workspace=valid.get("policy.workspace"),
         queue=valid.get("policy.queue"),
     )
+    api, target = session.api, session.target
+    assert target is not None  # the session looked the workspace up
     run = ClusterRun(api, target.namespace, valid, os.environ, queue=target.queue)
     plan = plan_resume(run, retry.policy_of(valid), force=force, resume_from=from_)
     for line in plan.warnings:

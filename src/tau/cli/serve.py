@@ -8,11 +8,11 @@ A service is not a run: there are no run lifecycle verbs here.
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 from cyclopts import App, Parameter
 
-from tau.cli._common import check_output
+from tau.cli._common import ContextFlag, check_output
 
 if TYPE_CHECKING:
     from tau.config.presets import Catalog
@@ -52,6 +52,15 @@ def _source_refused(
         )
 
 
+def _connect(context: str | None) -> tuple[Any, str]:
+    """(ApiClient, context name): serving uses --context/$TAU_CONTEXT or the current context
+    directly, without activating tau/workspace.connection.yaml; its namespace is always -n."""
+    from tau.session import connect
+
+    session = connect(context, lookup=False, descriptor=False)
+    return session.api, session.context
+
+
 def _resolve_source(
     flags: DeployFlags, from_finetune: str | None, from_model: str | None, context: str | None
 ) -> DeployFlags:
@@ -65,13 +74,8 @@ def _resolve_source(
     if not (from_finetune or from_model):
         return flags
     namespace = kube.require_namespace(flags.namespace, "deploy")
-    api, _ctx = kube.connect(context)
-    backend = PvcBackend(
-        flags.checkpoint_pvc or DEFAULT_CHECKPOINT_PVC,
-        namespace=namespace,
-        context=None,
-        api_factory=lambda _c: api,
-    )
+    api, _ctx = _connect(context)
+    backend = PvcBackend(flags.checkpoint_pvc or DEFAULT_CHECKPOINT_PVC, api, namespace=namespace)
     path = (
         sources.from_finetune(backend, from_finetune)
         if from_finetune
@@ -88,7 +92,7 @@ def deploy(
     profile: str | None = None,
     image: str | None = None,
     namespace: Namespace = None,
-    context: str | None = None,
+    context: ContextFlag = None,
     import_path: str | None = None,
     replicas: str | None = None,
     min_replicas: str | None = None,
@@ -126,8 +130,6 @@ def deploy(
         Pinned image: a tag other than latest, or a digest.
     namespace
         Target namespace (required to deploy; never read from the workspace connection).
-    context
-        kubeconfig context (default: $TAU_CONTEXT or current).
     import_path
         Ray Serve import path MODULE:ATTR (rayservice; default serve:app).
     replicas
@@ -242,7 +244,7 @@ def _apply(
     kube.require_namespace(flags.namespace, "deploy")
     serve_spec = spec.build_spec(flags, catalog)
     docs = render.render(serve_spec, redact=False)
-    api, ctx = kube.connect(context)
+    api, ctx = _connect(context)
     apply.apply_service(api, docs, server_dry_run=server_dry_run, context=ctx)
     s = serve_spec
     line = (
@@ -272,7 +274,7 @@ def status(
     *,
     kind: Kind = "rayservice",
     namespace: Namespace = None,
-    context: str | None = None,
+    context: ContextFlag = None,
     output: Output = "table",
 ) -> int:
     """Show a service: RayService serve status and endpoints, or Deployment replicas.
@@ -285,8 +287,6 @@ def status(
         rayservice or deployment.
     namespace
         Namespace of the service (required).
-    context
-        kubeconfig context (default: $TAU_CONTEXT or current).
     output
         table or json.
     """
@@ -297,7 +297,7 @@ def status(
     fmt = check_output(output, ("table", "json"))
     kind = _kind(kind)
     ns = kube.require_namespace(namespace, "status")
-    api, ctx = kube.connect(context)
+    api, ctx = _connect(context)
     obj = observe.fetch(api, kind, ns, name, context=ctx)
     now = dt.datetime.now(dt.UTC)
     sys.stdout.write(
@@ -315,7 +315,7 @@ def scale(
     replicas: str,
     kind: Kind = "rayservice",
     namespace: Namespace = None,
-    context: str | None = None,
+    context: ContextFlag = None,
 ) -> int:
     """Set the replica count of a Deployment service (a RayService is redeployed instead).
 
@@ -329,8 +329,6 @@ def scale(
         deployment (rayservice is refused: redeploy, or autoscale with --max-replicas).
     namespace
         Namespace of the service (required).
-    context
-        kubeconfig context (default: $TAU_CONTEXT or current).
     """
     from tau.serve import apply, kube
     from tau.serve.spec import parse_numbers
@@ -338,7 +336,7 @@ def scale(
     count = parse_numbers({"--replicas": replicas})["--replicas"] or 0
     apply.check_scalable(_kind(kind), count)  # before any I/O: a RayService is refused
     ns = kube.require_namespace(namespace, "scale")
-    api, ctx = kube.connect(context)
+    api, ctx = _connect(context)
     apply.scale_service(api, kind, ns, name, count, context=ctx)
     print(f"scaled deployment {name} to {count} replicas (ns={ns})")
     return 0
@@ -346,7 +344,11 @@ def scale(
 
 @app.command
 def delete(
-    name: str, *, kind: Kind = "rayservice", namespace: Namespace = None, context: str | None = None
+    name: str,
+    *,
+    kind: Kind = "rayservice",
+    namespace: Namespace = None,
+    context: ContextFlag = None,
 ) -> int:
     """Delete a service; deleting one that is not there succeeds.
 
@@ -358,14 +360,12 @@ def delete(
         rayservice or deployment (a deployment's Service is deleted with it).
     namespace
         Namespace of the service (required).
-    context
-        kubeconfig context (default: $TAU_CONTEXT or current).
     """
     from tau.serve import apply, kube
 
     kind = _kind(kind)
     ns = kube.require_namespace(namespace, "delete")
-    api, ctx = kube.connect(context)
+    api, ctx = _connect(context)
     deleted = apply.delete_service(api, kind, ns, name, context=ctx)
     if deleted:
         print(f"deleted service {name} ({', '.join(deleted)}, ns={ns})")

@@ -13,8 +13,7 @@ from typing import Annotated, Any
 
 from cyclopts import App, Parameter
 
-from tau.cli._cluster import confirm_on_tty
-from tau.cli._common import check_output
+from tau.cli._common import ContextFlag, check_output
 from tau.errors import ExitCode, UsageError
 
 app = App(name="workspace", help="Inspect TauWorkspaces and this repository's connection.")
@@ -23,20 +22,20 @@ _TABLE_JSON = ("table", "json")
 
 
 def _connect(context: str | None) -> Any:
-    from tau.connection.activate import activate
+    from tau.session import connect
 
-    return activate(Path.cwd(), context=context, confirm=confirm_on_tty())
+    return connect(context, lookup=False)
 
 
-def _system_namespace(connection: Any, namespace: str | None) -> str:
-    return namespace or connection.system_namespace
+def _system_namespace(session: Any, namespace: str | None) -> str:
+    return namespace or session.system_namespace
 
 
 @app.command(name="list")
 def list_(
     *,
     namespace: Annotated[str | None, Parameter(name=["--namespace", "-n"])] = None,
-    context: str | None = None,
+    context: ContextFlag = None,
     output: Annotated[str, Parameter(name=["--output", "-o"])] = "table",
 ) -> int:
     """List the TauWorkspaces of the cluster.
@@ -45,37 +44,34 @@ def list_(
     ----------
     namespace
         The system namespace holding TauWorkspaces (default: the descriptor's, else tau-system).
-    context
-        kubectl context (default: $TAU_CONTEXT or the repository descriptor's).
     output
         table or json.
     """
-    from tau.kube.client import client_for
     from tau.kube.workspaces import list_workspaces
     from tau.workspaces import report
 
     check_output(output, _TABLE_JSON)
-    conn = _connect(context)
+    session = _connect(context)
     objs = list_workspaces(
-        client_for(conn), _system_namespace(conn, namespace), context=conn.context
+        session.api, _system_namespace(session, namespace), context=session.context
     )
     print(report.list_json(objs) if output == "json" else report.list_text(objs))
     return int(ExitCode.OK)
 
 
 def _fetch(name: str | None, namespace: str | None, context: str | None) -> tuple[Any, Any, Any]:
-    from tau.kube.client import client_for
     from tau.kube.workspaces import get_workspace
 
-    conn = _connect(context)
-    name = name or conn.workspace
+    session = _connect(context)
+    name = name or session.connection.workspace
     if not name:
         raise UsageError(
             "name a workspace: tau workspace status NAME", hint="see `tau workspace list`"
         )
-    api = client_for(conn)
-    obj = get_workspace(api, name, _system_namespace(conn, namespace), context=conn.context)
-    return conn, api, obj
+    obj = get_workspace(
+        session.api, name, _system_namespace(session, namespace), context=session.context
+    )
+    return session.connection, session.api, obj
 
 
 @app.command
@@ -83,7 +79,7 @@ def status(
     name: str | None = None,
     *,
     namespace: Annotated[str | None, Parameter(name=["--namespace", "-n"])] = None,
-    context: str | None = None,
+    context: ContextFlag = None,
     output: Annotated[str, Parameter(name=["--output", "-o"])] = "table",
 ) -> int:
     """Show one TauWorkspace: phase, namespace, queue, conditions.
@@ -94,8 +90,6 @@ def status(
         Workspace name (default: the repository descriptor's workspace).
     namespace
         The system namespace holding TauWorkspaces.
-    context
-        kubectl context (default: $TAU_CONTEXT or the repository descriptor's).
     output
         table or json.
     """
@@ -112,7 +106,7 @@ def check(
     name: str | None = None,
     *,
     namespace: Annotated[str | None, Parameter(name=["--namespace", "-n"])] = None,
-    context: str | None = None,
+    context: ContextFlag = None,
     data_pvc: str | None = None,
     output: Annotated[str, Parameter(name=["--output", "-o"])] = "table",
 ) -> int:
@@ -124,8 +118,6 @@ def check(
         Workspace name (default: the repository descriptor's workspace).
     namespace
         The system namespace holding TauWorkspaces.
-    context
-        kubectl context (default: $TAU_CONTEXT or the repository descriptor's).
     data_pvc
         Also check that this PVC exists and is Bound in the workspace namespace (warning only).
     output
@@ -183,7 +175,7 @@ def connection(
     *,
     trust: bool = False,
     live: bool = False,
-    context: str | None = None,
+    context: ContextFlag = None,
     output: Annotated[str, Parameter(name=["--output", "-o"])] = "table",
 ) -> int:
     """Inspect tau/workspace.connection.yaml (offline unless --trust or --live).
@@ -197,8 +189,6 @@ def connection(
         dedicated kubeconfig and the local trust record.
     live
         Also activate the connection and read the workspace from the cluster.
-    context
-        kubectl context (default: $TAU_CONTEXT or the descriptor's).
     output
         table, json or yaml.
     """
@@ -234,18 +224,17 @@ def connection(
     if desc.aks:
         info["resourceID"], info["tenantID"] = desc.aks.resource_id, desc.aks.tenant_id
     if trust or live:
-        from tau.connection.activate import activate
+        from tau.session import connect
 
-        conn = activate(start, context=context, confirm=confirm_on_tty(), trust=trust)
+        session = connect(context, lookup=live, trust=trust, start=start)
+        conn = session.connection
         info.update(
             trusted=conn.state is not None or info["trusted"],
             kubeconfig=str(conn.kubeconfig),
             context=conn.context,
         )
-        if live:
-            from tau.workspaces.lookup import resolve_namespace_and_queue
-
-            target = resolve_namespace_and_queue(conn, trust=trust)
+        if session.target is not None:
+            target = session.target
             info.update(status="Ready", namespace=target.namespace, queue=target.queue)
     _print_connection(info, output, live)
     return int(ExitCode.OK)

@@ -20,6 +20,7 @@ from typing import Any
 
 from tau.connection import aks as aks_access
 from tau.connection import kubeconfig as kc
+from tau.connection.context import env_context
 from tau.connection.descriptor import DEFAULT_SYSTEM_NAMESPACE, Discovery, discover
 from tau.connection.files import config_dir, safe_name, short_hash, write_private
 from tau.connection.state import (
@@ -124,14 +125,17 @@ def activate(
     """
     env = os.environ if env is None else env
     discovery = discover(start)
-    name, source = choose_context(context, env.get("TAU_CONTEXT") or None, discovery)
+    name, source = choose_context(context, env_context(env), discovery)
     if source == "descriptor" and discovery is not None:
         return _activate_descriptor(discovery, env, confirm, trust, refresh, aks_options or {})
-    return _direct(name, source, env)
+    return direct(name, source, env)
 
 
-def _direct(name: str | None, source: str, env: Mapping[str, str]) -> Connection:
-    """Isolate a context the user named (or their current one); no trust prompt: it is theirs."""
+def direct(name: str | None, source: str, env: Mapping[str, str]) -> Connection:
+    """Isolate a context the user named (or their current one); no trust prompt: it is theirs.
+
+    `source` is `flag`, `env` or `current` (see `Connection.source`).
+    """
     name = name or kc.current_context(env)
     if not name:
         raise UsageError(
@@ -246,7 +250,7 @@ def require_explicit_outside_repo(
     """Lifecycle verbs outside a Git repository need --context or --namespace (contract §1.4)."""
     from tau.connection.descriptor import find_repository_root
 
-    if context or namespace or env.get("TAU_CONTEXT"):
+    if context or namespace or env_context(env):
         return
     if find_repository_root(start or Path.cwd()) is None:
         raise UsageError(

@@ -17,6 +17,8 @@ if TYPE_CHECKING:
 
     from tau.connection.activate import Connection
 
+__all__ = ["DEFAULT_TIMEOUT", "ApiClient", "api_client", "client_for"]
+
 #: Seconds a single API request may take (connect, read); callers pass it as `_request_timeout`.
 DEFAULT_TIMEOUT = 30.0
 

@@ -13,9 +13,9 @@ import errno
 import fcntl
 import os
 import secrets
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from tau.registry import layout
 from tau.registry.errors import BackendNotBuilt, RegistryError
@@ -148,13 +148,12 @@ PVC_DEFAULT = "blob-training"
 REGISTRY_CHOICES = "pvc, file://DIR or az://ACCOUNT/CONTAINER"
 
 
-def open_backend(spec: str, *, namespace: str | None = None, context: str | None = None) -> Backend:
+def open_backend(spec: str, *, cluster: Callable[[], tuple[Any, str]] | None = None) -> Backend:
     """Turn a ``--registry`` value into a backend.
 
     Args:
         spec: ``pvc``, ``file://DIR`` or ``az://ACCOUNT/CONTAINER``.
-        namespace: namespace of the registry PVC (pvc only).
-        context: kubeconfig context (pvc only).
+        cluster: called only for ``pvc``: the session's (ApiClient, namespace).
 
     Raises:
         RegistryError: the value is not one of the accepted forms.
@@ -168,7 +167,10 @@ def open_backend(spec: str, *, namespace: str | None = None, context: str | None
     if spec == "pvc":
         from tau.registry.pvc import PvcBackend  # lazy: pulls in the kubernetes client
 
-        return PvcBackend(PVC_DEFAULT, namespace=namespace, context=context)
+        if cluster is None:
+            raise RegistryError("the pvc registry needs a cluster connection")
+        api, namespace = cluster()
+        return PvcBackend(PVC_DEFAULT, api, namespace=namespace)
     if spec.startswith("az://"):
         raise BackendNotBuilt(
             "the az:// registry backend is not built",

@@ -6,22 +6,23 @@ prints a marker line plus its result, and is deleted. Payloads travel base64-enc
 (at most 512 KiB encoded, as in the reference). Writes go to a temp file that is renamed (or
 hard-linked, for create-if-absent) into place; compare-and-swap holds a ``mkdir`` lock on the PVC,
 because ``mkdir`` is atomic on every filesystem a PVC can sit on, and flock is not.
-The official ``kubernetes`` client is imported only when this backend is used.
+The client is the session's (`tau.session.connect`), built only when this backend is used.
 """
 
 from __future__ import annotations
 
 import base64
 import hashlib
-import os
 import secrets
 import time
-from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tau.errors import ClusterError
 from tau.registry import layout
 from tau.registry.errors import RegistryError
+
+if TYPE_CHECKING:
+    from tau.kube.client import ApiClient
 
 HELPER_IMAGE = "busybox:1.36"
 MAX_PAYLOAD = 512 * 1024
@@ -48,38 +49,6 @@ _LOCK = (
     'if [ "$C" != "$TAU_EXPECT" ]; then echo TAU-CHANGED; exit 0; fi\n'
 )
 
-ApiFactory = Callable[[str | None], Any]
-
-
-def _default_api(context: str | None) -> Any:
-    """A kubernetes ApiClient from the kubeconfig ($KUBECONFIG) and the given context."""
-    from kubernetes import config  # lazy: only the pvc backend needs the client
-
-    try:
-        # The client reads $KUBECONFIG once at import; read it per call instead.
-        return config.new_client_from_config(
-            config_file=os.environ.get("KUBECONFIG"), context=context
-        )
-    except Exception as exc:  # the client raises ConfigException or plain errors alike
-        raise ClusterError(
-            f"cannot load kubeconfig for the pvc registry: {exc}",
-            hint="pass --context, or use --registry file://DIR",
-        ) from exc
-
-
-def context_namespace(context: str | None) -> str:
-    """The namespace of the kubeconfig context (like kubectl), else ``default``."""
-    from kubernetes import config  # lazy
-
-    try:
-        contexts, active = config.list_kube_config_contexts(
-            config_file=os.environ.get("KUBECONFIG")
-        )
-    except Exception:  # no usable kubeconfig: the client load reports it properly
-        return "default"
-    chosen = next((c for c in contexts if c.get("name") == context), None) if context else active
-    return str(((chosen or {}).get("context") or {}).get("namespace") or "default")
-
 
 class PvcBackend:
     """Registry documents on a PVC, read and written by helper pods."""
@@ -87,22 +56,22 @@ class PvcBackend:
     def __init__(
         self,
         pvc: str,
+        api: ApiClient,
         *,
-        namespace: str | None,
-        context: str | None,
-        api_factory: ApiFactory = _default_api,
+        namespace: str,
         image: str = HELPER_IMAGE,
         timeout: float = 120.0,
         poll: float = 0.1,
     ) -> None:
+        """`api` is the session's client (`tau.session.connect`); `namespace` has no default."""
         from kubernetes import client  # lazy
 
         self.pvc = pvc
-        self.namespace = namespace or context_namespace(context)
+        self.namespace = namespace
         self.image = image
         self.timeout = timeout
         self.poll = poll
-        self._core = client.CoreV1Api(api_factory(context))
+        self._core = client.CoreV1Api(api)
         self._api_exception = client.ApiException
 
     def display(self, path: str) -> str:

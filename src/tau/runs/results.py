@@ -65,7 +65,7 @@ def _relative(path: str, artifact: str | None = None) -> str:
 def _backend(api_client: Any, pvc: str, namespace: str) -> Any:
     from tau.registry.pvc import PvcBackend
 
-    return PvcBackend(pvc, namespace=namespace, context=None, api_factory=lambda _ctx: api_client)
+    return PvcBackend(pvc, api_client, namespace=namespace)
 
 
 def get(

@@ -1,0 +1,203 @@
+"""The one way a command reaches a cluster: connection, API client and workspace, composed once.
+
+Performs I/O (a terminal prompt, tau's dedicated kubeconfig, the TauWorkspace). Every root that
+touches a cluster (`run`, `workspace`, `serve`, `data --registry pvc`, and new ones) calls
+`connect` and nothing else: no other module builds a client, reads `$TAU_CONTEXT` or picks a
+namespace. The client only ever reads tau's own kubeconfig copy (one context cut out of the
+user's), so a refreshed token can never be written back into the user's kubeconfig. There is
+deliberately no default namespace: submitting and observing must agree on it, and a silent
+default once made runs invisible to `status`.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from tau.errors import ClusterError, UsageError
+
+if TYPE_CHECKING:
+    from tau.connection.activate import Confirm, Connection
+    from tau.kube.client import ApiClient
+    from tau.workspaces.target import WorkspaceTarget
+
+#: The one help text of every --context flag.
+CONTEXT_HELP = "kubectl context (default: $TAU_CONTEXT or current)."
+
+
+def context_name(flag: str | None, env: Mapping[str, str] | None = None) -> str | None:
+    """--context, else $TAU_CONTEXT, else None."""
+    from tau.connection.context import env_context
+
+    return flag or env_context(os.environ if env is None else env)
+
+
+def confirm_on_tty() -> Callable[[str], bool] | None:
+    """A yes/no prompt when stdin and stderr are a terminal; None otherwise (no prompt)."""
+    if not (sys.stdin.isatty() and sys.stderr.isatty()):
+        return None
+
+    def confirm(question: str) -> bool:
+        sys.stderr.write(question)
+        sys.stderr.flush()
+        return sys.stdin.readline().strip().lower() in ("y", "yes")
+
+    return confirm
+
+
+@dataclass(frozen=True)
+class Session:
+    """A connected cluster: which context, through which client, for which workspace.
+
+    Attributes:
+        connection: the activated connection (tau's dedicated kubeconfig and context).
+        api: the API client built from that kubeconfig only; pass it to `tau.kube`.
+        target: the resolved workspace (namespace, queue, service account, ...), or None when
+            the caller skipped the workspace lookup (`lookup=False`).
+    """
+
+    connection: Connection
+    api: ApiClient
+    target: WorkspaceTarget | None
+
+    @property
+    def context(self) -> str:
+        """The kubeconfig context name."""
+        return self.connection.context
+
+    @property
+    def system_namespace(self) -> str:
+        """Where TauWorkspaces live on this cluster."""
+        return self.connection.system_namespace
+
+    @property
+    def namespace(self) -> str:
+        """The namespace workloads go to.
+
+        Raises:
+            UsageError: no namespace was resolved (the lookup was skipped and none was given).
+        """
+        if self.target is None:
+            from tau.workspaces.target import NO_NAMESPACE
+
+            raise UsageError(NO_NAMESPACE)
+        return self.target.namespace
+
+    def resolve(
+        self,
+        namespace: str | None = None,
+        workspace: str | None = None,
+        *,
+        queue: str | None = None,
+        trust: bool = False,
+    ) -> Session:
+        """This session with its workspace target looked up (what `connect(lookup=True)` does).
+
+        Raises:
+            UsageError: no namespace resolved, or a conflict with the workspace's.
+            WorkspaceNotReady, TrustRequired, ClusterError: from the workspace lookup.
+        """
+        from tau.workspaces.lookup import resolve_namespace_and_queue
+
+        target = resolve_namespace_and_queue(
+            self.connection,
+            workspace=workspace,
+            namespace=namespace,
+            queue=queue,
+            api=self.api,
+            trust=trust,
+        )
+        return replace(self, target=target)
+
+
+def connect(
+    context: str | None = None,
+    namespace: str | None = None,
+    workspace: str | None = None,
+    *,
+    queue: str | None = None,
+    lookup: bool = True,
+    descriptor: bool = True,
+    trust: bool = False,
+    start: Path | None = None,
+    env: Mapping[str, str] | None = None,
+    confirm: Confirm | bool | None = True,
+) -> Session:
+    """Connect to the cluster a command talks to. The signature is stable; add keywords only.
+
+    Args:
+        context: the --context flag (None: $TAU_CONTEXT, else the repository connection, else
+            the user's current context).
+        namespace: the --namespace flag (or the config's policy.namespace); with no workspace
+            named it is used as is, otherwise it must agree with the workspace's.
+        workspace: the --workspace flag (or policy.workspace); default: the descriptor's,
+            else the cluster's primary workspace.
+        queue: policy.queue; must agree with the workspace's LocalQueue (`auto` always does).
+        lookup: resolve the workspace target (namespace, queue, service account). False for
+            commands that need only the client (`tau workspace list`, `tau serve`).
+        descriptor: activate tau/workspace.connection.yaml when found. False for `tau serve`,
+            which uses --context/$TAU_CONTEXT or the user's current context directly.
+        trust: the user confirmed the connection up front (`tau workspace connection --trust`).
+        start: the directory descriptor discovery starts from (default: cwd).
+        env: the environment (default: os.environ).
+        confirm: True asks on a terminal when one is attached; None/False never asks (a
+            needed review is then `TrustRequired`); or a callable asking the question.
+
+    Returns:
+        The session; `session.target` is None exactly when `lookup` is False.
+
+    Raises:
+        UsageError: outside a Git repository without --context/--namespace (lookup only); no
+            namespace resolved; conflicts with the workspace; an unconfirmed connection.
+        ClusterError: the kubeconfig, its context or the API failed.
+        TrustRequired, WorkspaceNotReady: from the connection and workspace layers.
+    """
+    from tau.connection.activate import activate, direct, require_explicit_outside_repo
+    from tau.kube.client import client_for
+
+    env = os.environ if env is None else env
+    start = start or Path.cwd()
+    asker = confirm_on_tty() if confirm is True else (confirm or None)
+    explicit = context_name(context, env)
+    if lookup:
+        require_explicit_outside_repo(start, explicit, namespace, env)
+    if descriptor:
+        connection = activate(start, context=context, env=env, confirm=asker, trust=trust)
+    else:
+        source = "flag" if context else "env" if explicit else "current"
+        connection = direct(_known_context(context, env), source, env)
+    session = Session(connection, client_for(connection), None)
+    if lookup:
+        return session.resolve(namespace, workspace, queue=queue, trust=trust)
+    return session
+
+
+def _known_context(flag: str | None, env: Mapping[str, str]) -> str:
+    """The direct context (--context, $TAU_CONTEXT, else current), checked to exist.
+
+    Raises:
+        ClusterError: the kubeconfig cannot be read or has no such context.
+    """
+    from tau.connection import kubeconfig as kc
+    from tau.connection.context import CONTEXT_ENV, env_context
+
+    paths = kc.user_kubeconfig_paths(env)
+    where = os.pathsep.join(str(p) for p in paths)
+    try:
+        merged = kc.load_merged(paths)
+    except UsageError as exc:
+        raise ClusterError(exc.message, hint="check $KUBECONFIG, or pass --context NAME") from None
+    name = context_name(flag, env) or merged["current-context"]
+    origin = "--context" if flag else "the current context"
+    if not flag and env_context(env):
+        origin = f"${CONTEXT_ENV}"
+    if name not in merged["contexts"]:
+        raise ClusterError(
+            f'kubeconfig context "{name}" ({origin}) is not in {where}',
+            hint=f"available contexts: {', '.join(sorted(merged['contexts'])) or 'none'}",
+        )
+    return str(name)
