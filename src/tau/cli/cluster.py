@@ -12,7 +12,7 @@ from typing import Annotated, Any
 
 from cyclopts import App, Parameter
 
-from tau.cli._common import check_output
+from tau.cli._common import ContextFlag, check_output
 from tau.cluster.options import (
     DEFAULT_CHART,
     DEFAULT_NAMESPACE,
@@ -54,7 +54,7 @@ def _connect(context: str | None) -> tuple[Any, Any, str]:
 @app.command
 def install(
     *,
-    context: str | None = None,
+    context: ContextFlag = None,
     release: str = DEFAULT_RELEASE,
     namespace: str = DEFAULT_NAMESPACE,
     chart: str = DEFAULT_CHART,
@@ -76,8 +76,6 @@ def install(
 
     Parameters
     ----------
-    context
-        kubectl context (default: $TAU_CONTEXT or the repository descriptor's).
     release
         Helm release name.
     namespace
@@ -152,7 +150,7 @@ def install(
 @app.command
 def uninstall(
     *,
-    context: str | None = None,
+    context: ContextFlag = None,
     release: str = DEFAULT_RELEASE,
     namespace: str = DEFAULT_NAMESPACE,
     chart: str = DEFAULT_CHART,
@@ -171,8 +169,6 @@ def uninstall(
 
     Parameters
     ----------
-    context
-        kubectl context (default: $TAU_CONTEXT or the repository descriptor's).
     release
         Helm release name.
     namespace
@@ -239,7 +235,7 @@ def explain_values(*, output: Annotated[str, Parameter(name=["--output", "-o"])]
 @validate.command
 def installation(
     *,
-    context: str | None = None,
+    context: ContextFlag = None,
     release: str = DEFAULT_RELEASE,
     namespace: str = DEFAULT_NAMESPACE,
 ) -> int:
@@ -247,8 +243,6 @@ def installation(
 
     Parameters
     ----------
-    context
-        kubectl context (default: $TAU_CONTEXT or the repository descriptor's).
     release
         Helm release name.
     namespace
@@ -269,7 +263,7 @@ def installation(
 @validate.command
 def nodes(
     *,
-    context: str | None = None,
+    context: ContextFlag = None,
     gpu_class: str = "any",
     selector: str | None = None,
     min_healthy: int = 0,
@@ -279,8 +273,6 @@ def nodes(
 
     Parameters
     ----------
-    context
-        kubectl context (default: $TAU_CONTEXT or the repository descriptor's).
     gpu_class
         any, a100-80gb, h100-95gb or h200-141gb (matched against the gpu-class node label).
     selector
@@ -323,7 +315,7 @@ def nodes(
 @validate.command
 def topology(
     *,
-    context: str | None = None,
+    context: ContextFlag = None,
     preset: str | None = None,
     cluster_queue: str | None = None,
 ) -> int:
@@ -331,8 +323,6 @@ def topology(
 
     Parameters
     ----------
-    context
-        kubectl context (default: $TAU_CONTEXT or the repository descriptor's).
     preset
         Check the queue, topology and priority objects of this preset, and its flavors.
     cluster_queue
