@@ -351,6 +351,14 @@ def _storage(f: _Findings, engine: str, name: str) -> dict[str, Any]:
                 )
             else:
                 result_pvc = match[0]
+    checkpoint = valid.get("storage.checkpoint")
+    if checkpoint and not any(p == "/data" for p, _ in pvc_paths):
+        f.error(
+            "storage.checkpoint",
+            f'storage.checkpoint "{checkpoint}": no PVC is mounted at /data, where the '
+            f"artifact index (checkpoints/finetunes/{name}/artifacts.json) is written",
+            "set storage.data_pvc, or drop storage.checkpoint and serve with --checkpoint PATH",
+        )
     return {
         "data_pvc": data_pvc,
         "volumes": tuple(volumes),

@@ -7,10 +7,10 @@ is deterministic: the same inputs give byte-identical records.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
-from tau.registry import layout, records
+from tau.registry import artifact_index, layout, records
 from tau.registry.backend import Backend
 from tau.registry.datasets import Clock, cas_alias, load_json, rfc3339, utc_now
 from tau.registry.errors import NotFoundError, RegistryError
@@ -248,8 +248,22 @@ class ModelRegistry:
             expect_absent=expect_absent,
         )
 
-    def rebuild(self, *, model: str | None = None, run: str | None = None) -> int:
-        """Rebuild run records from ``finetunes/<run>/artifacts.json``; returns how many."""
+    def rebuild(
+        self,
+        *,
+        model: str | None = None,
+        run: str | None = None,
+        warn: Callable[[str], None] | None = None,
+    ) -> int:
+        """Rebuild run records from ``finetunes/<run>/artifacts.json``; returns how many.
+
+        Over all runs, a corrupt index is skipped and reported through `warn` so one bad file
+        does not block the others; with `run`, it is an error.
+
+        Raises:
+            NotFoundError: `run` has no index.
+            CorruptIndex: `run`'s index cannot be read.
+        """
         if model is not None:
             records.check_slug("model name", model)
         if run is not None:
@@ -261,15 +275,20 @@ class ModelRegistry:
         )
         count = 0
         for name in runs:
-            index = load_json(self.backend, layout.finetune_file(name, "artifacts.json"))
+            try:
+                index = artifact_index.read(self.backend, name)
+            except artifact_index.CorruptIndex as exc:
+                if run or warn is None:
+                    raise
+                warn(f"skipped run {name}: {exc.message}")
+                continue
             if index is None:
                 if run:
-                    where = self.backend.display(layout.finetune_file(run, "artifacts.json"))
+                    where = self.backend.display(artifact_index.index_path(run))
                     raise NotFoundError(
                         f"run {run} has no artifacts.json", hint=f"expected {where}"
                     )
                 continue
-            index.setdefault("run", name)
             self._index_one(index, model)
             count += 1
         return count
