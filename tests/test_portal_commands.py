@@ -180,12 +180,8 @@ def test_export_packet_and_adx(store: Path, tmp_path: Path, capsys) -> None:
 @pytest.mark.parametrize(
     "argv",
     [
-        ["experiment", "stellar", "demo"],
-        ["experiment", "dashboard", "demo"],
-        ["experiment", "plot", "demo", "--out", "x.svg"],
         ["experiment", "kusto", "metrics-query", "--project", "p"],
         ["experiment", "offload", "metrics"],
-        ["portal", "serve"],
     ],
 )
 def test_commands_not_built_here_say_so_and_exit_2(argv: list[str], capsys) -> None:
