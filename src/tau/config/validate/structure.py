@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from tau.config import suggest
 from tau.config.load import PathKey, RawDocument, dotted
 from tau.config.spec import run_config_schema
+from tau.config.validate.findings import Findings
 from tau.errors import Diagnostic
 
 _TYPE_WORDS = {
@@ -49,14 +50,6 @@ _CASE_FOLDED = {("engine",), ("run", "engine"), ("execution", "launcher"), ("exe
 _ENUM_WORDING: dict[tuple[str | int, ...], str] = {
     ("runtime", "security", "mode"): 'must be "restricted" or omitted'
 }
-
-
-@dataclass
-class Checked:
-    """The outcome of the structural check: normalized data and every diagnostic."""
-
-    data: dict[str, Any]
-    diagnostics: list[Diagnostic] = field(default_factory=list)
 
 
 def type_name(value: Any) -> str:
@@ -137,10 +130,21 @@ def _enum_values(node: dict[str, Any]) -> tuple[list[Any], dict[str, str]]:
     return [], {}
 
 
-class _Walker:
-    def __init__(self, doc: RawDocument) -> None:
-        self.doc = doc
-        self.out: list[Diagnostic] = []
+class Walker:
+    """Walks plain data against a JSON Schema, collecting every problem in a Findings.
+
+    The wording is the run config's; a schema for another file (the connection descriptor)
+    subclasses this and overrides `unknown` and `wrong_type`.
+    """
+
+    #: Paths with their own messages (the removed eval surface, case-folded enums, enum wording).
+    eval_keys: set[PathKey] = _EVAL_KEYS
+    case_folded: set[PathKey] = _CASE_FOLDED
+    enum_wording: dict[PathKey, str] = _ENUM_WORDING
+
+    def __init__(self, findings: Findings, schema: dict[str, Any]) -> None:
+        self.findings = findings
+        self.schema = schema
 
     def error(
         self,
@@ -151,9 +155,15 @@ class _Walker:
         key: bool = False,
         severity: str = "error",
     ) -> None:
-        src = self.doc.source
-        loc = src.key(path) if key else src.value(path)
-        self.out.append(Diagnostic(dotted(path), message, hint, loc, severity))
+        self.findings.error(path, message, hint, key=key, severity=severity)
+
+    def wrong_type(self, path: PathKey, options: list[str], value: Any) -> None:
+        words = " or ".join(_TYPE_WORDS.get(t, t) for t in options)
+        hint = None
+        if "string" in options and value is not None and not isinstance(value, dict | list):
+            # YAML reads 3, true, yes and 2024-01-01 as non-strings.
+            hint = "quote the value to make it a string"
+        self.error(path, f"{dotted(path)} must be {words} (got {describe(value)})", hint)
 
     def walk(self, node: dict[str, Any], value: Any, path: PathKey) -> Any:
         wanted = node.get("type")
@@ -179,13 +189,13 @@ class _Walker:
         out: dict[str, Any] = {}
         for key, child in value.items():
             child_path = (*path, key)
-            if child_path in _EVAL_KEYS:
+            if child_path in self.eval_keys:
                 self.error(child_path, _EVAL_MIGRATION, key=True)
                 continue
             if key in props:
                 checked = self.walk(props[key], child, child_path)
             elif extra is False:
-                self._unknown(node, key, child_path)
+                self.unknown(node, key, child_path)
                 continue
             elif isinstance(extra, dict):
                 checked = self.walk(extra, child, child_path)
@@ -195,7 +205,7 @@ class _Walker:
                 out[key] = checked
         return out
 
-    def _unknown(self, node: dict[str, Any], key: str, path: PathKey) -> None:
+    def unknown(self, node: dict[str, Any], key: str, path: PathKey) -> None:
         type_label = node.get("x-tau-type", "runconfig.Config")
         parent = path[:-1]
         near = suggest.closest(key, node.get("properties", {}))
@@ -222,7 +232,7 @@ class _Walker:
 
     def _scalar(self, node: dict[str, Any], value: Any, path: PathKey) -> Any:
         canonical, aliases = _enum_values(node)
-        if canonical and path in _CASE_FOLDED and isinstance(value, str):
+        if canonical and path in self.case_folded and isinstance(value, str):
             folded = value.strip().lower()
             if folded != value and (folded in canonical or folded in aliases):
                 self.error(
@@ -245,7 +255,7 @@ class _Walker:
                 )
                 return new
             if value not in canonical:
-                wording = _ENUM_WORDING.get(path) or (
+                wording = self.enum_wording.get(path) or (
                     f"must be one of: {', '.join(str(v) for v in canonical)}"
                 )
                 self.error(path, f"{dotted(path)} {wording} (got {show(value)})")
@@ -277,13 +287,21 @@ class _Walker:
             self.error(path, f"{dotted(path)} {show(value)} is not valid: use {hint}")
 
 
-def check(doc: RawDocument) -> Checked:
-    """Walk the document against the run-config schema.
+@dataclass(frozen=True)
+class Checked:
+    """The outcome of the structural check: normalized data and what it found."""
+
+    data: dict[str, Any]
+    diagnostics: list[Diagnostic]
+
+
+def check(doc: RawDocument, findings: Findings | None = None) -> Checked:
+    """Walk the document against the run-config schema, collecting into `findings`.
 
     Returns:
-        The normalized data (deprecated aliases replaced, unknown keys dropped) and every
-        diagnostic, errors and warnings alike.
+        The normalized data (deprecated aliases replaced, unknown keys and values of the
+        wrong type dropped) and the findings' diagnostics, errors and warnings alike.
     """
-    walker = _Walker(doc)
-    data = walker.walk(run_config_schema(), doc.data, ())
-    return Checked(data if isinstance(data, dict) else {}, walker.out)
+    findings = findings if findings is not None else Findings(doc.source)
+    data = Walker(findings, run_config_schema()).walk(run_config_schema(), doc.data, ())
+    return Checked(data if isinstance(data, dict) else {}, findings.out)
