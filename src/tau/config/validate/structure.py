@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from tau.config import suggest
 from tau.config.load import PathKey, RawDocument, dotted
@@ -40,11 +41,13 @@ _EVAL_MIGRATION = (
 #: later rules only ever see well-typed values.
 _INVALID = object()
 
-_EVAL_KEYS = {("task",), ("eval",), ("run", "task")}
+_EVAL_KEYS = frozenset({("task",), ("eval",), ("run", "task")})
 
 #: Values the reference lower-cases and trims before checking them (NormalizeEngine,
 #: ValidateExecution): `launcher: Torchrun` is valid there, so it is here, with a warning.
-_CASE_FOLDED = {("engine",), ("run", "engine"), ("execution", "launcher"), ("execution", "mode")}
+_CASE_FOLDED = frozenset(
+    {("engine",), ("run", "engine"), ("execution", "launcher"), ("execution", "mode")}
+)
 
 #: Enum messages the reference words its own way.
 _ENUM_WORDING: dict[tuple[str | int, ...], str] = {
@@ -138,9 +141,9 @@ class Walker:
     """
 
     #: Paths with their own messages (the removed eval surface, case-folded enums, enum wording).
-    eval_keys: set[PathKey] = _EVAL_KEYS
-    case_folded: set[PathKey] = _CASE_FOLDED
-    enum_wording: dict[PathKey, str] = _ENUM_WORDING
+    eval_keys: ClassVar[frozenset[PathKey]] = _EVAL_KEYS
+    case_folded: ClassVar[frozenset[PathKey]] = _CASE_FOLDED
+    enum_wording: ClassVar[Mapping[PathKey, str]] = _ENUM_WORDING
 
     def __init__(self, findings: Findings, schema: dict[str, Any]) -> None:
         self.findings = findings
@@ -158,7 +161,7 @@ class Walker:
         self.findings.error(path, message, hint, key=key, severity=severity)
 
     def wrong_type(self, path: PathKey, options: list[str], value: Any) -> None:
-        words = " or ".join(_TYPE_WORDS.get(t, t) for t in options)
+        words = " or ".join(_TYPE_WORDS.get(t) or str(t) for t in options)
         hint = None
         if "string" in options and value is not None and not isinstance(value, dict | list):
             # YAML reads 3, true, yes and 2024-01-01 as non-strings.
@@ -170,12 +173,7 @@ class Walker:
         if wanted is not None:
             options = wanted if isinstance(wanted, list) else [wanted]
             if not any(_matches_type(value, t) for t in options):
-                words = " or ".join(_TYPE_WORDS.get(t) or str(t) for t in options)
-                hint = None
-                if "string" in options and value is not None and not isinstance(value, dict | list):
-                    # YAML reads 3, true, yes and 2024-01-01 as non-strings.
-                    hint = "quote the value to make it a string"
-                self.error(path, f"{dotted(path)} must be {words} (got {describe(value)})", hint)
+                self.wrong_type(path, options, value)
                 return _INVALID
         if isinstance(value, dict):
             return self._object(node, value, path)
@@ -284,6 +282,11 @@ class Walker:
         pattern = node.get("pattern")
         if pattern is not None and not re.search(pattern, value):
             hint = node.get("x-tau-pattern-hint", f"match the pattern {pattern}")
+            # A schema may word the problem itself (the descriptor's "is not a DNS-1123 label").
+            template = node.get("x-tau-pattern-message")
+            if template is not None:
+                self.error(path, template.format(value=value), node.get("x-tau-pattern-hint"))
+                return
             self.error(path, f"{dotted(path)} {show(value)} is not valid: use {hint}")
 
 
