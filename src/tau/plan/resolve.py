@@ -386,6 +386,7 @@ def resolve(
     *,
     namespace: str | None = None,
     queue: str | None = None,
+    service_account: str | None = None,
     retry_env: dict[str, str] | None = None,
     project: tuple[bytes, str] | None = None,
 ) -> Resolved:
@@ -396,6 +397,8 @@ def resolve(
         catalog: the preset catalog (see presets.load_catalog).
         script: the entrypoint read from disk, or None when the image's own command runs.
         namespace, queue: cluster facts when known (submit); None gives placeholders.
+        service_account: the workspace's (or --service-account); the client dry-run passes
+            UNRESOLVED_SERVICE_ACCOUNT unless the flag names one.
         retry_env: the TAU_RETRY_* / TAU_RESUME_FROM values of a retry or resume attempt;
             they replace any user values of the same keys.
         project: (zip, module) of run.working_dir, read by preview.read_project.
@@ -471,6 +474,7 @@ def resolve(
         name=name,
         engine=engine,
         namespace=namespace,
+        service_account=service_account,
         image=config.image,
         placement=placement,
         launcher=launcher,
