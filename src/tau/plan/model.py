@@ -78,6 +78,8 @@ class Placement:
     workload_priority_class: str = ""
     pod_priority_class: str = ""
     reclaimable: bool = False
+    #: policy.preemptable, or implied by a reclaimable preset.
+    preemptable: bool = False
     description: str = ""
     explain: str = ""
     source: str = ""
@@ -96,11 +98,15 @@ class Plan:
     launcher: str
     script: Script | None
     config_hash: str
+    #: A Job script run as its own executable (its shebang), not under python3.
+    shebang_script: bool = False
     # Job shape.
     gpus: int = 0
     nodes: int = 1
     processes_per_node: int = 1
     ttl_seconds: int = 28800
+    #: run.execution_deadline_seconds: activeDeadlineSeconds and Kueue's max execution time.
+    execution_deadline: int | None = None
     working_dir: str | None = None
     security_restricted: bool = False
     # Ray shape.

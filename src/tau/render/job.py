@@ -197,6 +197,8 @@ def plan_to_job(plan: Plan, *, redact: bool) -> dict[str, Any]:
         "ttlSecondsAfterFinished": plan.ttl_seconds,
         "template": {"metadata": template_meta, "spec": pod_spec},
     }
+    if plan.execution_deadline is not None:
+        spec["activeDeadlineSeconds"] = plan.execution_deadline
     if plan.multi_node:
         spec.update(
             {"completionMode": "Indexed", "completions": plan.nodes, "parallelism": plan.nodes}
@@ -206,6 +208,9 @@ def plan_to_job(plan: Plan, *, redact: bool) -> dict[str, Any]:
         "namespace": plan.namespace,
         "labels": common.workload_labels(plan, "job"),
     }
+    if plan.execution_deadline is not None:
+        # Kueue deactivates the workload once it has run this long (its maximum execution time).
+        metadata["labels"][meta.KUEUE_MAX_EXEC_TIME] = str(plan.execution_deadline)
     notes = _annotations(plan)
     if notes:
         metadata["annotations"] = notes

@@ -57,6 +57,8 @@ ANNOTATION_WORKLOADSPEC_EXECUTION = _P + "workloadspec-execution"
 # Nsight profiler.
 ANNOTATION_PROFILE_MODE = _P + "profile-mode"
 ANNOTATION_PROFILE_RANK = _P + "profile-rank"
+ANNOTATION_PROFILE_PATH = _P + "profile-path"
+ANNOTATION_PROFILE_PVC = _P + "profile-pvc"
 ANNOTATION_PROFILE_WARMUP = _P + "profile-warmup"
 ANNOTATION_PROFILE_DURATION = _P + "profile-duration"
 # Retry bookkeeping (written by the retry loop and resume).
@@ -71,6 +73,7 @@ CAPTURE_VERSION = "v1alpha1"
 # Kueue and Kubernetes keys tau relies on (not tau-owned).
 KUEUE_QUEUE_NAME = "kueue.x-k8s.io/queue-name"
 KUEUE_PRIORITY_CLASS = "kueue.x-k8s.io/priority-class"
+KUEUE_MAX_EXEC_TIME = "kueue.x-k8s.io/max-exec-time-seconds"
 KUEUE_PODSET_REQUIRED_TOPOLOGY = "kueue.x-k8s.io/podset-required-topology"
 KUEUE_PODSET_UNCONSTRAINED_TOPOLOGY = "kueue.x-k8s.io/podset-unconstrained-topology"
 AZURE_GPU_SERIES = "kueue.azure.com/gpu-series"

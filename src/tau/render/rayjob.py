@@ -123,7 +123,9 @@ def _env(plan: Plan, *, redact: bool, head: bool) -> list[dict[str, Any]]:
     )
     configs = dict(plan.launcher_configs)
     if plan.launcher == "ray-train":
-        env["TAU_RAY_TRAIN_CONFIG_JSON"] = json.dumps(configs, sort_keys=True)
+        env["TAU_RAY_TRAIN_CONFIG_JSON"] = json.dumps(
+            configs, sort_keys=True, separators=(",", ":")
+        )
     else:
         script = _script_name(plan)
         env.update(
@@ -131,7 +133,7 @@ def _env(plan: Plan, *, redact: bool, head: bool) -> list[dict[str, Any]]:
                 "TAU_TUNE_TRAIN_PATH": f"/script/{script}",
                 "TAU_TUNE_TRAIN_MODULE": _module_name(script),
                 "TAU_TUNE_METRIC": plan.tune_metric or "",
-                "TAU_TUNE_PARAM_SPACE": json.dumps(configs, sort_keys=True),
+                "TAU_TUNE_PARAM_SPACE": json.dumps(configs, sort_keys=True, separators=(",", ":")),
             }
         )
         for key, value in (

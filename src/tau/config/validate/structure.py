@@ -32,8 +32,9 @@ _TYPE_WORDS = {
 # users of old configs get the migration story instead of a bare "field not found".
 _EVAL_MIGRATION = (
     "the eval task surface was removed: evaluation is an ordinary run. Keep `engine: job`, "
-    "put the evaluation in the entrypoint script, and pass model and results paths through "
-    "`runtime.env` (for example MODEL_PATH and RESULTS_DIR)"
+    "put the evaluation in the entrypoint script and have it write its results under "
+    "`storage.output` (on a PVC), where `tau run get` reads them back; move eval settings "
+    "such as the model path into `runtime.env` (for example MODEL_PATH)"
 )
 #: Returned for a value of the wrong type, which is then left out of the normalized data so
 #: later rules only ever see well-typed values.
@@ -47,6 +48,11 @@ _CASE_FOLDED = {("engine",), ("run", "engine"), ("execution", "launcher"), ("exe
 
 #: Enum messages the reference words its own way.
 _ENUM_WORDING = {("runtime", "security", "mode"): 'must be "restricted" or omitted'}
+
+#: Launchers per engine: an unknown launcher is worded for the engine the config names
+#: (the reference's ValidateExecution), so a Job author is never offered ray-train.
+_LAUNCHERS = {"job": "python or torchrun", "rayjob": "ray-train or ray-tune"}
+_RAY_NAMES = ("ray", "rayjob", "ray-train", "ray_train")
 
 
 @dataclass
@@ -153,6 +159,32 @@ class _Walker:
         loc = src.key(path) if key else src.value(path)
         self.out.append(Diagnostic(dotted(path), message, hint, loc, severity))
 
+    def _launcher_wording(self, value: Any) -> str:
+        data = self.doc.data
+        named = ""
+        for group, key in (
+            ("", "engine"),
+            ("run", "engine"),
+            ("workflow", "workload_kind"),
+            ("run", "workload_kind"),
+            ("compute", "workload_kind"),
+        ):
+            holder = data.get(group) if group else data
+            found = holder.get(key) if isinstance(holder, dict) else None
+            if isinstance(found, str) and found.strip():
+                named = found.strip().lower()
+                break
+        engine = "rayjob" if named in _RAY_NAMES else "job" if named == "job" else ""
+        if engine:
+            return (
+                f"execution.launcher {show(value)} is not valid for engine: {engine}; "
+                f"use {_LAUNCHERS[engine]}"
+            )
+        return (
+            f"execution.launcher {show(value)} is not valid; use python, torchrun "
+            "(engine: job) or ray-train, ray-tune (engine: rayjob)"
+        )
+
     def walk(self, node: dict[str, Any], value: Any, path: PathKey) -> Any:
         wanted = node.get("type")
         if wanted is not None:
@@ -243,6 +275,9 @@ class _Walker:
                 )
                 return new
             if value not in canonical:
+                if path == ("execution", "launcher"):
+                    self.error(path, self._launcher_wording(value))
+                    return value
                 wording = _ENUM_WORDING.get(path) or (
                     f"must be one of: {', '.join(str(v) for v in canonical)}"
                 )
