@@ -27,6 +27,8 @@ if TYPE_CHECKING:
     from .server import KubeApiServer
 
 _TRUE = ("true", "1")
+#: The timestamp every log line carries when a client asks for `timestamps=true`.
+LOG_TIMESTAMP = "2026-01-02T03:04:05.000000006Z"
 # How often a blocked watch re-checks for shutdown and client disconnects.
 _WATCH_POLL_SECONDS = 0.1
 
@@ -396,6 +398,10 @@ class ApiRequestHandler(BaseHTTPRequestHandler):
             lines = text.splitlines(keepends=True)
             count = int(tail)
             text = "".join(lines[-count:]) if count > 0 else ""
+        if query.get("timestamps", "").lower() in _TRUE:
+            # The kubelet's format: RFC3339Nano, one space, the line. The emulator has no
+            # clock per line, so every line carries the same fixed instant.
+            text = "".join(f"{LOG_TIMESTAMP} {line}" for line in text.splitlines(keepends=True))
         payload = text.encode()
         if query.get("limitBytes"):
             payload = payload[: int(query["limitBytes"])]

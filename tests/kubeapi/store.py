@@ -576,7 +576,9 @@ class Store:
         pods = self.kinds.resolve("v1", "pods")
         with self._lock:
             pod = self.get(pods, namespace, name)
-            names = [c.get("name") for c in (pod.get("spec") or {}).get("containers") or []]
+            spec = pod.get("spec") or {}
+            names = [c.get("name") for c in spec.get("containers") or []]
+            init = [c.get("name") for c in spec.get("initContainers") or []]
             if container is None:
                 if len(names) > 1:
                     raise errors.bad_request(
@@ -584,7 +586,7 @@ class Store:
                         f"[{' '.join(names)}]"
                     )
                 container = names[0] if names else ""
-            elif names and container not in names:
+            elif names and container not in names + init:
                 raise errors.bad_request(f"container {container} is not valid for pod {name}")
             for candidate in (container, ""):
                 if (namespace, name, candidate) in self._pod_logs:

@@ -8,6 +8,7 @@ about bad input live in `tau.registry`.
 from __future__ import annotations
 
 import os
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
@@ -480,6 +481,9 @@ def model_index_rebuild(
         run: Only this run.
         where: Registry selection.
     """
-    count = ModelRegistry(where.backend()).rebuild(model=model_, run=run)
+    skipped: list[str] = []
+    count = ModelRegistry(where.backend()).rebuild(model=model_, run=run, warn=skipped.append)
+    for line in skipped:
+        print(f"warning: {line}", file=sys.stderr)
     _emit(f"indexed {count} model run(s)\n")
     return 0

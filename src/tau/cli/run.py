@@ -245,7 +245,16 @@ def _submit(valid, where: Where, *, server_dry_run: bool, fmt: str) -> int:
 
 
 @app.command(name="list")
-def list_(*, where: Where = Where(), queue: str | None = None, output: OutputFlag = "table") -> int:
+def list_(
+    *,
+    where: Where = Where(),
+    queue: str | None = None,
+    output: OutputFlag = "table",
+    include_external: bool = False,
+    history_limit: int = 200,
+    kusto_endpoint: str | None = None,
+    kusto_database: str | None = None,
+) -> int:
     """List Tau-managed Jobs and RayJobs, newest first.
 
     Parameters
@@ -254,17 +263,41 @@ def list_(*, where: Where = Where(), queue: str | None = None, output: OutputFla
         Only runs of this Kueue LocalQueue.
     output
         table or json.
+    include_external
+        Also list Kueue-managed Jobs and RayJobs tau did not create (adds a SOURCE column).
+    history_limit
+        Show at most this many runs, newest first.
+    kusto_endpoint
+        Kusto-backed run history: not built (exits 2).
+    kusto_database
+        Kusto-backed run history: not built (exits 2).
     """
     from datetime import UTC, datetime
 
+    from tau.errors import NotImplementedYet, UsageError
     from tau.runs import listing
 
+    if kusto_endpoint or kusto_database:
+        not_built = NotImplementedYet("tau run list --kusto-endpoint/--kusto-database")
+        not_built.hint = (
+            "Kusto-backed run history is not in scope for tau; `tau run list` shows the runs "
+            "live on the cluster"
+        )
+        raise not_built
     fmt = check_output(output, ("table", "json"))
+    if history_limit < 1:
+        raise UsageError(f"--history-limit must be at least 1 (got {history_limit})")
     api, ns = where.connect()
-    found = listing.fetch_runs(api, ns, datetime.now(UTC))
+    found = listing.fetch_runs(api, ns, datetime.now(UTC), include_external=include_external)
     if queue:
         found = [r for r in found if r.queue == queue]
-    sys.stdout.write(listing.table(found, ns) if fmt == "table" else listing.as_json(found, ns))
+    found, note = listing.limit(found, history_limit)
+    if fmt == "json":
+        sys.stdout.write(listing.as_json(found, ns, diagnostic=note))
+        return 0
+    sys.stdout.write(listing.table(found, ns, include_external=include_external))
+    if note:
+        print(note, file=sys.stderr)
     return 0
 
 
@@ -308,7 +341,10 @@ def logs(
     follow: Annotated[bool, Parameter(name=["--follow", "-f"])] = False,
     tail: int = 200,
     container: Annotated[str | None, Parameter(name=["--container", "-c"])] = None,
+    all_containers: bool = False,
     previous: bool = False,
+    timestamps: bool = False,
+    prefix: bool = False,
 ) -> int:
     """Ray driver output, or Job pod logs.
 
@@ -322,16 +358,29 @@ def logs(
         Lines from the end (-1: all).
     container
         Container of a Job pod (default main).
+    all_containers
+        Every container of each Job pod, init containers first.
     previous
         The previous (crashed) container instance of a Job pod.
+    timestamps
+        Start each line with its RFC3339 timestamp.
+    prefix
+        Start each line of a Job pod with [pod/POD/CONTAINER].
     """
     from tau.runs import logs as run_logs
 
+    opts = run_logs.LogOptions(
+        follow=follow,
+        tail=tail,
+        container=container,
+        all_containers=all_containers,
+        previous=previous,
+        timestamps=timestamps,
+        prefix=prefix,
+    )
+    opts.check()
     api, ns = where.connect()
-
-    for chunk in run_logs.stream(
-        api, ns, name, follow=follow, tail=tail, container=container, previous=previous
-    ):
+    for chunk in run_logs.stream(api, ns, name, opts):
         sys.stdout.write(chunk)
         sys.stdout.flush()
     return 0

@@ -8,6 +8,7 @@ A service is not a run: there are no run lifecycle verbs here.
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any
 
 from cyclopts import App, Parameter
@@ -84,96 +85,138 @@ def _resolve_source(
     return dataclasses.replace(flags, checkpoint=path)
 
 
+@Parameter(name="*")
+@dataclass(frozen=True)
+class DeployArgs:
+    """Every `tau serve deploy` flag as typed (numbers stay text until spec.parse_numbers, so
+    a bad number is reported with the flag's other problems)."""
+
+    kind: Kind = "rayservice"
+    """rayservice (KubeRay RayService) or deployment (Deployment + Service)."""
+    profile: str | None = None
+    """A preset of the catalog (GPU count, GPU class, priority) or a workload profile name."""
+    image: str | None = None
+    """Pinned image: a tag other than latest, or a digest."""
+    namespace: Namespace = None
+    """Target namespace (required to deploy; never read from the workspace connection)."""
+    context: ContextFlag = None
+    import_path: str | None = None
+    """Ray Serve import path MODULE:ATTR (rayservice; default serve:app)."""
+    replicas: str | None = None
+    """Fixed size: Ray worker pods or Deployment pods (default 1)."""
+    min_replicas: str | None = None
+    """Autoscaling lower bound (rayservice; default 1)."""
+    max_replicas: str | None = None
+    """Autoscaling upper bound; >0 enables autoscaling, excludes --replicas (rayservice)."""
+    env: Repeated = ()
+    """KEY=VAL, repeatable."""
+    env_secret: Repeated = ()
+    """KEY=SECRET:KEY, repeatable; an env var read from a Secret key."""
+    checkpoint: str | None = None
+    """Checkpoint path: relative under /data/checkpoints, projects/... under /data, or absolute."""
+    checkpoint_pvc: str | None = None
+    """PVC mounted at /data for --checkpoint (default blob-training)."""
+    from_finetune: str | None = None
+    """Serve a finetune run's checkpoint (reads cluster metadata)."""
+    from_model: Annotated[str | None, Parameter(name=["--from-model", "--model-ref"])] = None
+    """Serve MODEL:alias, MODEL@run or MODEL from the model registry (reads cluster metadata)."""
+    readiness_path: str | None = None
+    """HTTP readiness probe path on the serving port."""
+    startup_path: str | None = None
+    """HTTP startup probe path on the serving port."""
+    liveness_path: str | None = None
+    """HTTP liveness probe path on the serving port."""
+    startup_failure_threshold: str | None = None
+    """Startup probe failures allowed, 10s apart (default 60; needs --startup-path)."""
+    port: str | None = None
+    """Serving port in the container (default 8000)."""
+    service_port: str | None = None
+    """Service port of a deployment (default: --port; 0 means no Service)."""
+    service_target_port: str | None = None
+    """Service target port (default: --port)."""
+    gpus: str | None = None
+    """GPUs per replica pod (default: the preset's shape, else 0)."""
+    runtime_pip: Repeated = ()
+    """pip requirement for the Serve app's runtime_env, repeatable (rayservice)."""
+    ray_version: str | None = None
+    """KubeRay rayVersion (rayservice; default 2.40.0)."""
+    init: Repeated = ()
+    """Init container NAME=IMAGE, repeatable (deployment); runs its image's entrypoint."""
+    sidecar: Repeated = ()
+    """Sidecar container NAME=IMAGE, repeatable (deployment); runs its image's entrypoint."""
+    volume: Repeated = ()
+    """Pod volume NAME=KIND[:SOURCE], KIND pvc|emptyDir|configMap|secret; repeatable."""
+    mount: Repeated = ()
+    """Mount NAME:PATH[:ro|rw] of a --volume on the serving container(s); repeatable."""
+    args: str | None = None
+    """Legacy container args, split on whitespace without shell quoting (deployment)."""
+    command: Repeated = ()
+    """One literal element of the container command, repeatable (deployment)."""
+    arg: Repeated = ()
+    """One literal container argument, repeatable (deployment); conflicts with --args."""
+    dry_run: str | None = None
+    """client (print the manifests, offline) or server (API-server dry run, persists nothing)."""
+    output: Output = "yaml"
+    """Manifest format of --dry-run=client: yaml or json."""
+
+    def deploy_flags(self, name: str) -> DeployFlags:
+        """The core's DeployFlags: numbers parsed, every bad number reported at once."""
+        from tau.serve import spec
+
+        n = spec.parse_numbers(
+            {
+                "--replicas": self.replicas,
+                "--min-replicas": self.min_replicas,
+                "--max-replicas": self.max_replicas,
+                "--startup-failure-threshold": self.startup_failure_threshold,
+                "--port": self.port,
+                "--service-port": self.service_port,
+                "--service-target-port": self.service_target_port,
+                "--gpus": self.gpus,
+            }
+        )
+        return spec.DeployFlags(
+            name=name,
+            kind=self.kind,
+            profile=self.profile,
+            image=self.image,
+            namespace=self.namespace,
+            import_path=self.import_path,
+            replicas=n["--replicas"],
+            min_replicas=n["--min-replicas"],
+            max_replicas=n["--max-replicas"] or 0,
+            env=tuple(self.env),
+            env_secret=tuple(self.env_secret),
+            checkpoint=self.checkpoint,
+            checkpoint_pvc=self.checkpoint_pvc,
+            readiness_path=self.readiness_path,
+            startup_path=self.startup_path,
+            liveness_path=self.liveness_path,
+            startup_failure_threshold=n["--startup-failure-threshold"],
+            port=n["--port"],
+            service_port=n["--service-port"],
+            service_target_port=n["--service-target-port"],
+            gpus=n["--gpus"],
+            runtime_pip=tuple(self.runtime_pip),
+            ray_version=self.ray_version,
+            init=tuple(self.init),
+            sidecar=tuple(self.sidecar),
+            volume=tuple(self.volume),
+            mount=tuple(self.mount),
+            args=self.args,
+            command=tuple(self.command),
+            arg=tuple(self.arg),
+        )
+
+
 @app.command
-def deploy(
-    name: str,
-    *,
-    kind: Kind = "rayservice",
-    profile: str | None = None,
-    image: str | None = None,
-    namespace: Namespace = None,
-    context: ContextFlag = None,
-    import_path: str | None = None,
-    replicas: str | None = None,
-    min_replicas: str | None = None,
-    max_replicas: str | None = None,
-    env: Repeated = (),
-    env_secret: Repeated = (),
-    checkpoint: str | None = None,
-    checkpoint_pvc: str | None = None,
-    from_finetune: str | None = None,
-    from_model: Annotated[str | None, Parameter(name=["--from-model", "--model-ref"])] = None,
-    readiness_path: str | None = None,
-    startup_path: str | None = None,
-    liveness_path: str | None = None,
-    startup_failure_threshold: str | None = None,
-    port: str | None = None,
-    service_port: str | None = None,
-    service_target_port: str | None = None,
-    gpus: str | None = None,
-    runtime_pip: Repeated = (),
-    ray_version: str | None = None,
-    dry_run: str | None = None,
-    output: Output = "yaml",
-) -> int:
+def deploy(name: str, *, opts: DeployArgs = DeployArgs()) -> int:
     """Render a service and apply it, or print it with --dry-run=client.
 
     Parameters
     ----------
     name
         Service name (a DNS-1035 label).
-    kind
-        rayservice (KubeRay RayService) or deployment (Deployment + Service).
-    profile
-        A preset of the catalog (GPU count, GPU class, priority) or a workload profile name.
-    image
-        Pinned image: a tag other than latest, or a digest.
-    namespace
-        Target namespace (required to deploy; never read from the workspace connection).
-    import_path
-        Ray Serve import path MODULE:ATTR (rayservice; default serve:app).
-    replicas
-        Fixed size: Ray worker pods or Deployment pods (default 1).
-    min_replicas
-        Autoscaling lower bound (rayservice; default 1).
-    max_replicas
-        Autoscaling upper bound; >0 enables autoscaling, excludes --replicas (rayservice).
-    env
-        KEY=VAL, repeatable.
-    env_secret
-        KEY=SECRET:KEY, repeatable; an env var read from a Secret key.
-    checkpoint
-        Checkpoint path: relative under /data/checkpoints, projects/... under /data, or absolute.
-    checkpoint_pvc
-        PVC mounted at /data for --checkpoint (default blob-training).
-    from_finetune
-        Serve a finetune run's checkpoint (reads cluster metadata).
-    from_model
-        Serve MODEL:alias, MODEL@run or MODEL from the model registry (reads cluster metadata).
-    readiness_path
-        HTTP readiness probe path on the serving port.
-    startup_path
-        HTTP startup probe path on the serving port.
-    liveness_path
-        HTTP liveness probe path on the serving port.
-    startup_failure_threshold
-        Startup probe failures allowed, 10s apart (default 60; needs --startup-path).
-    port
-        Serving port in the container (default 8000).
-    service_port
-        Service port of a deployment (default: --port; 0 means no Service).
-    service_target_port
-        Service target port (default: --port).
-    gpus
-        GPUs per replica pod (default: the preset's shape, else 0).
-    runtime_pip
-        pip requirement for the Serve app's runtime_env, repeatable (rayservice).
-    ray_version
-        KubeRay rayVersion (rayservice; default 2.40.0).
-    dry_run
-        client (print the manifests, offline) or server (API-server dry run, persists nothing).
-    output
-        Manifest format of --dry-run=client: yaml or json.
     """
     import os
 
@@ -182,57 +225,21 @@ def deploy(
     from tau.render import manifests
     from tau.serve import render, spec
 
-    fmt = check_output(output, ("yaml", "json"))
-    if dry_run not in (None, "client", "server"):
-        raise UsageError(f'--dry-run "{dry_run}" must be one of: client, server')
-    _source_refused(from_finetune, from_model, checkpoint, dry_run)
-    n = spec.parse_numbers(
-        {
-            "--replicas": replicas,
-            "--min-replicas": min_replicas,
-            "--max-replicas": max_replicas,
-            "--startup-failure-threshold": startup_failure_threshold,
-            "--port": port,
-            "--service-port": service_port,
-            "--service-target-port": service_target_port,
-            "--gpus": gpus,
-        }
-    )
-    flags = spec.DeployFlags(
-        name=name,
-        kind=kind,
-        profile=profile,
-        image=image,
-        namespace=namespace,
-        import_path=import_path,
-        replicas=n["--replicas"],
-        min_replicas=n["--min-replicas"],
-        max_replicas=n["--max-replicas"] or 0,
-        env=tuple(env),
-        env_secret=tuple(env_secret),
-        checkpoint=checkpoint,
-        checkpoint_pvc=checkpoint_pvc,
-        readiness_path=readiness_path,
-        startup_path=startup_path,
-        liveness_path=liveness_path,
-        startup_failure_threshold=n["--startup-failure-threshold"],
-        port=n["--port"],
-        service_port=n["--service-port"],
-        service_target_port=n["--service-target-port"],
-        gpus=n["--gpus"],
-        runtime_pip=tuple(runtime_pip),
-        ray_version=ray_version,
-    )
+    fmt = check_output(opts.output, ("yaml", "json"))
+    if opts.dry_run not in (None, "client", "server"):
+        raise UsageError(f'--dry-run "{opts.dry_run}" must be one of: client, server')
+    _source_refused(opts.from_finetune, opts.from_model, opts.checkpoint, opts.dry_run)
+    flags = opts.deploy_flags(name)
     catalog = presets.load_catalog(None, os.environ.get("TAU_TOPOLOGY_POLICY"))
-    if dry_run == "client":
+    if opts.dry_run == "client":
         serve_spec = spec.build_spec(flags, catalog)
-        if namespace is None:
+        if opts.namespace is None:
             print(NAMESPACE_WARNING, file=sys.stderr)
         docs = render.render(serve_spec, redact=True)
         sys.stdout.write(manifests.dump_yaml(docs) if fmt == "yaml" else manifests.dump_json(docs))
         return 0
-    flags = _resolve_source(flags, from_finetune, from_model, context)
-    return _apply(flags, catalog, context, server_dry_run=dry_run == "server")
+    flags = _resolve_source(flags, opts.from_finetune, opts.from_model, opts.context)
+    return _apply(flags, catalog, opts.context, server_dry_run=opts.dry_run == "server")
 
 
 def _apply(

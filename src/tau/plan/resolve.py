@@ -125,7 +125,8 @@ def _placement(f: _Findings, catalog: Catalog) -> Placement:
         if explicit and inherited and label_normal(str(explicit)) != label_normal(inherited):
             f.warn(
                 f"policy.{key}",
-                f'policy.{key}="{explicit}" overrides preset {preset.name} value "{inherited}"',
+                f'policy.{key}="{explicit}" overrides preset '
+                f'{preset.name if preset else ""} value "{inherited}"',
             )
         merged[key] = str(explicit or inherited or "")
     tier = policy.get("priority_tier") or policy.get("priority") or ""
@@ -368,6 +369,14 @@ def _storage(f: _Findings, engine: str, name: str) -> dict[str, Any]:
                 )
             else:
                 result_pvc = match[0]
+    checkpoint = valid.get("storage.checkpoint")
+    if checkpoint and not any(p == "/data" for p, _ in pvc_paths):
+        f.error(
+            "storage.checkpoint",
+            f'storage.checkpoint "{checkpoint}": no PVC is mounted at /data, where the '
+            f"artifact index (checkpoints/finetunes/{name}/artifacts.json) is written",
+            "set storage.data_pvc, or drop storage.checkpoint and serve with --checkpoint PATH",
+        )
     return {
         "data_pvc": data_pvc,
         "volumes": tuple(volumes),

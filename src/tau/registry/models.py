@@ -7,10 +7,10 @@ is deterministic: the same inputs give byte-identical records.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, cast
 
-from tau.registry import layout, records
+from tau.registry import artifact_index, layout, records
 from tau.registry.backend import Backend
 from tau.registry.datasets import Clock, cas_alias, load_json, rfc3339, utc_now
 from tau.registry.errors import NotFoundError, RegistryError
@@ -134,7 +134,7 @@ class ModelRegistry:
             )
         if sort:
             with_value = [r for r in rows if r["metric_value"] is not None]
-            with_value.sort(key=lambda r: r["metric_value"], reverse=sort == "desc")
+            with_value.sort(key=lambda r: cast(float, r["metric_value"]), reverse=sort == "desc")
             rows = with_value + [r for r in rows if r["metric_value"] is None]
         return rows
 
@@ -201,7 +201,9 @@ class ModelRegistry:
                 f'model "{model}" has no runs', hint="index runs with: tau data model index rebuild"
             )
         if metric is None:
-            names = sorted({(r.get("primary_metric") or {}).get("name") for r in recs} - {None})
+            names = sorted(
+                {str(n) for r in recs if (n := (r.get("primary_metric") or {}).get("name"))}
+            )
             if len(names) > 1:
                 raise RegistryError(
                     f"model {model} has mixed primary metrics ({', '.join(names)})",
@@ -248,8 +250,22 @@ class ModelRegistry:
             expect_absent=expect_absent,
         )
 
-    def rebuild(self, *, model: str | None = None, run: str | None = None) -> int:
-        """Rebuild run records from ``finetunes/<run>/artifacts.json``; returns how many."""
+    def rebuild(
+        self,
+        *,
+        model: str | None = None,
+        run: str | None = None,
+        warn: Callable[[str], None] | None = None,
+    ) -> int:
+        """Rebuild run records from ``finetunes/<run>/artifacts.json``; returns how many.
+
+        Over all runs, a corrupt index is skipped and reported through `warn` so one bad file
+        does not block the others; with `run`, it is an error.
+
+        Raises:
+            NotFoundError: `run` has no index.
+            CorruptIndex: `run`'s index cannot be read.
+        """
         if model is not None:
             records.check_slug("model name", model)
         if run is not None:
@@ -261,15 +277,20 @@ class ModelRegistry:
         )
         count = 0
         for name in runs:
-            index = load_json(self.backend, layout.finetune_file(name, "artifacts.json"))
+            try:
+                index = artifact_index.read(self.backend, name)
+            except artifact_index.CorruptIndex as exc:
+                if run or warn is None:
+                    raise
+                warn(f"skipped run {name}: {exc.message}")
+                continue
             if index is None:
                 if run:
-                    where = self.backend.display(layout.finetune_file(run, "artifacts.json"))
+                    where = self.backend.display(artifact_index.index_path(run))
                     raise NotFoundError(
                         f"run {run} has no artifacts.json", hint=f"expected {where}"
                     )
                 continue
-            index.setdefault("run", name)
             self._index_one(index, model)
             count += 1
         return count

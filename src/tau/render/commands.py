@@ -10,6 +10,7 @@ import shlex
 
 from tau.config.duration import parse_duration
 from tau.plan.model import Plan
+from tau.render import artifact_index
 
 MASTER_PORT = 29500
 PY_TARGET = "/tmp/tau-entrypoint.py"
@@ -130,5 +131,8 @@ def main_command(plan: Plan) -> list[str] | None:
 
 def _wrap(plan: Plan, line: str) -> list[str]:
     if any(v.path == "/data" for v in plan.volumes):
-        return ["bash", "-lc", STORAGE_PREFLIGHT, "tau-entrypoint", "bash", "-c", line]
-    return ["bash", "-c", line]
+        argv = ["bash", "-lc", STORAGE_PREFLIGHT, "tau-entrypoint", "bash", "-c", line]
+    else:
+        argv = ["bash", "-c", line]
+    # The artifact index nests outside the preflight (the contract's wrapper order).
+    return artifact_index.wrap_command(plan, argv)

@@ -12,8 +12,8 @@ import shlex
 from typing import Any
 
 from tau.plan.model import Plan, Resources
+from tau.render import artifact_index, meta, payload, pod, tune_driver
 from tau.render import labels as common
-from tau.render import meta, payload, pod, tune_driver
 
 DEFAULT_RAY_VERSION = "2.56.0"
 HEAD_DEFAULTS = Resources("2", "8Gi", "4", "16Gi")
@@ -93,6 +93,9 @@ def entrypoint(plan: Plan) -> str:
         lines.append(f"python3 -m {plan.project_module}")
     else:
         lines.append(f"python3 /script/{_script_name(plan)}")
+    # After the driver succeeded (`set -e`): record the declared checkpoint, if any.
+    if index := artifact_index.script(plan):
+        lines.append(index)
     body = "\n".join(lines)
     # The completion marker lets the log sidecar and `tau run logs` tell "done" from "lost".
     return (
@@ -182,7 +185,7 @@ def _shared_volumes(plan: Plan) -> list[dict[str, Any]]:
 
 
 def _mounts(*, ray_tmp: bool) -> list[dict[str, Any]]:
-    mounts = [
+    mounts: list[dict[str, Any]] = [
         {"name": "script", "mountPath": "/script", "readOnly": True},
         {"name": "data", "mountPath": pod.DATA_ROOT},
         {"name": "tau-hot", "mountPath": pod.HOT_ROOT},

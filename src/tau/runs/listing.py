@@ -14,6 +14,10 @@ from tau.k8s.timefmt import age
 from tau.render import meta
 
 _PREFIX = meta.GROUP + "/"
+SOURCE_TAU = "tau"
+SOURCE_EXTERNAL = "external"
+#: Default of --history-limit: how many rows a listing shows at most.
+HISTORY_LIMIT = 200
 
 
 @dataclass(frozen=True)
@@ -26,11 +30,29 @@ class RunRow:
     queue: str
     namespace: str
     run_id: str
+    #: "tau" for runs tau created; "external" for Kueue-managed workloads it did not.
+    source: str = SOURCE_TAU
 
 
 def is_managed(obj: dict[str, Any]) -> bool:
     """Tau-managed means: carries any label with the tau prefix."""
     return any(k.startswith(_PREFIX) for k in (obj.get("metadata", {}).get("labels") or {}))
+
+
+def is_kueue_managed(obj: dict[str, Any]) -> bool:
+    """Queued through Kueue: carries the LocalQueue label, or Kueue manages it (MultiKueue)."""
+    labels = obj.get("metadata", {}).get("labels") or {}
+    managed_by = str((obj.get("spec") or {}).get("managedBy") or "")
+    return meta.KUEUE_QUEUE_NAME in labels or managed_by.startswith("kueue.x-k8s.io/")
+
+
+def source_of(obj: dict[str, Any], *, include_external: bool) -> str | None:
+    """The SOURCE of a listed object, or None when it is not listed."""
+    if is_managed(obj):
+        return SOURCE_TAU
+    if include_external and is_kueue_managed(obj):
+        return SOURCE_EXTERNAL
+    return None
 
 
 def job_status(job: dict[str, Any]) -> str:
@@ -50,14 +72,22 @@ def rayjob_status(rayjob: dict[str, Any]) -> str:
     return status.get("jobDeploymentStatus") or status.get("jobStatus") or "Pending"
 
 
-def rows(jobs: list[dict[str, Any]], rayjobs: list[dict[str, Any]], now: datetime) -> list[RunRow]:
-    """Rows of the managed runs; Jobs a RayJob owns (its submitter) are dropped."""
+def rows(
+    jobs: list[dict[str, Any]],
+    rayjobs: list[dict[str, Any]],
+    now: datetime,
+    *,
+    include_external: bool = False,
+) -> list[RunRow]:
+    """Rows of the managed runs (plus Kueue-managed external ones when asked), newest first;
+    Jobs a RayJob owns (its submitter) are dropped."""
     out = []
     for kind, items, status in (("Job", jobs, job_status), ("RayJob", rayjobs, rayjob_status)):
         for obj in items:
             md = obj.get("metadata") or {}
             owners = [o.get("kind") for o in md.get("ownerReferences") or []]
-            if not is_managed(obj) or (kind == "Job" and "RayJob" in owners):
+            source = source_of(obj, include_external=include_external)
+            if source is None or (kind == "Job" and "RayJob" in owners):
                 continue
             labels = md.get("labels") or {}
             created = str(md.get("creationTimestamp") or "")
@@ -71,17 +101,22 @@ def rows(jobs: list[dict[str, Any]], rayjobs: list[dict[str, Any]], now: datetim
                     labels.get(meta.KUEUE_QUEUE_NAME, ""),
                     md.get("namespace", ""),
                     labels.get(meta.LABEL_RUN_ID, ""),
+                    source,
                 )
             )
     return sorted(out, key=lambda r: (r.created, r.name), reverse=True)
 
 
-def table(found: list[RunRow], namespace: str) -> str:
+def table(found: list[RunRow], namespace: str, *, include_external: bool = False) -> str:
+    """The NAME KIND STATUS AGE table (SOURCE added with --include-external)."""
     if not found:
         return f'No jobs found in namespace "{namespace}"\n'
-    header = ("NAME", "KIND", "STATUS", "AGE")
-    body = [(r.name, r.kind, r.status, r.age) for r in found]
-    widths = [max(len(row[i]) for row in (header, *body)) for i in range(4)]
+    header: tuple[str, ...] = ("NAME", "KIND", "STATUS", "AGE")
+    body: list[tuple[str, ...]] = [(r.name, r.kind, r.status, r.age) for r in found]
+    if include_external:
+        header += ("SOURCE",)
+        body = [(*row, r.source) for row, r in zip(body, found, strict=True)]
+    widths = [max(len(row[i]) for row in (header, *body)) for i in range(len(header))]
     lines = [
         "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
         for row in (header, *body)
@@ -89,7 +124,18 @@ def table(found: list[RunRow], namespace: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def as_json(found: list[RunRow], namespace: str) -> str:
+def limit(found: list[RunRow], history_limit: int) -> tuple[list[RunRow], str | None]:
+    """The newest `history_limit` rows, and a note naming what was left out (or None)."""
+    if len(found) <= history_limit:
+        return found, None
+    return found[:history_limit], (
+        f"showing the newest {history_limit} of {len(found)} runs; "
+        "raise --history-limit to see more"
+    )
+
+
+def as_json(found: list[RunRow], namespace: str, *, diagnostic: str | None = None) -> str:
+    """The JSON listing; `diagnostic` says what the history limit left out."""
     runs = [
         {
             "name": r.name,
@@ -100,19 +146,24 @@ def as_json(found: list[RunRow], namespace: str) -> str:
             "runId": r.run_id,
             "queue": r.queue,
             "namespace": r.namespace,
+            "source": r.source,
         }
         for r in found
     ]
-    return (
-        json.dumps(
-            {"namespace": namespace, "total": len(runs), "runs": runs, "historyState": "live-only"},
-            indent=2,
-        )
-        + "\n"
-    )
+    doc: dict[str, Any] = {
+        "namespace": namespace,
+        "total": len(runs),
+        "runs": runs,
+        "historyState": "live-only",
+    }
+    if diagnostic:
+        doc["historyDiagnostic"] = diagnostic
+    return json.dumps(doc, indent=2) + "\n"
 
 
-def fetch_runs(api_client: Any, namespace: str, now: datetime) -> list[RunRow]:
+def fetch_runs(
+    api_client: Any, namespace: str, now: datetime, *, include_external: bool = False
+) -> list[RunRow]:
     """List Jobs and RayJobs (a cluster without KubeRay simply has no RayJobs)."""
     from kubernetes import client
 
@@ -134,4 +185,4 @@ def fetch_runs(api_client: Any, namespace: str, now: datetime) -> list[RunRow]:
     except ClusterError as exc:
         if exc.status != 404:  # a cluster without KubeRay simply has no RayJobs
             raise
-    return rows(job_items, ray_items, now)
+    return rows(job_items, ray_items, now, include_external=include_external)

@@ -7,9 +7,10 @@ tails it on the head pod: no exec into the cluster, and it outlives the driver.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
-from tau.errors import ClusterError
+from tau.errors import ClusterError, UsageError
 from tau.kube.errors import api_call
 from tau.kube.resources import POD
 from tau.runs.workload import find
@@ -17,7 +18,51 @@ from tau.runs.workload import find
 DRIVER_LOG_CONTAINER = "ray-driver-log-offload"
 
 
-def _pods(api_client: Any, namespace: str, selector: str) -> list[str]:
+@dataclass(frozen=True)
+class LogOptions:
+    """What to read of each pod. `container`, `all_containers`, `previous` and `prefix` apply
+    to Job pods only: a RayJob's driver log has one fixed source."""
+
+    follow: bool = False
+    tail: int = 200
+    container: str | None = None
+    all_containers: bool = False
+    previous: bool = False
+    timestamps: bool = False
+    prefix: bool = False
+
+    def check(self) -> None:
+        """Refuse combinations that cannot mean anything.
+
+        Raises:
+            UsageError: --container with --all-containers, or --follow with --all-containers.
+        """
+        if self.all_containers and self.container:
+            raise UsageError(
+                "--container and --all-containers exclude each other",
+                hint="name one container with -c, or read them all with --all-containers",
+            )
+        if self.all_containers and self.follow:
+            raise UsageError(
+                "--follow streams one container; it cannot follow --all-containers",
+                hint="follow one container with -f -c NAME, or drop -f to read them all",
+            )
+
+    def job_only_flags(self) -> list[str]:
+        """The Job-only flags that are set."""
+        return [
+            flag
+            for flag, on in (
+                ("--container", bool(self.container)),
+                ("--all-containers", self.all_containers),
+                ("--previous", self.previous),
+                ("--prefix", self.prefix),
+            )
+            if on
+        ]
+
+
+def _pods(api_client: Any, namespace: str, selector: str) -> list[dict[str, Any]]:
     from kubernetes import client
 
     from tau.kube.raw import decode
@@ -26,61 +71,114 @@ def _pods(api_client: Any, namespace: str, selector: str) -> list[str]:
         pods = client.CoreV1Api(api_client).list_namespaced_pod(
             namespace, label_selector=selector, _preload_content=False
         )
-    return sorted(p["metadata"]["name"] for p in decode(pods).get("items", []))
+    items = decode(pods).get("items", [])
+    return sorted(items, key=lambda p: str(p["metadata"]["name"]))
 
 
-def stream(
-    api_client: Any,
-    namespace: str,
-    name: str,
-    *,
-    follow: bool = False,
-    tail: int = 200,
-    container: str | None = None,
-    previous: bool = False,
-) -> Iterator[str]:
-    """Yield log text chunks of the run (several Job pods get a `[pod]` prefix per line).
+def containers_of(pod: dict[str, Any]) -> list[str]:
+    """Every container of a pod in start order: init containers first, as kubectl does."""
+    spec = pod.get("spec") or {}
+    return [
+        str(c.get("name"))
+        for c in (spec.get("initContainers") or []) + (spec.get("containers") or [])
+        if c.get("name")
+    ]
 
-    Raises:
-        ClusterError: the run does not exist, has no pods yet, or the API refused.
-    """
-    from kubernetes import client
 
-    kind, obj = find(api_client, namespace, name)
+def _sources(
+    kind: str, obj: dict[str, Any], api_client: Any, namespace: str, name: str, opts: LogOptions
+) -> list[tuple[str, str]]:
+    """(pod, container) pairs to read, in order."""
     if kind == "RayJob":
+        flags = opts.job_only_flags()
+        if flags:
+            raise UsageError(
+                f"{', '.join(flags)} apply to Job pods; {name} is a RayJob whose driver log "
+                "has one source",
+                hint=f"read it with `tau run logs {name} -n {namespace}` (--timestamps works)",
+            )
         cluster = (obj.get("status") or {}).get("rayClusterName")
         pods = (
             _pods(api_client, namespace, f"ray.io/cluster={cluster},ray.io/node-type=head")
             if cluster
             else []
         )
-        container = DRIVER_LOG_CONTAINER
-    else:
-        pods = _pods(api_client, namespace, f"job-name={name}")
-        container = container or "main"
-    if not pods:
+        return [(p["metadata"]["name"], DRIVER_LOG_CONTAINER) for p in pods]
+    pods = _pods(api_client, namespace, f"job-name={name}")
+    if opts.follow:
+        # Following several pods at once would interleave unreadably: follow rank 0 only.
+        pods = pods[:1]
+    if opts.all_containers:
+        return [(p["metadata"]["name"], c) for p in pods for c in containers_of(p)]
+    return [(p["metadata"]["name"], opts.container or "main") for p in pods]
+
+
+def stream(
+    api_client: Any,
+    namespace: str,
+    name: str,
+    opts: LogOptions | None = None,
+) -> Iterator[str]:
+    """Yield log text chunks of the run.
+
+    Lines carry a `[pod/POD/CONTAINER]` prefix with --prefix; without it, several Job pods
+    still get a `[pod]` prefix per line so their output can be told apart.
+
+    Raises:
+        ClusterError: the run does not exist, has no pods yet, or the API refused.
+        UsageError: Job-only flags on a RayJob, or conflicting flags.
+    """
+    from kubernetes import client
+
+    opts = opts or LogOptions()
+    opts.check()
+    kind, obj = find(api_client, namespace, name)
+    sources = _sources(kind, obj, api_client, namespace, name, opts)
+    if not sources:
         raise ClusterError(
             f"{kind} {namespace}/{name} has no pods yet, so no logs",
             hint=f"`tau run status {name} -n {namespace}` shows where it waits",
         )
     core = client.CoreV1Api(api_client)
-    # Following several pods at once would interleave unreadably: follow rank 0 only.
-    chosen = pods[:1] if follow else pods
-    for pod_name in chosen:
+    several_pods = len({pod for pod, _ in sources}) > 1
+    for pod_name, container in sources:
         args: dict[str, Any] = {"container": container}
-        if previous:
+        if opts.previous:
             args["previous"] = True
-        if tail >= 0:
-            args["tail_lines"] = tail
+        if opts.timestamps:
+            args["timestamps"] = True
+        if opts.tail >= 0:
+            args["tail_lines"] = opts.tail
+        label = (
+            f"[pod/{pod_name}/{container}] "
+            if opts.prefix
+            else f"[{pod_name}] "
+            if several_pods
+            else ""
+        )
         with api_call("read logs of", POD, namespace=namespace, name=pod_name):
-            if follow:
+            if opts.follow:
                 response = core.read_namespaced_pod_log(
                     pod_name, namespace, follow=True, _preload_content=False, **args
                 )
-                for chunk in response.stream(4096):
-                    yield chunk.decode(errors="replace")
+                yield from _prefixed(
+                    (c.decode(errors="replace") for c in response.stream(4096)), label
+                )
                 continue
             text = core.read_namespaced_pod_log(pod_name, namespace, **args)
-        if len(chosen) > 1:
-            text = "".join(f"[{pod_name}] {line}\n" for line in text.splitlines())
-        yield text
+        yield "".join(f"{label}{line}\n" for line in text.splitlines()) if label else text
+
+
+def _prefixed(chunks: Iterator[str], label: str) -> Iterator[str]:
+    """Whole lines with `label` in front, as they arrive (a chunk may end mid-line)."""
+    if not label:
+        yield from chunks
+        return
+    pending = ""
+    for chunk in chunks:
+        pending += chunk
+        *lines, pending = pending.split("\n")
+        if lines:
+            yield "".join(f"{label}{line}\n" for line in lines)
+    if pending:
+        yield f"{label}{pending}\n"

@@ -11,14 +11,15 @@ from typing import Any
 
 import yaml
 
-from tau.plan.model import Resources
+from tau.plan.model import REDACTED, Resources
 from tau.render import meta, pod
 from tau.render.rayjob import GPU_WORKER_DEFAULTS, HEAD_DEFAULTS
+from tau.serve import pod_parts
 from tau.serve.spec import CHECKPOINTS_ROOT, DATA_ROOT, ServeSpec
 
-DATA_VOLUME = "tau-data"
+DATA_VOLUME = pod_parts.CHECKPOINT_VOLUME
 WORKER_GROUP = "serve"
-DEPLOYMENT_CONTAINER = "server"
+DEPLOYMENT_CONTAINER = pod_parts.SERVER_CONTAINER
 #: A CPU-only Deployment pod; GPU pods get the GPU worker defaults of Ray workers.
 DEPLOYMENT_DEFAULTS = Resources("1", "4Gi", "2", "8Gi")
 # The head holds the GCS and the Serve controller, not model replicas: keep it on the system
@@ -63,7 +64,7 @@ def selector(spec: ServeSpec) -> dict[str, str]:
     return {meta.LABEL_SERVICE: spec.name}
 
 
-def annotations(spec: ServeSpec) -> dict[str, str]:
+def provenance(spec: ServeSpec) -> dict[str, str]:
     """Provenance: the image (and its digest) and the checkpoint the service was deployed from."""
     notes = {meta.ANNOTATION_IMAGE: spec.image}
     if "@" in spec.image:
@@ -80,7 +81,7 @@ def _metadata(spec: ServeSpec, name: str | None = None) -> dict[str, Any]:
         "name": name or spec.name,
         "namespace": spec.namespace,
         "labels": labels(spec),
-        "annotations": annotations(spec),
+        "annotations": provenance(spec),
     }
 
 
@@ -99,22 +100,44 @@ def env(spec: ServeSpec, *, redact: bool) -> list[dict[str, Any]]:
     return pod.env_list(literal, spec.secrets, redact=redact)
 
 
-def volumes(spec: ServeSpec) -> list[dict[str, Any]]:
-    if not spec.checkpoint:
-        return []
-    # Read-only: a service reads a checkpoint; only training writes to the durable PVC.
-    return [
-        {
-            "name": DATA_VOLUME,
-            "persistentVolumeClaim": {"claimName": spec.checkpoint.pvc, "readOnly": True},
-        }
-    ]
+def _volume(volume: pod_parts.Volume, *, redact: bool) -> dict[str, Any]:
+    """One --volume as a pod volume; a Secret's name is redacted like --env-secret's."""
+    source: dict[str, Any]
+    if volume.kind == "pvc":
+        source = {"persistentVolumeClaim": {"claimName": volume.source}}
+    elif volume.kind == "configMap":
+        source = {"configMap": {"name": volume.source}}
+    elif volume.kind == "secret":
+        source = {"secret": {"secretName": REDACTED if redact else volume.source}}
+    else:
+        source = {"emptyDir": {}}
+    return {"name": volume.name, **source}
+
+
+def volumes(spec: ServeSpec, *, redact: bool) -> list[dict[str, Any]]:
+    """The checkpoint PVC (read-only: a service reads a checkpoint; only training writes to the
+    durable PVC), then the --volume volumes in flag order."""
+    out = []
+    if spec.checkpoint:
+        out.append(
+            {
+                "name": DATA_VOLUME,
+                "persistentVolumeClaim": {"claimName": spec.checkpoint.pvc, "readOnly": True},
+            }
+        )
+    return out + [_volume(v, redact=redact) for v in spec.volumes]
 
 
 def mounts(spec: ServeSpec) -> list[dict[str, Any]]:
-    if not spec.checkpoint:
-        return []
-    return [{"name": DATA_VOLUME, "mountPath": DATA_ROOT, "readOnly": True}]
+    """The serving container's mounts: /data for the checkpoint, then each --mount."""
+    out: list[dict[str, Any]] = []
+    if spec.checkpoint:
+        out.append({"name": DATA_VOLUME, "mountPath": DATA_ROOT, "readOnly": True})
+    for m in spec.mounts:
+        out.append(
+            {"name": m.name, "mountPath": m.path, **({"readOnly": True} if m.read_only else {})}
+        )
+    return out
 
 
 def probes(spec: ServeSpec, port: int | str) -> dict[str, Any]:
@@ -142,7 +165,9 @@ def probes(spec: ServeSpec, port: int | str) -> dict[str, Any]:
     return out
 
 
-def _pod_spec(spec: ServeSpec, pod_spec: dict[str, Any], *, gpu_pod: bool) -> dict[str, Any]:
+def _pod_spec(
+    spec: ServeSpec, pod_spec: dict[str, Any], *, gpu_pod: bool, redact: bool
+) -> dict[str, Any]:
     """The pod spec around its containers: GPU tolerations and the preset's node selector (GPU
     pods), the preset's pod priority class, and the checkpoint volume."""
     if gpu_pod and spec.gpus > 0:
@@ -151,8 +176,8 @@ def _pod_spec(spec: ServeSpec, pod_spec: dict[str, Any], *, gpu_pod: bool) -> di
         pod_spec["nodeSelector"] = spec.node_selector
     if spec.preset and spec.preset.pod_priority_class:
         pod_spec["priorityClassName"] = spec.preset.pod_priority_class
-    if volumes(spec):
-        pod_spec["volumes"] = volumes(spec)
+    if volumes(spec, redact=redact):
+        pod_spec["volumes"] = volumes(spec, redact=redact)
     return pod_spec
 
 
@@ -202,6 +227,7 @@ def _head_group(spec: ServeSpec, *, redact: bool) -> dict[str, Any]:
             ],
         },
         gpu_pod=False,
+        redact=redact,
     )
     return {
         # num-cpus 0: no Serve replica lands on the head, only the controller and proxy.
@@ -220,6 +246,7 @@ def _worker_group(spec: ServeSpec, *, redact: bool) -> dict[str, Any]:
         spec,
         {"containers": [_ray_container(spec, "ray-worker", [], gpus=spec.gpus, redact=redact)]},
         gpu_pod=True,
+        redact=redact,
     )
     return {
         "groupName": WORKER_GROUP,
@@ -262,9 +289,29 @@ def _deployment_container(spec: ServeSpec, *, redact: bool) -> dict[str, Any]:
         "resources": pod.resources(Resources(), spec.gpus, defaults=defaults),
         **probes(spec, "http"),
     }
+    if spec.command:
+        container["command"] = list(spec.command)
+    if spec.args:
+        container["args"] = list(spec.args)
     if mounts(spec):
         container["volumeMounts"] = mounts(spec)
     return container
+
+
+def _deployment_pod(spec: ServeSpec, *, redact: bool) -> dict[str, Any]:
+    """The server container, then --sidecar containers after it and --init containers before
+    it (each runs its image's own entrypoint)."""
+    pod_spec: dict[str, Any] = {
+        "containers": [
+            _deployment_container(spec, redact=redact),
+            *({"name": c.name, "image": c.image} for c in spec.sidecars),
+        ]
+    }
+    if spec.init_containers:
+        pod_spec["initContainers"] = [
+            {"name": c.name, "image": c.image} for c in spec.init_containers
+        ]
+    return _pod_spec(spec, pod_spec, gpu_pod=True, redact=redact)
 
 
 def spec_to_deployment(spec: ServeSpec, *, redact: bool) -> dict[str, Any]:
@@ -274,9 +321,7 @@ def spec_to_deployment(spec: ServeSpec, *, redact: bool) -> dict[str, Any]:
         "selector": {"matchLabels": selector(spec)},
         "template": {
             "metadata": {"labels": labels(spec)},
-            "spec": _pod_spec(
-                spec, {"containers": [_deployment_container(spec, redact=redact)]}, gpu_pod=True
-            ),
+            "spec": _deployment_pod(spec, redact=redact),
         },
     }
     if spec.gpus > 0:

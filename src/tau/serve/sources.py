@@ -11,9 +11,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from tau.errors import TauError
-from tau.registry import layout
+from tau.registry import artifact_index
 from tau.registry.backend import Backend
-from tau.registry.datasets import load_json
 
 
 def ready_artifact(index: Mapping[str, Any], where: str, artifact: str | None = None) -> str:
@@ -37,8 +36,8 @@ def ready_artifact(index: Mapping[str, Any], where: str, artifact: str | None = 
 def from_finetune(backend: Backend, ref: str) -> str:
     """The checkpoint of `RUN[:ARTIFACT]` from `checkpoints/finetunes/<run>/artifacts.json`."""
     run, _, artifact = ref.partition(":")
-    path = layout.finetune_file(run, "artifacts.json")
-    index = load_json(backend, path)
+    path = artifact_index.index_path(run)
+    index = artifact_index.read(backend, run)
     if index is None:
         raise TauError(
             f"finetune run {run} has no artifacts.json",

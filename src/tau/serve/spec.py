@@ -14,6 +14,8 @@ from tau.config.presets import Catalog, Preset
 from tau.errors import ConfigError, Diagnostic
 from tau.plan.model import UNRESOLVED_NAMESPACE, SecretRef
 from tau.render import meta
+from tau.serve import pod_parts
+from tau.serve.pod_parts import DATA_ROOT, Container, Mount, Volume, image_problem
 
 KINDS = ("rayservice", "deployment")
 DEFAULT_IMPORT_PATH = "serve:app"
@@ -21,7 +23,6 @@ DEFAULT_RAY_VERSION = "2.40.0"
 DEFAULT_CHECKPOINT_PVC = "blob-training"
 DEFAULT_PORT = 8000
 DEFAULT_STARTUP_FAILURE_THRESHOLD = 60
-DATA_ROOT = "/data"
 CHECKPOINTS_ROOT = "/data/checkpoints"
 #: Env vars --checkpoint owns; setting them with --env as well would be ambiguous.
 CHECKPOINT_ENV = ("TAU_MODEL_PATH", "TAU_DATA_DIR", "TAU_DURABLE_CHECKPOINTS_DIR")
@@ -39,7 +40,6 @@ _DNS_1035 = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
 _DNS_1123 = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _SECRET_KEY = re.compile(r"^[-._a-zA-Z0-9]+$")
-_DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
 _RAY_VERSION = re.compile(r"^\d+\.\d+\.\d+$")
 _IMPORT_PATH = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
 
@@ -71,6 +71,13 @@ class DeployFlags:
     gpus: int | None = None
     runtime_pip: tuple[str, ...] = ()
     ray_version: str | None = None
+    init: tuple[str, ...] = ()
+    sidecar: tuple[str, ...] = ()
+    volume: tuple[str, ...] = ()
+    mount: tuple[str, ...] = ()
+    args: str | None = None
+    command: tuple[str, ...] = ()
+    arg: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -122,6 +129,12 @@ class ServeSpec:
     gpus: int = 0
     runtime_pip: tuple[str, ...] = ()
     ray_version: str = DEFAULT_RAY_VERSION
+    init_containers: tuple[Container, ...] = ()
+    sidecars: tuple[Container, ...] = ()
+    volumes: tuple[Volume, ...] = ()
+    mounts: tuple[Mount, ...] = ()
+    command: tuple[str, ...] = ()
+    args: tuple[str, ...] = ()
 
     @property
     def autoscaling(self) -> bool:
@@ -182,25 +195,6 @@ def parse_numbers(raw: dict[str, str | None]) -> dict[str, int | None]:
             p.add(f'{flag} "{text}" must be a whole number', f"e.g. {flag} 2")
     p.raise_any()
     return out
-
-
-def image_problem(image: str) -> tuple[str, str] | None:
-    """Why `image` is not pinned (message, hint), or None when it is a tag or a digest."""
-    fix = "pin a version tag (e.g. ghcr.io/org/server:1.4.2) or a digest (@sha256:...)"
-    if not image or any(c.isspace() for c in image):
-        return f'--image "{image}" is not an image reference', fix
-    ref, _, digest = image.partition("@")
-    if digest:
-        if not _DIGEST.match(digest):
-            return f'--image "{image}": digest must be sha256 and 64 hex digits', fix
-        return None
-    last = ref.rsplit("/", 1)[-1]
-    _, colon, tag = last.partition(":")
-    if not colon or not tag:
-        return f'--image "{image}" is not pinned: it has no tag, so it means :latest', fix
-    if tag == "latest":
-        return f'--image "{image}" is not pinned: :latest moves under a running service', fix
-    return None
 
 
 def checkpoint_path(raw: str) -> str:
@@ -322,6 +316,11 @@ def _kind_rules(flags: DeployFlags, p: _Problems) -> None:
     deploy_only = (
         ("--service-port", flags.service_port),
         ("--service-target-port", flags.service_target_port),
+        ("--init", flags.init),
+        ("--sidecar", flags.sidecar),
+        ("--command", flags.command),
+        ("--arg", flags.arg),
+        ("--args", flags.args),
     )
     wrong = deploy_only if flags.kind == "rayservice" else ray_only
     other = "deployment" if flags.kind == "rayservice" else "rayservice"
@@ -329,7 +328,13 @@ def _kind_rules(flags: DeployFlags, p: _Problems) -> None:
         if value not in (None, ()):
             p.add(
                 f"{flag} applies to --kind {other} only (got --kind {flags.kind})",
-                f"drop {flag}, or deploy with --kind {other}",
+                f"drop {flag}, or deploy with --kind {other}"
+                + (
+                    "; KubeRay owns how RayService pods start (use --import-path and "
+                    "--runtime-pip for the Serve app)"
+                    if flag in ("--init", "--sidecar", "--command", "--arg", "--args")
+                    else ""
+                ),
             )
 
 
@@ -465,6 +470,12 @@ def build_spec(flags: DeployFlags, catalog: Catalog) -> ServeSpec:
     target = _port("--service-target-port", flags.service_target_port, port, p)
     if flags.service_target_port is not None and service_port == 0:
         p.add("--service-target-port needs a Service (--service-port is 0)")
+    taken = {pod_parts.SERVER_CONTAINER}
+    inits = pod_parts.containers("--init", flags.init, taken, p)
+    sidecars = pod_parts.containers("--sidecar", flags.sidecar, taken, p)
+    volumes = pod_parts.volumes(flags.volume, p)
+    mounts = pod_parts.mounts(flags.mount, volumes, checkpoint is not None, p)
+    command, args = pod_parts.command(flags.command, flags.args, flags.arg, p)
     p.raise_any()
     return ServeSpec(
         name=flags.name,
@@ -487,4 +498,10 @@ def build_spec(flags: DeployFlags, catalog: Catalog) -> ServeSpec:
         gpus=gpus,
         runtime_pip=tuple(flags.runtime_pip),
         ray_version=flags.ray_version or DEFAULT_RAY_VERSION,
+        init_containers=inits,
+        sidecars=sidecars,
+        volumes=volumes,
+        mounts=mounts,
+        command=command,
+        args=args,
     )

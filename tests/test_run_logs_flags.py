@@ -1,0 +1,97 @@
+"""`tau run logs` --all-containers, --timestamps and --prefix against the local Kubernetes API."""
+
+from __future__ import annotations
+
+import pytest
+
+from tau.cli import main
+from tests.kubeapi.handler import LOG_TIMESTAMP
+from tests.test_cli_lifecycle import project  # noqa: F401  (fixture)
+
+
+def _pod(kube_api, name: str, *, init: bool = False) -> None:
+    spec: dict = {"containers": [{"name": "main", "image": "x"}, {"name": "side", "image": "y"}]}
+    if init:
+        spec["initContainers"] = [{"name": "fetch", "image": "z"}]
+    kube_api.put(
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": name, "namespace": "team", "labels": {"job-name": "eval"}},
+            "spec": spec,
+        }
+    )
+    kube_api.set_pod_log(name, f"{name} main\n", namespace="team", container="main")
+    kube_api.set_pod_log(name, f"{name} side\n", namespace="team", container="side")
+    if init:
+        kube_api.set_pod_log(name, f"{name} fetched\n", namespace="team", container="fetch")
+
+
+@pytest.fixture
+def job(project, kube_api, capsys):  # noqa: F811
+    assert main(["run", "eval", "-n", "team"]) == 0
+    capsys.readouterr()
+    return project
+
+
+def test_all_containers_reads_init_containers_first_then_each_container(job, kube_api, capsys):
+    _pod(kube_api, "eval-0", init=True)
+    assert main(["run", "logs", "eval", "-n", "team", "--all-containers"]) == 0
+    assert capsys.readouterr().out == "eval-0 fetched\neval-0 main\neval-0 side\n"
+
+
+def test_prefix_names_pod_and_container_on_every_line(job, kube_api, capsys):
+    _pod(kube_api, "eval-0")
+    _pod(kube_api, "eval-1")
+    assert main(["run", "logs", "eval", "-n", "team", "--all-containers", "--prefix"]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        "[pod/eval-0/main] eval-0 main",
+        "[pod/eval-0/side] eval-0 side",
+        "[pod/eval-1/main] eval-1 main",
+        "[pod/eval-1/side] eval-1 side",
+    ]
+
+
+def test_prefix_of_one_container(job, kube_api, capsys):
+    _pod(kube_api, "eval-0")
+    assert main(["run", "logs", "eval", "-n", "team", "-c", "side", "--prefix"]) == 0
+    assert capsys.readouterr().out == "[pod/eval-0/side] eval-0 side\n"
+
+
+def test_timestamps_come_from_the_api_server(job, kube_api, capsys):
+    _pod(kube_api, "eval-0")
+    assert main(["run", "logs", "eval", "-n", "team", "--timestamps", "--prefix"]) == 0
+    assert capsys.readouterr().out == f"[pod/eval-0/main] {LOG_TIMESTAMP} eval-0 main\n"
+    assert any(
+        r.query.get("timestamps") == "true" for r in kube_api.requests if r.path.endswith("/log")
+    )
+
+
+def test_a_followed_log_keeps_the_prefix_per_line(job, kube_api, capsys):
+    _pod(kube_api, "eval-0")
+    assert main(["run", "logs", "eval", "-n", "team", "-f", "--prefix"]) == 0
+    assert capsys.readouterr().out == "[pod/eval-0/main] eval-0 main\n"
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["-c", "main", "--all-containers"], "--container and --all-containers exclude each other"),
+        (["-f", "--all-containers"], "--follow streams one container"),
+    ],
+)
+def test_conflicting_flags_are_refused_before_any_call(project, capsys, args, message):  # noqa: F811
+    assert main(["run", "logs", "eval", "-n", "team", *args]) == 1
+    assert message in capsys.readouterr().err
+
+
+def test_job_only_flags_are_refused_for_a_rayjob(project, kube_api, capsys):  # noqa: F811
+    kube_api.register_kueue_kuberay_tau_kinds()
+    assert main(["run", "train", "-n", "team"]) == 0
+    capsys.readouterr()
+    assert main(["run", "logs", "train", "-n", "team", "--all-containers", "--prefix"]) == 1
+    err = capsys.readouterr().err
+    assert (
+        "--all-containers, --prefix apply to Job pods; train is a RayJob whose driver log "
+        "has one source"
+    ) in err
