@@ -435,3 +435,189 @@ def test_json_valued_env_is_compact(case: Path, capsys: pytest.CaptureFixture[st
     head = docs[0]["spec"]["rayClusterSpec"]["headGroupSpec"]["template"]["spec"]
     env = {e["name"]: e.get("value") for e in head["containers"][0]["env"]}
     assert env["TAU_RAY_TRAIN_CONFIG_JSON"] == '{"scaling_config":{"use_gpu":true}}'
+
+
+# 10. Restricted security (rayjob-restricted-security, job-ttl-working-dir-restricted).
+_PSS_VOLUME_TYPES = {
+    "configMap",
+    "csi",
+    "downwardAPI",
+    "emptyDir",
+    "ephemeral",
+    "persistentVolumeClaim",
+    "projected",
+    "secret",
+}
+
+
+def pss_restricted_violations(spec: dict[str, Any]) -> list[str]:
+    """Where a pod spec breaks the Pod Security Standard "restricted" profile (baseline included).
+
+    The rules of https://kubernetes.io/docs/concepts/security/pod-security-standards/ that a
+    pod spec can break: host namespaces and ports, privileged containers, added capabilities,
+    volume types, privilege escalation, running as root, seccomp, and dropping ALL.
+    """
+    out = []
+    pod_sc = spec.get("securityContext", {})
+    for host in ("hostNetwork", "hostPID", "hostIPC"):
+        if spec.get(host):
+            out.append(f"pod: {host}")
+    for vol in spec.get("volumes", []):
+        kinds = set(vol) - {"name"}
+        if not kinds <= _PSS_VOLUME_TYPES:
+            out.append(f"volume {vol['name']}: type {sorted(kinds)}")
+    pod_seccomp = pod_sc.get("seccompProfile", {}).get("type")
+    if pod_seccomp not in (None, "RuntimeDefault", "Localhost"):
+        out.append(f"pod: seccomp {pod_seccomp}")
+    if pod_sc.get("runAsUser") == 0:
+        out.append("pod: runAsUser 0")
+    for c in [*spec.get("initContainers", []), *spec.get("containers", [])]:
+        sc = c.get("securityContext", {})
+        who = f"container {c['name']}"
+        if sc.get("privileged"):
+            out.append(f"{who}: privileged")
+        if any(p.get("hostPort") for p in c.get("ports", [])):
+            out.append(f"{who}: hostPort")
+        if sc.get("allowPrivilegeEscalation") is not False:
+            out.append(f"{who}: allowPrivilegeEscalation is not false")
+        if not (sc.get("runAsNonRoot") is True or pod_sc.get("runAsNonRoot") is True) or (
+            sc.get("runAsNonRoot") is False
+        ):
+            out.append(f"{who}: runAsNonRoot is not true")
+        if sc.get("runAsUser") == 0:
+            out.append(f"{who}: runAsUser 0")
+        seccomp = sc.get("seccompProfile", {}).get("type") or pod_seccomp
+        if seccomp not in ("RuntimeDefault", "Localhost"):
+            out.append(f"{who}: seccomp profile {seccomp}")
+        caps = sc.get("capabilities", {})
+        if "ALL" not in caps.get("drop", []):
+            out.append(f"{who}: capabilities do not drop ALL")
+        if set(caps.get("add", [])) - {"NET_BIND_SERVICE"}:
+            out.append(f"{who}: adds capabilities {caps['add']}")
+    return out
+
+
+def pod_specs(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    if doc["kind"] == "Job":
+        return [pod_spec(doc)]
+    cluster = doc["spec"]["rayClusterSpec"]
+    groups = [cluster["headGroupSpec"], *cluster["workerGroupSpecs"]]
+    return [g["template"]["spec"] for g in groups]
+
+
+GOLDEN = Path(__file__).resolve().parents[1] / "golden"
+
+
+@pytest.mark.parametrize(
+    "case_name", ["rayjob-restricted-security", "job-ttl-working-dir-restricted"]
+)
+def test_restricted_goldens_pass_the_restricted_pod_security_standard(case_name: str) -> None:
+    docs = list(yaml.safe_load_all((GOLDEN / case_name / "rendered.yaml").read_text()))
+    specs = [s for d in docs if d["kind"] in ("Job", "RayJob") for s in pod_specs(d)]
+    assert specs
+    for spec in specs:
+        assert pss_restricted_violations(spec) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        ray("runtime:\n  security:\n    mode: restricted\ncompute:\n  workers: 2\n" + PRESET),
+        job(
+            "runtime:\n  security:\n    mode: restricted\n"
+            f"run:\n  source:\n    image: ghcr.io/acme/src@{PIN}\n    path: /src\n"
+            f"storage:\n  data_pvc: d\n  image_assets:\n    - name: vocab\n      image: ghcr.io/acme/vocab@{PIN}\n"
+            "      source_path: /vocab\n      mount_path: /opt/vocab\n" + PRESET
+        ),
+    ],
+    ids=["rayjob", "job-with-init-containers"],
+)
+def test_restricted_mode_renders_pods_a_restricted_namespace_admits(
+    case: Path, capsys: pytest.CaptureFixture[str], text: str
+) -> None:
+    code, docs, err = dry(capsys, text)
+    assert code == 0, err
+    for spec in pod_specs(docs[0]):
+        assert pss_restricted_violations(spec) == []
+        assert spec["securityContext"] == {
+            "fsGroup": 65532,
+            "runAsNonRoot": True,
+            "seccompProfile": {"type": "RuntimeDefault"},
+        }
+
+
+def test_without_restricted_mode_the_ray_head_is_not_restricted(
+    case: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, docs, err = dry(capsys, ray("compute:\n  workers: 2\n" + PRESET))
+    assert code == 0, err
+    head = pod_specs(docs[0])[0]
+    assert "container prepare-ray-tmp: runAsUser 0" in pss_restricted_violations(head)
+
+
+# 13. Policy files are validated (invalid/topology-policy-bad-gpu-class, invalid/topology-policy-mig-shape).
+@pytest.mark.parametrize(
+    ("shape", "gpu_class", "message"),
+    [
+        (
+            "1xt4-16gb",
+            "t4-16gb",
+            "preset 'lab.p': gpuClass \"t4-16gb\" is not supported (allowed: any, a100-80gb, h100-95gb, h200-141gb)",
+        ),
+        (
+            "2x1g.10gb",
+            "a100-80gb",
+            "preset 'lab.p': shape \"2x1g.10gb\" is a MIG shape; presets place whole GPUs (request MIG slices with compute.mig_profile on a RayJob)",
+        ),
+        (
+            "1g.10gb",
+            "1g.10gb",
+            "preset 'lab.p': shape \"1g.10gb\" is a MIG shape; presets place whole GPUs (request MIG slices with compute.mig_profile on a RayJob)",
+        ),
+    ],
+    ids=["unsupported-class", "mig-shape", "mig-class"],
+)
+def test_a_policy_file_preset_with_a_mig_shape_or_unknown_class_is_rejected(
+    case: Path, capsys: pytest.CaptureFixture[str], shape: str, gpu_class: str, message: str
+) -> None:
+    Path("policy.yaml").write_text(
+        "apiVersion: tau.azure.com/v1alpha1\nkind: TopologyPolicy\nmetadata:\n  name: p\n"
+        "spec:\n  presets:\n    lab.p:\n      team: lab\n      lane: training\n"
+        f"      shape: {shape}\n      gpuClass: {gpu_class}\n      queue: q\n      clusterQueue: cq\n"
+    )
+    code, _, err = dry(capsys, job("policy:\n  topology_policy: policy.yaml\n  preset: lab.p\n"))
+    assert code == 1
+    assert message in err
+
+
+def test_the_builtin_catalog_passes_its_own_gpu_rules() -> None:
+    from tau.config.presets import load_catalog
+
+    assert load_catalog(None, None).presets
+
+
+# 14. Experiment identity (job-experiment-labels, job-experiment-identity-fallback, job-experiment-group-as-id).
+@pytest.mark.parametrize(
+    ("experiment", "label", "annotation"),
+    [
+        ("  name: q1\n  title: Old Title\n  group: g\n", "q1", "q1"),
+        (
+            '  name: "  "\n  title: Does LoRA Rank Matter?\n  group: g\n',
+            "does-lora-rank-matter",
+            "does-lora-rank-matter",
+        ),
+        ('  name: ""\n  group: Sweep A\n', "sweep-a", "Sweep A"),
+    ],
+    ids=["name", "blank-name-falls-back-to-title", "group"],
+)
+def test_the_experiment_id_falls_back_from_name_to_title_to_group(
+    case: Path, capsys: pytest.CaptureFixture[str], experiment: str, label: str, annotation: str
+) -> None:
+    code, docs, err = dry(capsys, job(CPU + "experiment:\n  project: Vision\n" + experiment))
+    assert code == 0, err
+    meta = docs[0]["metadata"]
+    assert meta["labels"]["tau.azure.com/stellar-experiment"] == label
+    assert meta["annotations"]["tau.azure.com/stellar-experiment-id"] == annotation
+    assert meta["annotations"]["tau.azure.com/stellar-project-value"] == "Vision"
+    pod_notes = docs[0]["spec"]["template"]["metadata"]["annotations"]
+    assert pod_notes["tau.azure.com/stellar-experiment-id"] == annotation

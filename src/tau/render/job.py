@@ -186,6 +186,10 @@ def plan_to_job(plan: Plan, *, redact: bool) -> dict[str, Any]:
         pod_spec["volumes"] = volumes
     if inits:
         pod_spec["initContainers"] = inits
+    if plan.security_restricted:
+        pod_spec["securityContext"] = pod.restricted_pod_security()
+        for init in inits:
+            init["securityContext"] = pod.restricted_security()
     template_meta: dict[str, Any] = {"labels": common.pod_labels(plan, "job")}
     pod_notes = common.pod_annotations(plan)
     if pod_notes:

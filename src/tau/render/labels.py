@@ -15,6 +15,30 @@ _EXPERIMENT_LABELS = {
 }
 
 
+def experiment_id(plan: Plan) -> str:
+    """experiment.name, else an id derived from the deprecated title, else experiment.group.
+
+    A blank name is not a name: it falls through like an absent one.
+    """
+    fields = {k: v.strip() for k, v in plan.experiment}
+    if fields.get("name"):
+        return fields["name"]
+    if fields.get("title"):
+        return meta.label_value(fields["title"])
+    return fields.get("group", "")
+
+
+def correlation_annotations(plan: Plan) -> dict[str, str]:
+    """The experiment identity as written, for the evidence portal; on workloads and pods."""
+    fields = {k: v.strip() for k, v in plan.experiment}
+    notes = {
+        meta.ANNOTATION_STELLAR_PROJECT_VALUE: fields.get("project", ""),
+        meta.ANNOTATION_STELLAR_EXPERIMENT_ID: experiment_id(plan),
+        meta.ANNOTATION_STELLAR_GROUP_VALUE: fields.get("group", ""),
+    }
+    return {k: v for k, v in notes.items() if v}
+
+
 def profile_name(plan: Plan) -> str:
     """The synthetic resource profile: policy.profile, the preset's profile, the preset name."""
     return plan.placement.profile or plan.placement.preset or f"direct-{plan.engine}"
@@ -38,9 +62,7 @@ def _identity(plan: Plan, kind: str) -> dict[str, str]:
         out[meta.LABEL_GPU_CLASS] = p.gpu_class
     if plan.workspace:
         out[meta.LABEL_WORKSPACE] = meta.label_value(plan.workspace)
-    experiment = dict(plan.experiment)
-    if not experiment.get("name") and experiment.get("title"):
-        experiment["name"] = experiment["title"]
+    experiment = {**dict(plan.experiment), "name": experiment_id(plan)}
     for key, label in _EXPERIMENT_LABELS.items():
         value = meta.label_value(experiment.get(key, ""))
         if value:
@@ -71,7 +93,7 @@ def podset_topology(plan: Plan) -> dict[str, str]:
 
 
 def pod_annotations(plan: Plan) -> dict[str, str]:
-    return podset_topology(plan)
+    return {**correlation_annotations(plan), **podset_topology(plan)}
 
 
 def workload_annotations(plan: Plan) -> dict[str, str]:
@@ -107,6 +129,7 @@ def workload_annotations(plan: Plan) -> dict[str, str]:
     if retry.get("TAU_RETRY_ATTEMPT"):
         notes[meta.ANNOTATION_RETRY_ATTEMPT] = retry["TAU_RETRY_ATTEMPT"]
         notes[meta.ANNOTATION_RETRY_REASON] = retry.get("TAU_RETRY_REASON", "")
+    notes.update(correlation_annotations(plan))
     notes.update(podset_topology(plan))
     return notes
 

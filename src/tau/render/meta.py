@@ -44,6 +44,10 @@ ANNOTATION_CHECKPOINT_ARTIFACT = _P + "checkpoint-artifact"
 LABEL_STELLAR_PROJECT = _P + "stellar-project"
 LABEL_STELLAR_EXPERIMENT = _P + "stellar-experiment"
 LABEL_STELLAR_GROUP = _P + "stellar-group"
+# The experiment identity as written (labels carry the sanitized form).
+ANNOTATION_STELLAR_PROJECT_VALUE = _P + "stellar-project-value"
+ANNOTATION_STELLAR_EXPERIMENT_ID = _P + "stellar-experiment-id"
+ANNOTATION_STELLAR_GROUP_VALUE = _P + "stellar-group-value"
 ANNOTATION_CAPTURE_VERSION = _P + "capture-version"
 ANNOTATION_NAMESPACE = _P + "namespace"
 # Provenance.
