@@ -15,7 +15,7 @@ from tau import render
 from tau.config import presets
 from tau.config.validate import ValidConfig
 from tau.errors import ConfigError, Diagnostic
-from tau.plan.model import Script
+from tau.plan.model import UNRESOLVED_SERVICE_ACCOUNT, Script
 from tau.plan.resolve import Resolved, resolve
 
 PLACEHOLDER_WARNING = (
@@ -133,10 +133,19 @@ def catalog_for(valid: ValidConfig, env: Mapping[str, str]) -> presets.Catalog:
         ) from None
 
 
-def client_preview(valid: ValidConfig, env: Mapping[str, str]) -> Preview:
-    """Render offline with placeholders and redacted Secret references."""
+def client_preview(
+    valid: ValidConfig, env: Mapping[str, str], *, service_account: str | None = None
+) -> Preview:
+    """Render offline with placeholders and redacted Secret references.
+
+    The service account is the workspace's, known only at submit: a placeholder unless
+    --service-account names it (`service_account`)."""
     resolved = resolve(
-        valid, catalog_for(valid, env), read_script(valid), project=read_project(valid)
+        valid,
+        catalog_for(valid, env),
+        read_script(valid),
+        service_account=service_account or UNRESOLVED_SERVICE_ACCOUNT,
+        project=read_project(valid),
     )
     return Preview(_render(valid, resolved, redact=True), resolved)
 
@@ -147,17 +156,20 @@ def cluster_render(
     *,
     namespace: str,
     queue: str | None,
+    service_account: str | None = None,
     retry_env: dict[str, str] | None = None,
     redact: bool = False,
 ) -> Preview:
-    """Render for a real submit: the namespace (and queue, when the workspace gives one) known,
-    Secret references intact unless `redact`. Everything else is the client dry-run's path."""
+    """Render for a real submit: the namespace, the queue and the service account (when the
+    workspace or --service-account gives them) known, Secret references intact unless `redact`.
+    Everything else is the client dry-run's path."""
     resolved = resolve(
         valid,
         catalog_for(valid, env),
         read_script(valid),
         namespace=namespace,
         queue=queue,
+        service_account=service_account,
         retry_env=retry_env,
         project=read_project(valid),
     )

@@ -102,7 +102,6 @@ def run(
     where: Where | None = None,
     output: OutputFlag = "yaml",
     service_account: str | None = None,
-    project: str | None = None,
 ) -> int:
     """Submit a run, or preview it with --dry-run.
 
@@ -117,9 +116,7 @@ def run(
     output
         Manifest format of --dry-run: yaml or json.
     service_account
-        ServiceAccount override.
-    project
-        Project of a monorepo catalog (tau.projects.yaml).
+        ServiceAccount every pod of the run uses (default: the workspace's).
     """
     import os
 
@@ -133,8 +130,14 @@ def run(
         raise UsageError("--dry-run must be one of: client, server")
     valid = _load_valid(target, config)
     if dry_run != "client":
-        return _submit(valid, where, server_dry_run=dry_run == "server", fmt=fmt)
-    result = pipeline.client_preview(valid, os.environ)
+        return _submit(
+            valid,
+            where,
+            server_dry_run=dry_run == "server",
+            fmt=fmt,
+            service_account=service_account,
+        )
+    result = pipeline.client_preview(valid, os.environ, service_account=service_account)
     for line in result.warnings:
         print(line, file=sys.stderr)
     text = (
@@ -195,7 +198,9 @@ def explain_config(*, output: OutputFlag = "markdown") -> int:
     return 0
 
 
-def _submit(valid, where: Where, *, server_dry_run: bool, fmt: str) -> int:
+def _submit(
+    valid, where: Where, *, server_dry_run: bool, fmt: str, service_account: str | None
+) -> int:
     import os
     import secrets
 
@@ -211,7 +216,11 @@ def _submit(valid, where: Where, *, server_dry_run: bool, fmt: str) -> int:
     api, target = session.api, session.target
     assert target is not None  # the session looked the workspace up
     ns = target.namespace
-    rendered = pipeline.cluster_render(valid, os.environ, namespace=ns, queue=target.queue)
+    # --service-account overrides the workspace's; every pod of the run runs as it.
+    account = service_account or target.service_account
+    rendered = pipeline.cluster_render(
+        valid, os.environ, namespace=ns, queue=target.queue, service_account=account
+    )
     for line in rendered.warnings:
         print(line, file=sys.stderr)
     result = submit(
@@ -240,7 +249,10 @@ def _submit(valid, where: Where, *, server_dry_run: bool, fmt: str) -> int:
     from tau.runs.recovery import ClusterRun
 
     return retry.run(
-        policy, ns, plan.name, ClusterRun(api, ns, valid, os.environ, queue=target.queue)
+        policy,
+        ns,
+        plan.name,
+        ClusterRun(api, ns, valid, os.environ, queue=target.queue, service_account=account),
     )
 
 
@@ -534,7 +546,14 @@ def resume(
     )
     api, target = session.api, session.target
     assert target is not None  # the session looked the workspace up
-    run = ClusterRun(api, target.namespace, valid, os.environ, queue=target.queue)
+    run = ClusterRun(
+        api,
+        target.namespace,
+        valid,
+        os.environ,
+        queue=target.queue,
+        service_account=target.service_account,
+    )
     plan = plan_resume(run, retry.policy_of(valid), force=force, resume_from=from_)
     for line in plan.warnings:
         print(line, file=sys.stderr)

@@ -118,9 +118,7 @@ def _gpu_problems(raw: dict[str, Any]) -> list[str]:
     if gpu_class:
         canonical, aliases = gpu_classes()
         if label_normal(str(gpu_class)) not in (*canonical, *aliases):
-            out.append(
-                f'gpuClass "{gpu_class}" is not supported (allowed: {", ".join(canonical)})'
-            )
+            out.append(f'gpuClass "{gpu_class}" is not supported (allowed: {", ".join(canonical)})')
     return out
 
 

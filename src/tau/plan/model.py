@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 UNRESOLVED_QUEUE = "<unresolved-queue>"
 UNRESOLVED_NAMESPACE = "<unresolved-namespace>"
+UNRESOLVED_SERVICE_ACCOUNT = "<unresolved-service-account>"
 REDACTED = "<redacted>"
 
 
@@ -100,6 +101,8 @@ class Plan:
     config_hash: str
     #: A Job script run as its own executable (its shebang), not under python3.
     shebang_script: bool = False
+    #: serviceAccountName of every pod; None leaves the namespace's default.
+    service_account: str | None = None
     # Job shape.
     gpus: int = 0
     nodes: int = 1
