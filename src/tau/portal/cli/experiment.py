@@ -777,9 +777,7 @@ def status(
         ],
     )
     states = ", ".join(f"{k}={v}" for k, v in result["state_counts"].items())
-    lifecycle = ", ".join(f"{k}={v}" for k, v in result["lifecycle_counts"].items())
     print(f"states:  {states or '(none)'}")
-    print(f"lifecycle:  {lifecycle or '(none)'}")
     return 0
 
 
