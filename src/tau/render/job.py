@@ -11,9 +11,10 @@ import hashlib
 import json
 from typing import Any
 
+from tau.k8s import meta
 from tau.plan.model import Plan
 from tau.render import labels as common
-from tau.render import meta, pod
+from tau.render import pod
 from tau.render.commands import MASTER_PORT, headless_host, main_command
 
 SHM_SIZE = "16Gi"
@@ -188,6 +189,10 @@ def plan_to_job(plan: Plan, *, redact: bool) -> dict[str, Any]:
         pod_spec["volumes"] = volumes
     if inits:
         pod_spec["initContainers"] = inits
+    if plan.security_restricted:
+        pod_spec["securityContext"] = pod.restricted_pod_security()
+        for init in inits:
+            init["securityContext"] = pod.restricted_security()
     template_meta: dict[str, Any] = {"labels": common.pod_labels(plan, "job")}
     pod_notes = common.pod_annotations(plan)
     if pod_notes:
@@ -199,6 +204,8 @@ def plan_to_job(plan: Plan, *, redact: bool) -> dict[str, Any]:
         "ttlSecondsAfterFinished": plan.ttl_seconds,
         "template": {"metadata": template_meta, "spec": pod_spec},
     }
+    if plan.execution_deadline is not None:
+        spec["activeDeadlineSeconds"] = plan.execution_deadline
     if plan.multi_node:
         spec.update(
             {"completionMode": "Indexed", "completions": plan.nodes, "parallelism": plan.nodes}
@@ -208,6 +215,9 @@ def plan_to_job(plan: Plan, *, redact: bool) -> dict[str, Any]:
         "namespace": plan.namespace,
         "labels": common.workload_labels(plan, "job"),
     }
+    if plan.execution_deadline is not None:
+        # Kueue deactivates the workload once it has run this long (its maximum execution time).
+        metadata["labels"][meta.KUEUE_MAX_EXEC_TIME] = str(plan.execution_deadline)
     notes = _annotations(plan)
     if notes:
         metadata["annotations"] = notes

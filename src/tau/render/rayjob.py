@@ -11,8 +11,9 @@ import re
 import shlex
 from typing import Any
 
+from tau.k8s import meta
 from tau.plan.model import Plan, Resources
-from tau.render import artifact_index, meta, payload, pod, tune_driver
+from tau.render import artifact_index, payload, pod, tune_driver
 from tau.render import labels as common
 
 DEFAULT_RAY_VERSION = "2.56.0"
@@ -25,14 +26,10 @@ _SYSTEM_AFFINITY = {
             "nodeSelectorTerms": [
                 {
                     "matchExpressions": [
-                        {"key": "kubernetes.azure.com/mode", "operator": "In", "values": ["system"]}
+                        {"key": meta.AKS_NODE_MODE, "operator": "In", "values": ["system"]}
                     ]
                 },
-                {
-                    "matchExpressions": [
-                        {"key": "kubernetes.azure.com/mode", "operator": "DoesNotExist"}
-                    ]
-                },
+                {"matchExpressions": [{"key": meta.AKS_NODE_MODE, "operator": "DoesNotExist"}]},
             ]
         }
     }
@@ -126,7 +123,9 @@ def _env(plan: Plan, *, redact: bool, head: bool) -> list[dict[str, Any]]:
     )
     configs = dict(plan.launcher_configs)
     if plan.launcher == "ray-train":
-        env["TAU_RAY_TRAIN_CONFIG_JSON"] = json.dumps(configs, sort_keys=True)
+        env["TAU_RAY_TRAIN_CONFIG_JSON"] = json.dumps(
+            configs, sort_keys=True, separators=(",", ":")
+        )
     else:
         script = _script_name(plan)
         env.update(
@@ -134,7 +133,7 @@ def _env(plan: Plan, *, redact: bool, head: bool) -> list[dict[str, Any]]:
                 "TAU_TUNE_TRAIN_PATH": f"/script/{script}",
                 "TAU_TUNE_TRAIN_MODULE": _module_name(script),
                 "TAU_TUNE_METRIC": plan.tune_metric or "",
-                "TAU_TUNE_PARAM_SPACE": json.dumps(configs, sort_keys=True),
+                "TAU_TUNE_PARAM_SPACE": json.dumps(configs, sort_keys=True, separators=(",", ":")),
             }
         )
         for key, value in (
@@ -151,7 +150,7 @@ def _env(plan: Plan, *, redact: bool, head: bool) -> list[dict[str, Any]]:
 
 
 def _payload_init(plan: Plan, encoded: str, digest: str) -> dict[str, Any]:
-    return {
+    init: dict[str, Any] = {
         "name": "tau-payload",
         "image": plan.image,
         "command": ["python3", "-c", payload.DECODER],
@@ -166,6 +165,9 @@ def _payload_init(plan: Plan, encoded: str, digest: str) -> dict[str, Any]:
         },
         "volumeMounts": [{"name": "script", "mountPath": payload.TARGET_DIR}],
     }
+    if plan.security_restricted:
+        init["securityContext"] = pod.restricted_security()
+    return init
 
 
 def _shared_volumes(plan: Plan) -> list[dict[str, Any]]:
@@ -236,6 +238,8 @@ def _head(plan: Plan, encoded: str, digest: str, *, redact: bool) -> dict[str, A
         ),
         "volumeMounts": _mounts(ray_tmp=True),
     }
+    if plan.security_restricted:
+        head["securityContext"] = pod.restricted_security()
     sidecar = {
         "name": "ray-driver-log-offload",
         "image": plan.image,
@@ -263,7 +267,9 @@ def _head(plan: Plan, encoded: str, digest: str, *, redact: bool) -> dict[str, A
     }
     if plan.placement.pod_priority_class:
         spec["priorityClassName"] = plan.placement.pod_priority_class
-    notes = {**_MONITORING}
+    if plan.security_restricted:
+        spec["securityContext"] = pod.restricted_pod_security()
+    notes = {**_MONITORING, **common.correlation_annotations(plan)}
     return {
         "rayStartParams": {"dashboard-host": "0.0.0.0", "num-cpus": "0", "num-gpus": "0"},
         "template": {
@@ -319,6 +325,8 @@ def _worker(plan: Plan, encoded: str, digest: str, *, redact: bool) -> dict[str,
             m for m in _mounts(ray_tmp=False) if ships_payload or m["name"] != "script"
         ],
     }
+    if plan.security_restricted:
+        container["securityContext"] = pod.restricted_security()
     volumes = [v for v in _shared_volumes(plan) if ships_payload or v["name"] != "script"]
     spec: dict[str, Any] = {
         "restartPolicy": "Never",
@@ -335,6 +343,8 @@ def _worker(plan: Plan, encoded: str, digest: str, *, redact: bool) -> dict[str,
         spec["nodeSelector"] = dict(plan.placement.node_selector)
     if plan.placement.pod_priority_class:
         spec["priorityClassName"] = plan.placement.pod_priority_class
+    if plan.security_restricted:
+        spec["securityContext"] = pod.restricted_pod_security()
     notes = {**_MONITORING, **common.pod_annotations(plan)}
     return {
         "groupName": f"{plan.name}-w",
@@ -389,7 +399,7 @@ def plan_to_rayjob(plan: Plan, *, redact: bool) -> dict[str, Any]:
     if runtime_env:
         spec["runtimeEnvYAML"] = runtime_env
     return {
-        "apiVersion": "ray.io/v1",
+        "apiVersion": meta.RAY_API_VERSION,
         "kind": "RayJob",
         "metadata": {
             "name": plan.name,

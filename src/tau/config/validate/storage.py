@@ -10,20 +10,22 @@ import posixpath
 import re
 
 from tau.config.validate.context import Context
+from tau.k8s import paths
 
 #: The stage that runs these rules: `tau run validate` (schema and offline rules).
 STAGE = "offline"
 
 _DIGEST_REF = re.compile(
-    r"^(?:[a-z0-9]+(?:[._-][a-z0-9]+)*(?::[0-9]+)?/)?"  # registry host[:port]/
+    # registry host[:port]/, the host a DNS name or a bracketed IPv6 address
+    r"^(?:(?:[a-z0-9]+(?:[._-][a-z0-9]+)*|\[[0-9a-f:.]+\])(?::[0-9]+)?/)?"
     r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*"
     r"(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?@sha256:[a-f0-9]{64}$"
 )
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _TELEMETRY_ID = re.compile(r"^[a-z0-9]([a-z0-9._-]*[a-z0-9])?$")
 RESERVED_MOUNTS = (
-    "/data",
-    "/mnt",
+    paths.DATA_ROOT,
+    paths.HOT_ROOT,
     "/script",
     "/manifest",
     "/tmp",
@@ -45,7 +47,19 @@ def is_pinned(ref: str) -> bool:
     # Normalization must not change the reference: the first component is a registry host
     # (`foo/bar@...` would normalize to docker.io/foo/bar@...).
     host, sep, _ = ref.split("@", 1)[0].partition("/")
+    if host.startswith("["):
+        return bool(sep) and _is_ipv6(host[1 : host.index("]")])
     return bool(sep) and ("." in host or ":" in host or host == "localhost")
+
+
+def _is_ipv6(text: str) -> bool:
+    import ipaddress
+
+    try:
+        ipaddress.IPv6Address(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _under(path: str, root: str) -> bool:
@@ -201,7 +215,7 @@ def _metrics(ctx: Context) -> None:
         if not entry.strip():
             ctx.error(path, f"{path} must not be empty")
         elif entry.startswith("/"):
-            if not _under(posixpath.normpath(entry), "/data"):
+            if not paths.under_data(entry):
                 ctx.error(path, f'{path} "{entry}": absolute metric paths must be under /data')
         elif posixpath.normpath(entry) == ".." or posixpath.normpath(entry).startswith("../"):
             ctx.error(path, f'{path} "{entry}" must not escape storage.output')
