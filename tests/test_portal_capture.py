@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from kubernetes import client
 
-from tau.render import meta
+from tau.k8s import meta
 from tests.portal_helpers import portal
 
 NS = "team"

@@ -2,7 +2,7 @@
 
 Pure. Input is the status layer's Snapshot (what `tau run status` fetches) and its
 interpreted state; output is store records. Label and annotation keys come from the project's
-vocabulary (`tau.render.meta`), the state from the status interpreter, never re-derived here.
+vocabulary (`tau.k8s.meta`), the state from the status interpreter, never re-derived here.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from tau.render import meta
+from tau.k8s import meta
 from tau.status.facts import conditions, metadata, name_of, status_of
 from tau.status.model import State
 from tau.status.snapshot import Snapshot
