@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from tau.errors import UsageError
-from tau.portal.capture.profile import profile_of
+from tau.portal.capture.profile import Profile, profile_of
 from tau.portal.capture.record import Counts, record_profile
 from tau.portal.store.core import Store
 
@@ -40,18 +40,7 @@ def capture_run_profile(
         )
     if state:
         profile.run["state"] = state
-    counts = Counts()
-    with store.writer() as w:
-        record_profile(
-            w,
-            profile,
-            project=scope.project,
-            experiment=scope.experiment,
-            group=scope.group,
-            owner=scope.owner,
-            capture_source="status-run-profile",
-            counts=counts,
-        )
+    counts = _record(store, [profile], scope, "status-run-profile")
     return profile.run | {"context": profile.context}, counts
 
 
@@ -81,7 +70,6 @@ def reconcile(store: Store, api: Any, namespace: str, scope: Scope) -> tuple[Cou
             if resource is JOB and any(o.get("kind") == "RayJob" for o in owners):
                 continue  # the RayJob's submitter Job is captured with its RayJob
             names.append(str(obj["metadata"]["name"]))
-    counts = Counts()
     now = datetime.now(UTC)
     profiles = []
     for name in sorted(set(names)):
@@ -90,6 +78,12 @@ def reconcile(store: Store, api: Any, namespace: str, scope: Scope) -> tuple[Cou
         profile = profile_of(snapshot, interpret(snapshot, now).state, cluster=scope.cluster)
         if profile is not None:
             profiles.append(profile)
+    return _record(store, profiles, scope, "controller-autocapture"), warnings
+
+
+def _record(store: Store, profiles: list[Profile], scope: Scope, source: str) -> Counts:
+    """Record the profiles in one commit; the counts of what changed."""
+    counts = Counts()
     with store.writer() as w:
         for profile in profiles:
             record_profile(
@@ -99,7 +93,7 @@ def reconcile(store: Store, api: Any, namespace: str, scope: Scope) -> tuple[Cou
                 experiment=scope.experiment,
                 group=scope.group,
                 owner=scope.owner,
-                capture_source="controller-autocapture",
+                capture_source=source,
                 counts=counts,
             )
-    return counts, warnings
+    return counts
