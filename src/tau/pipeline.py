@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tau import render
 from tau.config import presets
@@ -18,6 +18,9 @@ from tau.config.validate.context import first
 from tau.errors import ConfigError, Diagnostic
 from tau.plan.model import Script
 from tau.plan.resolve import Resolved, resolve
+
+if TYPE_CHECKING:
+    from tau.provenance import Provenance
 
 PLACEHOLDER_WARNING = (
     "client dry-run does not contact the cluster: {fields} shown as a "
@@ -131,12 +134,21 @@ def catalog_for(valid: ValidConfig, env: Mapping[str, str]) -> presets.Catalog:
         ) from None
 
 
-def client_preview(valid: ValidConfig, env: Mapping[str, str]) -> Preview:
+def client_preview(
+    valid: ValidConfig, env: Mapping[str, str], provenance: Provenance | None = None
+) -> Preview:
     """Render offline with placeholders and redacted Secret references."""
     resolved = resolve(
         valid, catalog_for(valid, env), read_script(valid), project=read_project(valid)
     )
-    return Preview(render.render(resolved.plan, redact=True), resolved)
+    return Preview(_stamp(render.render(resolved.plan, redact=True), provenance), resolved)
+
+
+def _stamp(documents: list[dict[str, Any]], provenance: Provenance | None) -> list[dict[str, Any]]:
+    """The workload objects with the run's provenance annotations (code-sha, tau-command)."""
+    from tau.provenance import annotate
+
+    return annotate(documents, provenance) if provenance else documents
 
 
 def cluster_render(
@@ -147,6 +159,7 @@ def cluster_render(
     queue: str | None,
     retry_env: dict[str, str] | None = None,
     redact: bool = False,
+    provenance: Provenance | None = None,
 ) -> Preview:
     """Render for a real submit: the namespace (and queue, when the workspace gives one) known,
     Secret references intact unless `redact`. Everything else is the client dry-run's path."""
@@ -159,4 +172,4 @@ def cluster_render(
         retry_env=retry_env,
         project=read_project(valid),
     )
-    return Preview(render.render(resolved.plan, redact=redact), resolved)
+    return Preview(_stamp(render.render(resolved.plan, redact=redact), provenance), resolved)

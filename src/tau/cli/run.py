@@ -82,6 +82,14 @@ def _display(path: Path) -> Path:
         return path
 
 
+def _provenance(valid: Any) -> Any:
+    """The run's code-sha (its config's Git commit) and this command line."""
+    from tau.cli import invocation
+    from tau.provenance import collect
+
+    return collect(valid.config_dir, invocation())
+
+
 def _load_valid(target: str | None, config: Path | None):
     from tau.config import load, validate
     from tau.config import target as targets
@@ -134,7 +142,7 @@ def run(
     valid = _load_valid(target, config)
     if dry_run != "client":
         return _submit(valid, where, server_dry_run=dry_run == "server", fmt=fmt)
-    result = pipeline.client_preview(valid, os.environ)
+    result = pipeline.client_preview(valid, os.environ, _provenance(valid))
     for line in result.warnings:
         print(line, file=sys.stderr)
     text = (
@@ -211,7 +219,10 @@ def _submit(valid, where: Where, *, server_dry_run: bool, fmt: str) -> int:
     api, target = session.api, session.target
     assert target is not None  # the session looked the workspace up
     ns = target.namespace
-    rendered = pipeline.cluster_render(valid, os.environ, namespace=ns, queue=target.queue)
+    provenance = _provenance(valid)
+    rendered = pipeline.cluster_render(
+        valid, os.environ, namespace=ns, queue=target.queue, provenance=provenance
+    )
     for line in rendered.warnings:
         print(line, file=sys.stderr)
     result = submit(
@@ -240,7 +251,10 @@ def _submit(valid, where: Where, *, server_dry_run: bool, fmt: str) -> int:
     from tau.runs.recovery import ClusterRun
 
     return retry.run(
-        policy, ns, plan.name, ClusterRun(api, ns, valid, os.environ, queue=target.queue)
+        policy,
+        ns,
+        plan.name,
+        ClusterRun(api, ns, valid, os.environ, queue=target.queue, provenance=provenance),
     )
 
 
@@ -534,7 +548,9 @@ def resume(
     )
     api, target = session.api, session.target
     assert target is not None  # the session looked the workspace up
-    run = ClusterRun(api, target.namespace, valid, os.environ, queue=target.queue)
+    run = ClusterRun(
+        api, target.namespace, valid, os.environ, queue=target.queue, provenance=_provenance(valid)
+    )
     plan = plan_resume(run, retry.policy_of(valid), force=force, resume_from=from_)
     for line in plan.warnings:
         print(line, file=sys.stderr)

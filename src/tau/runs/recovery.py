@@ -15,6 +15,7 @@ from typing import Any
 
 from tau.config.validate import ValidConfig
 from tau.errors import TauError
+from tau.provenance import Provenance
 from tau.render import meta
 from tau.runs.retry import Outcome, Policy, retry_env
 
@@ -37,6 +38,8 @@ class ClusterRun:
     sleep: Callable[[float], None] = time.sleep
     clock: Callable[[], datetime] = _now
     echo: Callable[[str], None] = print
+    #: Code-sha and command annotations for every object this run (re)submits.
+    provenance: Provenance | None = None
     _last: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -84,6 +87,7 @@ class ClusterRun:
             queue=self.queue,
             retry_env=env,
             redact=redact,
+            provenance=self.provenance,
         ).documents
 
     def resubmit(self, env: dict[str, str]) -> None:
