@@ -26,12 +26,15 @@ golden: ## Rewrite golden/ from the current renderer; review the diff
 	$(PYTHON) -m pytest -q tests/test_golden*.py tests/test_portal_stellar_golden.py --update-golden
 
 ##@ Checks
-.PHONY: lint test bench verify
+.PHONY: lint typecheck test bench verify
 lint: ## ruff lint and format check over the hand-written code
 	$(PYTHON) -m ruff check src tests codegen.py bench
 	$(PYTHON) -m ruff format --check src tests codegen.py bench
 
-test: lint ## Lint, then the test suite (fails on stale generated code or golden drift)
+typecheck: ## mypy over src/ (configured in pyproject.toml); zero errors
+	$(PYTHON) -m mypy
+
+test: lint typecheck ## Lint and type-check, then the test suite (fails on stale generated code or golden drift)
 	$(PYTHON) codegen.py --check
 	$(PYTHON) -m pytest -q
 

@@ -42,7 +42,7 @@ def render_rates(seconds: float = 2.0) -> tuple[float, float, float]:
     sys.path[:0] = [str(ROOT / "src")]
     from tau import pipeline, render
     from tau.config import load, validate
-    from tau.plan.model import resolve
+    from tau.plan import resolve
     from tau.render import manifests
 
     examples = [p for p in sorted(EXAMPLES.glob("tau/*.yaml")) if "connection" not in p.name]

@@ -20,6 +20,7 @@ import datetime as dt
 import functools
 import importlib
 import json
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,7 @@ from typing import Any
 import jsonschema
 import kubernetes_validate
 import pydantic
+import pytest
 import yaml
 from kubernetes_validate import utils as kv_utils
 from packaging.version import Version
@@ -180,8 +182,19 @@ def validate_crd(doc: Doc) -> list[str]:
 
 
 def upstream_available() -> bool:
-    """True when ../shared/upstream-crds is present (tests skip the upstream checks otherwise)."""
-    return UPSTREAM_DIR.is_dir() and any(UPSTREAM_DIR.rglob("*.yaml"))
+    """True when ../shared/upstream-crds is present (tests skip the upstream checks otherwise).
+
+    In CI (`CI=true`) a missing directory fails the run instead: conformance to the real
+    upstream CRDs must not silently stop being checked.
+    """
+    present = UPSTREAM_DIR.is_dir() and any(UPSTREAM_DIR.rglob("*.yaml"))
+    if not present and os.environ.get("CI", "").lower() in ("true", "1"):
+        pytest.fail(
+            f"CI=true but the upstream CRDs are missing at {UPSTREAM_DIR.resolve()}: the "
+            "Kueue/KubeRay conformance checks would be skipped",
+            pytrace=False,
+        )
+    return present
 
 
 _GROUP_RE = re.compile(r"^  group: (\S+)$", re.MULTILINE)

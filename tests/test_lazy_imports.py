@@ -78,3 +78,38 @@ def test_other_offline_commands_do_not_import_the_kubernetes_client(argv: list[s
     code, modules = modules_after(argv, ROOT)
     assert code == 0
     assert not imported(modules, "kubernetes")
+
+
+@pytest.mark.parametrize(
+    "argv", [["run", "validate", "train"], ["run", "schema"], ["version"], ["--help"]]
+)
+def test_tau_never_imports_the_portal_or_pyarrow(argv: list[str]) -> None:
+    code, modules = modules_after(argv, ROOT / "examples")
+    assert code == 0
+    for package in ("tau.portal", "pyarrow", "kubernetes"):
+        assert not imported(modules, package), package
+
+
+PORTAL_PROBE = """
+import json, sys
+from tau.portal.cli import main
+code = main(sys.argv[1:])
+print(json.dumps({"code": code, "modules": sorted(sys.modules)}))
+"""
+
+
+def test_portal_help_and_search_do_not_import_pyarrow_or_kubernetes(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    for argv in (
+        ["--help"],
+        ["experiment", "init", "demo", "--store", str(store)],
+        ["experiment", "search", "--store", str(store)],
+    ):
+        proc = subprocess.run(
+            [sys.executable, "-c", PORTAL_PROBE, *argv],
+            capture_output=True, text=True, check=False, timeout=60,
+        )  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+        modules = set(json.loads(proc.stdout.splitlines()[-1])["modules"])
+        for package in ("pyarrow", "kubernetes", "tau.portal.capture.jsonl"):
+            assert not imported(modules, package), (argv, package)

@@ -124,7 +124,8 @@ def _parse_nvlink(lines: list[str]) -> tuple[tuple[int, int, bool], ...]:
 
 def _parse_ibstat(lines: list[str]) -> tuple[IbPort, ...] | None:
     ports: list[IbPort] = []
-    device, port, fields = "", 0, {}
+    device, port = "", 0
+    fields: dict[str, str] = {}
 
     def flush() -> None:
         if device and port:

@@ -175,6 +175,8 @@ def _activate_descriptor(
         / "kubeconfigs"
         / f"{safe_name(desc.context_name)}-{short_hash(key, 6)}-{desc.digest[7:19]}.yaml"
     )
+    config: dict[str, Any] | None
+    identity: kc.ClusterIdentity | None
     if desc.aks is None:
         config = kc.isolate(desc.context_name, env)
         identity = kc.cluster_identity(config)

@@ -121,7 +121,8 @@ def _placement(f: _Findings, catalog: Catalog) -> Placement:
         if explicit and inherited and label_normal(str(explicit)) != label_normal(inherited):
             f.warn(
                 f"policy.{key}",
-                f'policy.{key}="{explicit}" overrides preset {preset.name} value "{inherited}"',
+                f'policy.{key}="{explicit}" overrides preset '
+                f'{preset.name if preset else ""} value "{inherited}"',
             )
         merged[key] = str(explicit or inherited or "")
     tier = policy.get("priority_tier") or policy.get("priority") or ""

@@ -134,7 +134,7 @@ def model_table(rows: Sequence[Mapping[str, Any]], metric: str | None) -> str:
     body = []
     for r in rows:
         value = r.get("metric_value")
-        art = next(iter(r["record"].get("artifacts") or []), {})
+        art: Mapping[str, Any] = next(iter(r["record"].get("artifacts") or []), {})
         body.append(
             (
                 r["record"]["model"],
@@ -153,7 +153,7 @@ def model_summary(rec: Mapping[str, Any]) -> str:
     """The ``model show -o summary`` view."""
     pm = rec.get("primary_metric") or {}
     metric = f"{pm['name']}={pm['value']:g} ({pm['direction']})" if pm else "-"
-    art = next(iter(rec.get("artifacts") or []), {})
+    art: Mapping[str, Any] = next(iter(rec.get("artifacts") or []), {})
     fields = [
         ("Model", rec["model"]),
         ("Run", rec["run"]),

@@ -8,7 +8,7 @@ is deterministic: the same inputs give byte-identical records.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, cast
 
 from tau.registry import artifact_index, layout, records
 from tau.registry.backend import Backend
@@ -134,7 +134,7 @@ class ModelRegistry:
             )
         if sort:
             with_value = [r for r in rows if r["metric_value"] is not None]
-            with_value.sort(key=lambda r: r["metric_value"], reverse=sort == "desc")
+            with_value.sort(key=lambda r: cast(float, r["metric_value"]), reverse=sort == "desc")
             rows = with_value + [r for r in rows if r["metric_value"] is None]
         return rows
 
@@ -201,7 +201,9 @@ class ModelRegistry:
                 f'model "{model}" has no runs', hint="index runs with: tau data model index rebuild"
             )
         if metric is None:
-            names = sorted({(r.get("primary_metric") or {}).get("name") for r in recs} - {None})
+            names = sorted(
+                {str(n) for r in recs if (n := (r.get("primary_metric") or {}).get("name"))}
+            )
             if len(names) > 1:
                 raise RegistryError(
                     f"model {model} has mixed primary metrics ({', '.join(names)})",

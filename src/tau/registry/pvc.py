@@ -50,6 +50,10 @@ _LOCK = (
 )
 
 
+#: Output lines of a helper pod (the class has a `list` method, so spell the type once here).
+Lines = list[str]
+
+
 class PvcBackend:
     """Registry documents on a PVC, read and written by helper pods."""
 
@@ -85,7 +89,7 @@ class PvcBackend:
             return None
         return base64.b64decode("".join(lines[1:]))
 
-    def list(self, path: str) -> list[str]:
+    def list(self, path: str) -> Lines:
         """List via a ``tau-ls-*`` pod."""
         return sorted(n for n in self._run("ls", _LIST, path)[1:] if n)
 
@@ -143,9 +147,7 @@ class PvcBackend:
             },
         }
 
-    def _run(
-        self, verb: str, script: str, path: str, env: dict[str, str] | None = None
-    ) -> list[str]:
+    def _run(self, verb: str, script: str, path: str, env: dict[str, str] | None = None) -> Lines:
         """Run one helper pod to completion and return its output lines (first is a marker)."""
         name = f"tau-{verb}-{secrets.token_hex(4)}"
         full_env = {"TAU_ROOT": layout.PVC_MOUNT, "TAU_PATH": path, **(env or {})}

@@ -65,7 +65,7 @@ def _volumes(plan: Plan) -> tuple[list[dict[str, Any]], list[dict[str, Any]], li
     inits: list[dict[str, Any]] = []
     for vol in plan.volumes:
         volumes.append({"name": vol.name, "persistentVolumeClaim": {"claimName": vol.claim}})
-        mount = {"name": vol.name, "mountPath": vol.path}
+        mount: dict[str, Any] = {"name": vol.name, "mountPath": vol.path}
         if vol.read_only:
             mount["readOnly"] = True
         mounts.append(mount)
@@ -96,15 +96,15 @@ def _volumes(plan: Plan) -> tuple[list[dict[str, Any]], list[dict[str, Any]], li
             }
         )
     for asset in plan.image_assets:
-        vol = f"tau-asset-{asset.name}"
-        volumes.append({"name": vol, "emptyDir": {}})
-        mounts.append({"name": vol, "mountPath": asset.mount_path, "readOnly": True})
+        asset_vol = f"tau-asset-{asset.name}"
+        volumes.append({"name": asset_vol, "emptyDir": {}})
+        mounts.append({"name": asset_vol, "mountPath": asset.mount_path, "readOnly": True})
         inits.append(
             {
-                "name": vol,
+                "name": asset_vol,
                 "image": asset.image,
                 "command": ["/bin/cp", "-a", "--", f"{asset.source_path}/.", "/tau-asset/"],
-                "volumeMounts": [{"name": vol, "mountPath": "/tau-asset"}],
+                "volumeMounts": [{"name": asset_vol, "mountPath": "/tau-asset"}],
             }
         )
     return volumes, mounts, inits

@@ -183,7 +183,7 @@ def _shared_volumes(plan: Plan) -> list[dict[str, Any]]:
 
 
 def _mounts(*, ray_tmp: bool) -> list[dict[str, Any]]:
-    mounts = [
+    mounts: list[dict[str, Any]] = [
         {"name": "script", "mountPath": "/script", "readOnly": True},
         {"name": "data", "mountPath": pod.DATA_ROOT},
         {"name": "tau-hot", "mountPath": pod.HOT_ROOT},

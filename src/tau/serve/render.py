@@ -64,7 +64,7 @@ def selector(spec: ServeSpec) -> dict[str, str]:
     return {meta.LABEL_SERVICE: spec.name}
 
 
-def annotations(spec: ServeSpec) -> dict[str, str]:
+def provenance(spec: ServeSpec) -> dict[str, str]:
     """Provenance: the image (and its digest) and the checkpoint the service was deployed from."""
     notes = {meta.ANNOTATION_IMAGE: spec.image}
     if "@" in spec.image:
@@ -81,7 +81,7 @@ def _metadata(spec: ServeSpec, name: str | None = None) -> dict[str, Any]:
         "name": name or spec.name,
         "namespace": spec.namespace,
         "labels": labels(spec),
-        "annotations": annotations(spec),
+        "annotations": provenance(spec),
     }
 
 

@@ -95,6 +95,7 @@ def select_primary(workspaces: list[WorkspaceView]) -> WorkspaceView | None:
             f"more than one primary workspace ({names}); pass --workspace",
             hint=f"ask your platform operator to keep {PRIMARY_ANNOTATION} on one",
         )
+    chosen: WorkspaceView | None
     if marked:
         chosen = marked[0]
     else:

@@ -32,7 +32,7 @@ def local_imports(script: Path) -> list[tuple[str, int]]:
             if name in sys.stdlib_module_names or name == script.stem:
                 continue
             if (here / f"{name}.py").is_file() or (here / name / "__init__.py").is_file():
-                found.setdefault(name, node.lineno)
+                found.setdefault(name, getattr(node, "lineno", 0))
     return sorted(found.items())
 
 

@@ -46,7 +46,9 @@ _EVAL_KEYS = {("task",), ("eval",), ("run", "task")}
 _CASE_FOLDED = {("engine",), ("run", "engine"), ("execution", "launcher"), ("execution", "mode")}
 
 #: Enum messages the reference words its own way.
-_ENUM_WORDING = {("runtime", "security", "mode"): 'must be "restricted" or omitted'}
+_ENUM_WORDING: dict[tuple[str | int, ...], str] = {
+    ("runtime", "security", "mode"): 'must be "restricted" or omitted'
+}
 
 
 @dataclass
@@ -158,7 +160,7 @@ class _Walker:
         if wanted is not None:
             options = wanted if isinstance(wanted, list) else [wanted]
             if not any(_matches_type(value, t) for t in options):
-                words = " or ".join(_TYPE_WORDS.get(t, t) for t in options)
+                words = " or ".join(_TYPE_WORDS.get(t) or str(t) for t in options)
                 hint = None
                 if "string" in options and value is not None and not isinstance(value, dict | list):
                     # YAML reads 3, true, yes and 2024-01-01 as non-strings.

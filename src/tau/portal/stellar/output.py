@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 from collections.abc import Mapping
 from typing import Any
@@ -55,7 +56,9 @@ def plot_result(snapshot: Mapping[str, Any], out: str, size: int) -> dict[str, A
     }
 
 
-class _Null:
+class _Null(io.StringIO):
+    """A sink that drops what the console writes; only the recording is kept."""
+
     def write(self, text: str) -> int:
         return len(text)
 

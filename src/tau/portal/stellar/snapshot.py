@@ -630,7 +630,7 @@ def _sweep(
     configured = [rid for rid, c in configs.items() if c]
     keys = sorted({k for c in configs.values() for k in c})
     varying = [k for k in keys if len({json.dumps(configs[r].get(k)) for r in configured}) > 1]
-    importance = []
+    importance: list[dict[str, Any]] = []
     values_by_run = {x["run_id"]: x["value"] for x in ranked}
     for key in varying:
         pairs = [(configs[r].get(key), values_by_run[r]) for r in configured if r in values_by_run]

@@ -1,0 +1,1 @@
+"""Getting run evidence into the store: tracked runs, JSONL histories, cluster capture."""

@@ -1,0 +1,77 @@
+"""The `taugrid-portal` command line: roots `experiment` (hidden alias `exp`), `portal`, `version`.
+
+Performs I/O (terminal). Like `tau`, each root is imported only when it runs, and every
+TauError becomes `error: <message>` and its exit code, never a traceback.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from cyclopts import App
+
+from tau.errors import ExitCode, TauError
+
+ROOTS = ("experiment", "portal", "version")
+#: `exp` is a hidden alias of `experiment`, rewritten before parsing so help never lists it.
+
+
+def build_app() -> App:
+    app = App(
+        name="taugrid-portal",
+        help="Tau experiment tracking and observability portal",
+        result_action="return_value",
+        exit_on_error=False,
+        version_flags=["--version"],
+        version=_version,
+    )
+    app.command("tau.portal.cli.experiment:app", name="experiment")
+    app.command("tau.portal.cli.portal:app", name="portal")
+    app.command("tau.portal.cli.version:app", name="version")
+    return app
+
+
+def _version() -> str:
+    from tau import __version__
+
+    return __version__
+
+
+def hoist_store(args: list[str]) -> list[str]:
+    """Accept `experiment --store PATH VERB ...` (the reference's persistent flag) too.
+
+    The flag is moved behind the verb, where every experiment command declares it.
+    """
+    if len(args) < 3 or args[0] not in ("experiment", "portal"):
+        return args
+    rest = args[1:]
+    if rest[0] == "--store" and len(rest) >= 3:
+        return [args[0], *rest[2:], "--store", rest[1]]
+    if rest[0].startswith("--store=") and len(rest) >= 2:
+        return [args[0], *rest[1:], rest[0]]
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run `taugrid-portal` and return the exit code."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args and args[0] == "exp":  # the hidden legacy alias of `experiment`
+        args[0] = "experiment"
+    args = hoist_store(args)
+    from cyclopts import CycloptsError
+
+    try:
+        result = build_app()(args)
+    except CycloptsError:
+        return int(ExitCode.INVALID)
+    except TauError as exc:
+        print(exc.format(), file=sys.stderr)
+        return int(exc.exit_code)
+    except KeyboardInterrupt:
+        print("error: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return int(ExitCode.OK)
+    if isinstance(result, int) and not isinstance(result, bool):
+        return result
+    return int(ExitCode.OK)

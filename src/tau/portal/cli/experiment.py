@@ -1,0 +1,852 @@
+"""`taugrid-portal experiment`: write and read the experiment store from the terminal.
+
+Performs I/O (terminal, files). The v0 experiment store is path backed: a portable packet
+with manifest.json, index.sqlite, JSONL mirrors, metrics/, and artifacts/.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import asdict
+from pathlib import Path
+from typing import Annotated, Any
+
+from cyclopts import App, Parameter
+
+from tau.portal.cli.output import choose, emit_rows, json_text, pairs_text
+from tau.portal.errors import NotBuilt, UsageError
+
+app = App(
+    name="experiment",
+    help="Experiment store: runs, metrics, artifacts and their lifecycle.\n\n"
+    "The v0 experiment store is path backed: a portable packet with manifest.json, "
+    "index.sqlite, JSONL mirrors, metrics/, and artifacts/.",
+)
+
+Store = Annotated[str | None, Parameter(name="--store", help="experiment store root")]
+Output = Annotated[str, Parameter(name=["--output", "-o"])]
+Json = Annotated[bool, Parameter(name="--json", negative="", help="Same as -o json.")]
+Many = Annotated[list[str] | None, Parameter(negative="")]
+Flag = Annotated[bool, Parameter(negative="")]
+
+CMD = "taugrid-portal experiment"
+
+
+def _open(store: str | None) -> Any:
+    from tau.portal.store.core import Store as _Store
+    from tau.portal.store.resolve import resolve_root
+
+    return _Store.open(resolve_root(store))
+
+
+def _tags(values: list[str] | None) -> list[tuple[str, str]]:
+    out = []
+    for value in values or []:
+        key, sep, val = value.partition("=")
+        if not sep or not key:
+            raise UsageError(f'--tag: expected key=value, got "{value}"')
+        out.append((key, val))
+    return out
+
+
+def _filters(values: list[str] | None) -> list[Any]:
+    from tau.portal.store.lifecycle import parse_metric_filter
+
+    return [parse_metric_filter(v) for v in values or []]
+
+
+# -- init ---------------------------------------------------------------------------------
+
+
+@app.command(name="init")
+def init(
+    name: str,
+    /,
+    *,
+    store: Store = None,
+    project: str | None = None,
+    description: str = "",
+    group: str = "default",
+    idempotency_key: str | None = None,
+    output: Output = "table",
+) -> int:
+    """Create a store, or attach to an existing one.
+
+    Parameters
+    ----------
+    name
+        The store's default experiment id.
+    project
+        Project of the store (default: NAME).
+    description
+        Description of the experiment.
+    group
+        The first run group.
+    idempotency_key
+        Reuse the earlier result when the same request is repeated.
+    output
+        table or json.
+    """
+    from tau.portal.store.core import Store as _Store
+    from tau.portal.store.ids import validate_id
+    from tau.portal.store.resolve import resolve_root
+    from tau.portal.store.write import (
+        ensure_experiment,
+        ensure_group,
+        idempotent_reuse,
+        record_idempotency,
+        request_hash,
+    )
+
+    fmt = choose(output, ("table", "json"))
+    validate_id("experiment", name)
+    proj = project or name
+    validate_id("project", proj)
+    validate_id("group", group)
+    root = resolve_root(store)
+    opened, created = _Store.init(root, project=proj, experiment_id=name)
+    digest = request_hash(
+        {"command": "init", "name": name, "project": proj, "group": group, "desc": description}
+    )
+    reused = idempotent_reuse(opened, idempotency_key, digest) is not None
+    if not reused:
+        with opened.writer() as w:
+            ensure_experiment(w, name, project=proj, description=description, source="explicit")
+            ensure_group(w, group, project=proj)
+            record_idempotency(w, idempotency_key, "init", "experiment", name, digest)
+    result = {
+        "action": "initialized" if created else "attached",
+        "store_path": str(root),
+        "experiment_id": name,
+        "project": proj,
+        "run_group_id": group,
+        "reused": reused,
+        "status_command": f"{CMD} status {name} --store {root} -o json",
+    }
+    if idempotency_key:
+        result["idempotency_key"] = idempotency_key
+    if fmt == "json":
+        sys.stdout.write(json_text(result))
+    else:
+        sys.stdout.write(
+            f"{result['action']} experiment store {root}\n"
+            f"experiment: {name}\n"
+            f"group:      {group}\n"
+            f"status:     {result['status_command']}\n"
+        )
+    return 0
+
+
+# -- track --------------------------------------------------------------------------------
+
+
+@app.command(name="track")
+def track(
+    run: str,
+    /,
+    *,
+    store: Store = None,
+    project: str | None = None,
+    experiment: str | None = None,
+    group: str | None = None,
+    parent_run: str | None = None,
+    state: str | None = None,
+    owner: str | None = None,
+    created_at: str | None = None,
+    started_at: str | None = None,
+    completed_at: str | None = None,
+    config_hash: str | None = None,
+    code_sha: str | None = None,
+    image_digest: str | None = None,
+    command: str | None = None,
+    result_uri: str | None = None,
+    config: Annotated[list[Path] | None, Parameter(negative="")] = None,
+    config_format: str | None = None,
+    artifact: Many = None,
+    runtime: str | None = None,
+    dependencies: str | None = None,
+    log_uri: str | None = None,
+    tag: Many = None,
+    metric: Many = None,
+    step: int | None = None,
+    wall_time: str | None = None,
+    metric_source: str = "tau",
+    split: str | None = None,
+    unit: str | None = None,
+    idempotency_key: str | None = None,
+    output: Output = "table",
+    json: Json = False,
+) -> int:
+    """Record run metadata, configs, artifact pointers, tags and scalar metrics.
+
+    Parameters
+    ----------
+    run
+        Run id.
+    project
+        Project (default: tau.yaml experiment.project, the store's project, else default).
+    experiment
+        Experiment id (default: tau.yaml experiment.name, else the store's experiment).
+    group
+        Run group (default: tau.yaml experiment.group, else default).
+    parent_run
+        Parent run id (retry/lineage).
+    state
+        Run state (default succeeded).
+    created_at
+        RFC3339.
+    started_at
+        RFC3339.
+    completed_at
+        RFC3339.
+    config_hash
+        Used when no --config file is given.
+    command
+        Stored as tau_command.
+    config
+        Config file (repeatable); hashed and indexed.
+    config_format
+        json, yaml or raw (default: from the file extension).
+    artifact
+        Repeatable: a URI, type:name=URI, or a JSON object.
+    runtime
+        JSON or text; goes into the run context.
+    dependencies
+        JSON or text; goes into the run context.
+    log_uri
+        Goes into the run context.
+    tag
+        key=value (repeatable).
+    metric
+        name=value (repeatable).
+    step
+        Step for all --metric rows.
+    wall_time
+        RFC3339 time of the --metric rows.
+    metric_source
+        Source of the --metric rows.
+    idempotency_key
+        Reuse the earlier result when the same request is repeated.
+    output
+        table or json.
+    """
+    from tau.portal.capture.defaults import discover
+    from tau.portal.capture.track import TrackRequest, track_run
+
+    fmt = choose(output, ("table", "json"), json_flag=json)
+    opened = _open(store)
+    found = discover(Path.cwd())
+    req = TrackRequest(
+        run=run,
+        project=project or found.project or opened.project,
+        experiment=experiment or found.experiment or "",
+        group=group or found.group or "default",
+        parent_run=parent_run,
+        state=state or "succeeded",
+        state_given=state is not None,
+        owner=owner,
+        created_at=created_at,
+        started_at=started_at,
+        completed_at=completed_at,
+        config_hash=config_hash,
+        code_sha=code_sha,
+        image_digest=image_digest,
+        command=command,
+        result_uri=result_uri,
+        configs=list(config or []),
+        config_format=config_format,
+        artifacts=list(artifact or []),
+        runtime=runtime,
+        dependencies=dependencies,
+        log_uri=log_uri,
+        tags=dict(_tags(tag)),
+        metrics=list(metric or []),
+        step=step,
+        wall_time=wall_time,
+        metric_source=metric_source,
+        split=split,
+        unit=unit,
+        idempotency_key=idempotency_key,
+    )
+    result = track_run(opened, req)
+    if fmt == "json":
+        sys.stdout.write(json_text(asdict(result)))
+        return 0
+    rows: list[tuple[str, Any]] = [
+        ("run", result.run_id),
+        ("created_run", result.created_run),
+        ("configs", result.configs),
+        ("artifacts", result.artifacts),
+        ("tags", result.tags),
+        ("metric_files", result.metric_files),
+        ("metric_rows", result.metric_rows),
+        ("reused", result.reused),
+    ]
+    if result.idempotency_key:
+        rows.append(("idempotency_key", result.idempotency_key))
+    sys.stdout.write(pairs_text(rows))
+    return 0
+
+
+# -- import jsonl -------------------------------------------------------------------------
+
+import_app = App(name="import", help="Import scalar history into the store.")
+app.command(import_app)
+
+
+@import_app.command(name="jsonl")
+def import_jsonl(
+    *,
+    store: Store = None,
+    run: str | None = None,
+    history: Many = None,
+    project: str | None = None,
+    experiment: str | None = None,
+    group: str | None = None,
+    owner: str = "jsonl-import",
+    state: str | None = None,
+    metric_prefix: str = "",
+    source: str = "jsonl",
+    tag: Many = None,
+    step_field: str = "_step",
+    time_field: str = "_timestamp",
+    idempotency_key: str | None = None,
+    dry_run: Flag = False,
+    output: Output = "table",
+    json: Json = False,
+) -> int:
+    """Import JSONL scalar history (metrics.history rows: _step, _timestamp, numeric metrics).
+
+    Parameters
+    ----------
+    run
+        Run id (default: tau.yaml run.name, else its top-level name).
+    history
+        JSONL file or glob (repeatable, required).
+    project
+        Project (default: tau.yaml experiment.project, the store's project, else default).
+    experiment
+        Experiment id (default: tau.yaml experiment.name).
+    group
+        Run group (default: tau.yaml experiment.group, else default).
+    owner
+        Run owner.
+    state
+        Run state (default succeeded).
+    metric_prefix
+        Prefix added to every metric name.
+    source
+        Metric source.
+    tag
+        key=value run tag (repeatable).
+    step_field
+        Field holding the step.
+    time_field
+        Field holding the wall time in epoch seconds.
+    idempotency_key
+        Default jsonl-<run>-<hash>.
+    dry_run
+        Parse and plan; write nothing.
+    output
+        table or json.
+    """
+    from tau.portal.capture.defaults import discover
+    from tau.portal.capture.jsonl import ImportRequest
+    from tau.portal.capture.jsonl import import_jsonl as run_import
+
+    fmt = choose(output, ("table", "json"), json_flag=json)
+    found = discover(Path.cwd())
+    run_id = run or found.run
+    if not run_id:
+        raise UsageError("--run is required (no tau.yaml with run.name or name in this directory)")
+    opened = _open(store)
+    result = run_import(
+        opened,
+        ImportRequest(
+            run=run_id,
+            history=list(history or []),
+            project=project or found.project or opened.project,
+            experiment=experiment or found.experiment or "",
+            group=group or found.group or "default",
+            owner=owner,
+            state=state or "succeeded",
+            state_given=state is not None,
+            metric_prefix=metric_prefix,
+            source=source,
+            tags=dict(_tags(tag)),
+            step_field=step_field,
+            time_field=time_field,
+            idempotency_key=idempotency_key,
+            dry_run=dry_run,
+        ),
+    )
+    if fmt == "json":
+        sys.stdout.write(json_text(asdict(result)))
+        return 0
+    emit_rows(
+        "table",
+        ["action", "run", "rows", "history_files", "metric_file", "idempotency_key"],
+        [
+            {
+                "action": result.action,
+                "run": result.run_id,
+                "rows": result.rows,
+                "history_files": len(result.history_files),
+                "metric_file": result.metric_file,
+                "idempotency_key": result.idempotency_key,
+            }
+        ],
+    )
+    return 0
+
+
+# -- search -------------------------------------------------------------------------------
+
+RUN_COLUMNS = [
+    "run_id",
+    "lifecycle_state",
+    "successful",
+    "state",
+    "project",
+    "run_group_id",
+    "created_at",
+    "completed_at",
+    "metric_names",
+    "tags",
+    "success_reasons",
+]
+
+
+def _flat_run(run: dict[str, Any]) -> dict[str, Any]:
+    return run | {
+        "metric_names": ",".join(run["metric_names"]),
+        "tags": ",".join(f"{k}={v}" for k, v in sorted(run["tags"].items())),
+        "success_reasons": "; ".join(run["success_reasons"]),
+    }
+
+
+def _min_step(value: str | None) -> int | None:
+    if value is None:
+        return None
+    try:
+        return int(value)
+    except ValueError:
+        raise UsageError("--min-step must be an integer") from None
+
+
+@app.command(name=["search", "runs"])
+def search(
+    *,
+    store: Store = None,
+    query: Annotated[str, Parameter(name=["--query", "-q"])] = "",
+    target: str = "",
+    project: str = "",
+    group: str = "",
+    state: str = "",
+    lifecycle: str = "",
+    tag: Many = None,
+    metric_name: Many = None,
+    metric_filter: Many = None,
+    since: str = "",
+    min_step: str | None = None,
+    limit: int = 200,
+    output: Output = "table",
+    json: Json = False,
+) -> int:
+    """Search indexed runs.
+
+    Parameters
+    ----------
+    query
+        Free text over run id, project, experiment, group, tags and metric names.
+    target
+        Limit to an experiment, run group or run id.
+    group
+        Run group id.
+    state
+        Raw run state.
+    lifecycle
+        pending, running, failed, succeeded or incomplete.
+    tag
+        key=value (repeatable).
+    metric_name
+        The run must have this metric (repeatable).
+    metric_filter
+        e.g. eval/score>=0.8 or loss@max<1 (repeatable).
+    since
+        RFC3339, a Go duration such as 24h, or Nd.
+    min_step
+        Require derived success to reach at least this max step.
+    limit
+        At most this many runs (max 1000).
+    output
+        table, json, jsonl or csv.
+    """
+    from tau.portal.store.search import RunQuery, search_runs
+    from tau.portal.store.since import parse_since
+
+    fmt = choose(output, ("table", "json", "jsonl", "csv"), json_flag=json)
+    opened = _open(store)
+    result = search_runs(
+        opened,
+        RunQuery(
+            q=query,
+            target=target,
+            project=project,
+            group=group,
+            state=state,
+            lifecycle=lifecycle,
+            tags=_tags(tag),
+            metric_names=list(metric_name or []),
+            metric_filters=_filters(metric_filter),
+            since=parse_since(since) if since else "",
+            min_step=_min_step(min_step),
+            limit=limit,
+        ),
+    )
+    emit_rows(fmt, RUN_COLUMNS, [_flat_run(r) for r in result.runs], whole=asdict(result))
+    _warn(result.warnings, result.truncated, fmt)
+    return 0
+
+
+def _warn(warnings: list[str], truncated: bool, fmt: str) -> None:
+    if fmt == "json":
+        return
+    for warning in warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    if truncated:
+        print("warning: results truncated; raise --limit (max 1000) or narrow", file=sys.stderr)
+
+
+# -- experiments --------------------------------------------------------------------------
+
+experiments_app = App(name="experiments", help="Experiment groupings: search and tag-run.")
+app.command(experiments_app)
+
+EXPERIMENT_COLUMNS = [
+    "experiment_id",
+    "name",
+    "project",
+    "source",
+    "runs",
+    "run_groups",
+    "lifecycle_counts",
+    "latest_run_at",
+    "metric_names",
+]
+
+
+def _flat_experiment(e: dict[str, Any]) -> dict[str, Any]:
+    return e | {
+        "runs": e["run_count"],
+        "run_groups": e["run_group_count"],
+        "lifecycle_counts": ",".join(f"{k}={v}" for k, v in e["lifecycle_counts"].items()),
+        "state_counts": ",".join(f"{k}={v}" for k, v in e["state_counts"].items()),
+        "metric_names": ",".join(e["metric_names"]),
+    }
+
+
+@experiments_app.command(name=["search", "list"])
+def experiments_search(
+    *,
+    store: Store = None,
+    query: Annotated[str, Parameter(name=["--query", "-q"])] = "",
+    project: str = "",
+    lifecycle: str = "",
+    tag: Many = None,
+    metric_name: Many = None,
+    metric_filter: Many = None,
+    since: str = "",
+    limit: int = 200,
+    output: Output = "table",
+    json: Json = False,
+) -> int:
+    """Search experiments.
+
+    Parameters
+    ----------
+    query
+        Free text over experiment id, name, description, tags and metric names.
+    lifecycle
+        Keep experiments with at least one run in this lifecycle state.
+    tag
+        key=value run tag (repeatable).
+    metric_name
+        Some run must have this metric (repeatable).
+    metric_filter
+        e.g. eval/score>=0.8 (repeatable).
+    since
+        RFC3339, a Go duration such as 24h, or Nd.
+    limit
+        At most this many experiments (max 1000).
+    output
+        table, json, jsonl or csv.
+    """
+    from tau.portal.store.search import ExperimentQuery, search_experiments
+    from tau.portal.store.since import parse_since
+
+    fmt = choose(output, ("table", "json", "jsonl", "csv"), json_flag=json)
+    opened = _open(store)
+    result = search_experiments(
+        opened,
+        ExperimentQuery(
+            q=query,
+            project=project,
+            lifecycle=lifecycle,
+            tags=_tags(tag),
+            metric_names=list(metric_name or []),
+            metric_filters=_filters(metric_filter),
+            since=parse_since(since) if since else "",
+            limit=limit,
+        ),
+    )
+    rows = [_flat_experiment(e) for e in result["experiments"]]
+    emit_rows(fmt, EXPERIMENT_COLUMNS, rows, whole=result)
+    _warn(result["warnings"], result["truncated"], fmt)
+    return 0
+
+
+@experiments_app.command(name="tag-run")
+def tag_run(
+    run_id: str,
+    /,
+    *,
+    store: Store = None,
+    experiment: str | None = None,
+    name: str | None = None,
+    description: str = "",
+) -> int:
+    """Set a run's experiment (the experiment's source is explicit).
+
+    Parameters
+    ----------
+    run_id
+        The run.
+    experiment
+        Experiment id (required).
+    name
+        Experiment name (default: the id).
+    description
+        Experiment description.
+    """
+    from tau.portal.store.experiments import assign
+
+    if not experiment:
+        raise UsageError("--experiment is required")
+    result = assign(_open(store), run_id, experiment, name=name, description=description)
+    sys.stdout.write(json_text(result))
+    return 0
+
+
+# -- list and status ----------------------------------------------------------------------
+
+
+@app.command(name="list")
+def list_(
+    *,
+    store: Store = None,
+    kind: str = "runs",
+    project: str = "",
+    group: str = "",
+    state: str = "",
+    tag: Many = None,
+    limit: int = 200,
+    output: Output = "table",
+    json: Json = False,
+) -> int:
+    """List runs, groups or experiments.
+
+    Parameters
+    ----------
+    kind
+        runs, groups or experiments.
+    group
+        Run group id (runs only).
+    state
+        Raw run state (runs only).
+    tag
+        key=value (runs only; repeatable).
+    limit
+        At most this many rows (max 1000).
+    output
+        table or json.
+    """
+    from tau.portal.store import read
+    from tau.portal.store.search import experiment_summary
+
+    fmt = choose(output, ("table", "json"), json_flag=json)
+    if kind not in ("runs", "groups", "experiments"):
+        raise UsageError("--kind must be one of: runs, groups, experiments")
+    if kind != "runs" and (tag or state):
+        raise UsageError("--tag and --state are only supported with --kind runs")
+    if kind == "experiments" and group:
+        raise UsageError("--state and --group are not supported with --kind experiments")
+    opened = _open(store)
+    whole: dict[str, Any] = {"store_path": str(opened.root), "kind": kind}
+    if kind == "runs":
+        page = read.list_runs(
+            opened,
+            project=project or None,
+            group=group or None,
+            state=state or None,
+            tags=_tags(tag),
+            limit=limit,
+        )
+        rows = [asdict(r) for r in page.items]
+        columns = [
+            "run_id",
+            "project",
+            "run_group_id",
+            "state",
+            "owner",
+            "created_at",
+            "completed_at",
+            "result_uri",
+        ]
+    elif kind == "groups":
+        gpage = read.list_groups(opened, project=project or None, limit=limit)
+        rows = [asdict(g) for g in gpage.items if not group or g.run_group_id == group]
+        page = gpage  # type: ignore[assignment]
+        columns = ["run_group_id", "project", "name", "created_at", "updated_at"]
+    else:
+        epage = read.list_experiments(opened, project=project or None, limit=limit)
+        rows = [
+            _flat_experiment(asdict(e) | experiment_summary(opened, e.experiment_id))
+            for e in epage.items
+        ]
+        page = epage  # type: ignore[assignment]
+        columns = [*EXPERIMENT_COLUMNS, "state_counts"]
+    whole |= {"total": len(rows), "truncated": page.truncated, kind: rows, "warnings": []}
+    emit_rows(fmt, columns, rows, whole=whole)
+    _warn([], page.truncated, fmt)
+    return 0
+
+
+@app.command(name="status")
+def status(
+    name: str,
+    /,
+    *,
+    store: Store = None,
+    output: Output = "table",
+    json: Json = False,
+) -> int:
+    """Summarize an experiment, run group or run: the durable lifecycle record.
+
+    Parameters
+    ----------
+    name
+        A run group id, run id, or experiment id or name (resolved in that order).
+    output
+        table or json.
+    """
+    from tau.portal.store.status import status as build
+
+    fmt = choose(output, ("table", "json"), json_flag=json)
+    result = build(_open(store), name)
+    if fmt == "json":
+        sys.stdout.write(json_text(result))
+        return 0
+    columns = [
+        "target",
+        "type",
+        "runs",
+        "groups",
+        "configs",
+        "metric_files",
+        "artifacts",
+        "observations",
+        "latest_event",
+    ]
+    emit_rows(
+        "table",
+        columns,
+        [
+            {
+                "target": result["target"],
+                "type": result["target_type"],
+                "runs": result["runs"],
+                "groups": result["run_groups"],
+                "configs": result["configs"],
+                "metric_files": result["metric_files"],
+                "artifacts": result["artifacts"],
+                "observations": result["observations"],
+                "latest_event": result["latest_event_at"] or "-",
+            }
+        ],
+    )
+    states = ", ".join(f"{k}={v}" for k, v in result["state_counts"].items())
+    lifecycle = ", ".join(f"{k}={v}" for k, v in result["lifecycle_counts"].items())
+    print(f"states:  {states or '(none)'}")
+    print(f"lifecycle:  {lifecycle or '(none)'}")
+    return 0
+
+
+# -- sql ----------------------------------------------------------------------------------
+
+
+@app.command(name="sql")
+def sql(
+    query: str,
+    /,
+    *,
+    store: Store = None,
+    format: str = "table",
+) -> int:
+    """Read-only SQL (one SELECT/WITH statement) over index.sqlite.
+
+    Parameters
+    ----------
+    query
+        One SELECT or WITH statement.
+    format
+        table, json, jsonl or csv.
+    """
+    from tau.portal.store.sql import run_query
+
+    if format not in ("table", "json", "jsonl", "csv"):
+        raise UsageError("--format must be one of: table, json, jsonl, csv")
+    columns, rows = run_query(_open(store), query)
+    emit_rows(format, columns, rows)
+    return 0
+
+
+# -- not built here -----------------------------------------------------------------------
+
+app.command("tau.portal.cli.web:stellar", name=["stellar", "dashboard"])
+app.command("tau.portal.cli.web:plot", name="plot")
+app.command("tau.portal.cli.web:open_", name="open")
+app.command("tau.portal.cli.web:serve", name="serve")
+
+kusto_app = App(name="kusto", help="Emit KQL for the ADX projection (not built yet).")
+app.command(kusto_app)
+offload_app = App(name="offload", help="Offline/recovery metric projection (not built yet).")
+app.command(offload_app)
+
+
+def _not_built(group: App, verb: str, full: str, hint: str) -> None:
+    def command(*tokens: Annotated[str, Parameter(allow_leading_hyphen=True)]) -> int:
+        raise NotBuilt(full, hint=hint)
+
+    command.__doc__ = f"{full} (not built yet)."
+    group.command(command, name=verb)
+
+
+for _verb in ("metrics-query", "lifecycle-query", "schema"):
+    _not_built(
+        kusto_app,
+        _verb,
+        f"{CMD} kusto {_verb}",
+        "ADX/Kusto is a downstream projection; write offline files with "
+        f"`{CMD} export adx --out DIR`",
+    )
+for _verb in ("metrics", "metrics-agent", "artifacts", "artifacts-agent"):
+    _not_built(
+        offload_app,
+        _verb,
+        f"{CMD} offload {_verb}",
+        f"import histories with `{CMD} import jsonl`",
+    )
+
+del os
