@@ -91,7 +91,7 @@ def bounded(work: Callable[[], T], seconds: float | None) -> T:
         )
     if "error" in box:
         raise box["error"]
-    return box["value"]  # type: ignore[no-any-return]
+    return box["value"]
 
 
 def cached_target(connection: Connection, now: datetime) -> WorkspaceTarget | None:
