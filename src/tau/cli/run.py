@@ -243,6 +243,7 @@ def _submit(valid, where: Where, *, server_dry_run: bool, fmt: str) -> int:
     print(f"{verb} {plan.name} (profile={profile_name(plan)}, ns={ns})")
     print(f"status:  tau run status {plan.name} -n {ns}{ctx}")
     print(f"logs:    tau run logs {plan.name} -n {ns} -f{ctx}")
+    print(f"profile: tau run status {plan.name} -n {ns} --run-profile{ctx}")
     from tau.runs import retry
 
     policy = retry.policy_of(valid)
@@ -452,6 +453,7 @@ def status(
     watch: bool = False,
     interval: float = 2.0,
     max_iterations: int = 0,
+    run_profile: bool = False,
 ) -> int:
     """The startup phase tree of a run: read it top down; the first phase not done is the layer.
 
@@ -469,6 +471,8 @@ def status(
         Minimum seconds between redraws with --watch.
     max_iterations
         Stop --watch after this many redraws (0: until done).
+    run_profile
+        Add where the time went, phase by phase (queueing, startup, running), and the results.
     """
     from datetime import UTC, datetime
 
@@ -481,6 +485,8 @@ def status(
     fmt = check_output(output, ("table", "json"))
     if watch and fmt == "json":
         raise UsageError("--watch redraws a terminal view; use -o json without --watch")
+    if watch and run_profile:
+        raise UsageError("--run-profile is a snapshot view; drop --watch to see it")
     if interval <= 0 or max_iterations < 0:
         raise UsageError("--interval must be > 0 and --max-iterations >= 0")
     api, ns = where.connect()
@@ -495,9 +501,9 @@ def status(
         return int(result.exit_code)
     run_status = interpret.interpret(fetch.fetch(api, ns, name), datetime.now(UTC))
     if fmt == "json":
-        sys.stdout.write(document.to_json(run_status))
+        sys.stdout.write(document.to_json(run_status, run_profile=run_profile))
     else:
-        text.render(run_status, Console())
+        text.render(run_status, Console(), run_profile=run_profile)
     return 1 if run_status.state in (State.FAILED, State.NOT_FOUND) else 0
 
 
