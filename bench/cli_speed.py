@@ -33,6 +33,23 @@ def wall(argv: list[str], runs: int) -> float:
     return statistics.median(times)
 
 
+def import_ms(module: str, runs: int) -> float:
+    """Median ms to import `module` in a fresh interpreter (its own imports included)."""
+    code = (
+        "import time; t = time.perf_counter(); import " + module + "; "
+        "print((time.perf_counter() - t) * 1000)"
+    )
+    times = [
+        float(
+            subprocess.run(
+                [sys.executable, "-c", code], capture_output=True, check=True, text=True
+            ).stdout
+        )
+        for _ in range(runs)
+    ]
+    return statistics.median(times)
+
+
 def render_rates(seconds: float = 2.0) -> tuple[float, float, float]:
     """Configs per second in-process over the examples and golden inputs.
 
@@ -94,6 +111,11 @@ def main() -> int:
     for label, median, target in rows:
         verdict = "ok" if median <= target else "SLOW"
         print(f"{label:40s} median {median:7.1f} ms   target ≤ {target} ms   {verdict}")
+    typed = import_ms("tau.config.runconfig", args.runs)
+    print(
+        f"{'import tau.config.runconfig':40s} median {typed:7.1f} ms   target ≤ 10 ms   "
+        f"{'ok' if typed <= 10 else 'SLOW'}"
+    )
     pure, dumped, whole = render_rates()
     print(
         f"{'in-process render (resolve+render)':40s} {pure:9.0f} configs/s target ≥ 2000  "

@@ -398,3 +398,20 @@ def test_offline_operator_commands_do_not_import_the_kubernetes_client(
     for argv in (["cluster", "explain-values"], ["cluster", "install", "--dry-run"]):
         code, modules = modules_after(argv, ROOT)
         assert code == 0 and not imported(modules, "kubernetes"), argv
+
+
+def test_components_turned_off_are_reported_not_waited_for(
+    env, monkeypatch, capsys, kube_api
+) -> None:
+    fake_helm_env(monkeypatch, env, releases=[DEPLOYED])
+    kube_api.delete_object("kueue.x-k8s.io/v1beta2", "ClusterQueue", "jobqueue", None)
+    code, out, _ = run(
+        capsys,
+        "install",
+        "--context",
+        EMULATOR_CONTEXT,
+        "--set",
+        "baselineQueue.enabled=false",
+    )
+    assert code == 0
+    assert "  ok clusterqueue/jobqueue: not created (baselineQueue.enabled=false)" in out

@@ -210,3 +210,44 @@ def test_no_gpu_nodes_is_an_error(cluster, capsys) -> None:
     cluster.put(node("cpu", gpus=0, gpu_class=None))
     code, _, err = run(capsys)
     assert code == 1 and "no GPU nodes found" in err
+
+
+def test_sigint_to_a_real_process_leaves_no_probe_pod(cluster, kubeconfig_file, tmp_path) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    for i in range(6):
+        cluster.put(node(f"gpu-{i}"))
+    env = dict(os.environ, KUBECONFIG=str(kubeconfig_file), TAU_CONFIG_DIR=str(tmp_path / "cfg"))
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "tau",
+            "cluster",
+            "validate",
+            "nodes",
+            "--context",
+            EMULATOR_CONTEXT,
+        ],
+        env=env,
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while len(probe_pods(cluster)) < 6 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert len(probe_pods(cluster)) == 6, "the probes are in flight (no kubelet answers)"
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130 and "Traceback" not in err
+    assert probe_pods(cluster) == []

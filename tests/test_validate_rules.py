@@ -1271,7 +1271,7 @@ def test_a_deprecated_engine_alias_is_normalized_to_rayjob(project: Path) -> Non
     _, valid = check("name: demo\nengine: ray\nentrypoint: main.py\n")
     assert valid is not None
     assert valid.engine == "rayjob"
-    assert valid.get("engine") == "rayjob"
+    assert valid.data["engine"] == valid.config.engine == "rayjob"
 
 
 @pytest.mark.parametrize(
@@ -1546,7 +1546,7 @@ def test_merge_keys_are_expanded_and_keys_written_in_the_mapping_win(project: Pa
     formatted, valid = check(text)
     assert formatted == ""
     assert valid is not None
-    assert valid.get("runtime.env") == {"A": "0", "B": "2", "C": "4"}
+    assert dict(valid.config.runtime.env) == {"A": "0", "B": "2", "C": "4"}
 
 
 def test_a_merge_key_needs_a_mapping(project: Path) -> None:
@@ -1563,7 +1563,7 @@ def test_mapping_keys_are_read_as_written_like_yaml_v3(project: Path) -> None:
     )
     assert formatted == ""
     assert valid is not None
-    assert valid.get("policy.node_selector") == {"ON": "1", "yes": "2", "3": "c"}
+    assert dict(valid.config.policy.node_selector) == {"ON": "1", "yes": "2", "3": "c"}
     formatted, _ = check(job("null: 1\n"))
     assert heads(formatted) == [
         "tau.yaml:4:1: error: null: field null not found in type runconfig.Config"

@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any
 from tau import render
 from tau.config import presets
 from tau.config.validate import ValidConfig
-from tau.config.validate.context import first
 from tau.errors import ConfigError, Diagnostic
 from tau.plan.model import Script
 from tau.plan.resolve import Resolved, resolve
@@ -48,26 +47,28 @@ class Preview:
 def read_script(valid: ValidConfig) -> Script | None:
     """The entrypoint file, resolved against the config's directory; None with run.source.
 
+    The only place the entrypoint is read for a run (validate's import check parses it only
+    when it exists).
+
     Raises:
         ConfigError: the entrypoint does not exist or cannot be read.
     """
-    path_key, entry = first(valid.data, "run.entrypoint", "run.script", "entrypoint", "script")
-    if not entry or valid.get("run.source"):
+    entry = valid.config.entrypoint
+    if not entry or valid.config.run.source is not None:
         return None
     path = Path(entry) if entry.startswith("/") else valid.config_dir / entry
     try:
         content = path.read_bytes()
-    except OSError as exc:
+    except (OSError, ValueError) as exc:
         missing = isinstance(exc, FileNotFoundError)
-        reason = "file not found" if missing else (exc.strerror or str(exc))
-        loc = valid.source.value(tuple(path_key.split(".")))
+        reason = "file not found" if missing else (getattr(exc, "strerror", None) or str(exc))
         raise ConfigError(
             [
                 Diagnostic(
-                    path_key,
+                    valid.entry_path,
                     f'run.entrypoint "{entry}": {reason} ({path})',
                     "the entrypoint resolves relative to the config file's directory",
-                    loc,
+                    valid.where(valid.entry_path),
                 )
             ]
         ) from None
@@ -86,28 +87,29 @@ def read_project(valid: ValidConfig) -> tuple[bytes, str] | None:
     """
     from tau.config import project
 
-    working_dir = valid.get("run.working_dir")
+    config = valid.config
+    working_dir = config.run.working_dir
     if not working_dir:
         return None
     root = Path(working_dir) if working_dir.startswith("/") else valid.config_dir / working_dir
-    loc = valid.source.value(("run", "working_dir"))
+    loc = valid.where("run.working_dir")
     try:
-        data = project.archive(root, tuple(valid.get("run.working_dir_excludes") or ()))
+        data = project.archive(root, config.run.working_dir_excludes)
     except project.ProjectError as exc:
         raise ConfigError(
             [Diagnostic("run.working_dir", f'run.working_dir "{working_dir}": {exc}', location=loc)]
         ) from None
-    path_key, entry = first(valid.data, "run.entrypoint", "run.script", "entrypoint", "script")
+    entry = config.entrypoint or ""
     script = Path(entry) if entry.startswith("/") else valid.config_dir / entry
     module = project.module_of(script, root)
     if module is None:
         raise ConfigError(
             [
                 Diagnostic(
-                    path_key,
+                    valid.entry_path,
                     f'entrypoint "{entry}" must be a .py file inside '
                     f'run.working_dir "{working_dir}" (it runs as python3 -m)',
-                    location=valid.source.value(tuple(path_key.split("."))),
+                    location=valid.where(valid.entry_path),
                 )
             ]
         )
@@ -115,7 +117,7 @@ def read_project(valid: ValidConfig) -> tuple[bytes, str] | None:
 
 
 def catalog_for(valid: ValidConfig, env: Mapping[str, str]) -> presets.Catalog:
-    explicit = valid.get("policy.topology_policy")
+    explicit = valid.config.policy.topology_policy
     path = None
     if explicit:
         path = Path(explicit) if explicit.startswith("/") else valid.config_dir / explicit
@@ -123,7 +125,7 @@ def catalog_for(valid: ValidConfig, env: Mapping[str, str]) -> presets.Catalog:
         return presets.load_catalog(path, env.get("TAU_TOPOLOGY_POLICY"))
     except ConfigError as exc:
         # Point file-level problems at the field that named the file.
-        loc = valid.source.value(("policy", "topology_policy")) if explicit else None
+        loc = valid.where("policy.topology_policy") if explicit else None
         raise ConfigError(
             [
                 replace(
@@ -141,7 +143,7 @@ def client_preview(
     resolved = resolve(
         valid, catalog_for(valid, env), read_script(valid), project=read_project(valid)
     )
-    return Preview(_stamp(render.render(resolved.plan, redact=True), provenance), resolved)
+    return Preview(_stamp(_render(valid, resolved, redact=True), provenance), resolved)
 
 
 def _stamp(documents: list[dict[str, Any]], provenance: Provenance | None) -> list[dict[str, Any]]:
@@ -172,4 +174,15 @@ def cluster_render(
         retry_env=retry_env,
         project=read_project(valid),
     )
-    return Preview(_stamp(render.render(resolved.plan, redact=redact), provenance), resolved)
+    return Preview(_stamp(_render(valid, resolved, redact=redact), provenance), resolved)
+
+
+def _render(valid: ValidConfig, resolved: Resolved, *, redact: bool) -> list[dict[str, Any]]:
+    """Render the plan; a payload over its size limit is a diagnostic, not an exception."""
+    from tau.config.validate import limits
+    from tau.render.payload import PayloadTooLarge
+
+    try:
+        return render.render(resolved.plan, redact=redact)
+    except PayloadTooLarge as exc:
+        raise limits.payload_too_large(valid, str(exc)) from None

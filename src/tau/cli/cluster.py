@@ -12,7 +12,7 @@ from typing import Annotated, Any
 
 from cyclopts import App, Parameter
 
-from tau.cli._common import check_output
+from tau.cli._common import ContextFlag, check_output
 from tau.cluster.options import (
     DEFAULT_CHART,
     DEFAULT_NAMESPACE,
@@ -54,7 +54,7 @@ def _connect(context: str | None) -> tuple[Any, Any, str]:
 @app.command
 def install(
     *,
-    context: str | None = None,
+    context: ContextFlag = None,
     release: str = DEFAULT_RELEASE,
     namespace: str = DEFAULT_NAMESPACE,
     chart: str = DEFAULT_CHART,
@@ -76,8 +76,6 @@ def install(
 
     Parameters
     ----------
-    context
-        kubectl context (default: $TAU_CONTEXT or the repository descriptor's).
     release
         Helm release name.
     namespace
@@ -108,7 +106,7 @@ def install(
     from tau.cluster import install as flow
     from tau.cluster import plan, readiness
     from tau.cluster.helm import find_helm
-    from tau.cluster.options import InstallOptions, Target, check_install
+    from tau.cluster.options import BASELINE_QUEUE_VALUE, InstallOptions, Target, check_install
     from tau.cluster.values import enabled_components, load_values_files
 
     helm = find_helm()
@@ -135,12 +133,13 @@ def install(
         return flow.dry_run(options, helm, _say)
     access, api, ctx = _connect(context)
     _say(plan.install_plan(options, helm_version=helm.version_text, context=ctx, toggles=toggles))
-    baseline = toggles.get("baselineQueue.enabled", True)
+    baseline = toggles[BASELINE_QUEUE_VALUE]
 
     def ready(seconds: float) -> list[Any]:
         def once() -> list[Any]:
             facts = readiness.gather(api, namespace, release, context=ctx)
             facts.baseline_expected = baseline
+            facts.quota_guard_expected = toggles.get("quotaGuard.enabled", True)
             return readiness.evaluate(facts, release)
 
         return readiness.wait_ready(once, seconds)
@@ -151,7 +150,7 @@ def install(
 @app.command
 def uninstall(
     *,
-    context: str | None = None,
+    context: ContextFlag = None,
     release: str = DEFAULT_RELEASE,
     namespace: str = DEFAULT_NAMESPACE,
     chart: str = DEFAULT_CHART,
@@ -170,8 +169,6 @@ def uninstall(
 
     Parameters
     ----------
-    context
-        kubectl context (default: $TAU_CONTEXT or the repository descriptor's).
     release
         Helm release name.
     namespace
@@ -238,7 +235,7 @@ def explain_values(*, output: Annotated[str, Parameter(name=["--output", "-o"])]
 @validate.command
 def installation(
     *,
-    context: str | None = None,
+    context: ContextFlag = None,
     release: str = DEFAULT_RELEASE,
     namespace: str = DEFAULT_NAMESPACE,
 ) -> int:
@@ -246,8 +243,6 @@ def installation(
 
     Parameters
     ----------
-    context
-        kubectl context (default: $TAU_CONTEXT or the repository descriptor's).
     release
         Helm release name.
     namespace
@@ -268,7 +263,7 @@ def installation(
 @validate.command
 def nodes(
     *,
-    context: str | None = None,
+    context: ContextFlag = None,
     gpu_class: str = "any",
     selector: str | None = None,
     min_healthy: int = 0,
@@ -278,8 +273,6 @@ def nodes(
 
     Parameters
     ----------
-    context
-        kubectl context (default: $TAU_CONTEXT or the repository descriptor's).
     gpu_class
         any, a100-80gb, h100-95gb or h200-141gb (matched against the gpu-class node label).
     selector
@@ -322,7 +315,7 @@ def nodes(
 @validate.command
 def topology(
     *,
-    context: str | None = None,
+    context: ContextFlag = None,
     preset: str | None = None,
     cluster_queue: str | None = None,
 ) -> int:
@@ -330,8 +323,6 @@ def topology(
 
     Parameters
     ----------
-    context
-        kubectl context (default: $TAU_CONTEXT or the repository descriptor's).
     preset
         Check the queue, topology and priority objects of this preset, and its flavors.
     cluster_queue

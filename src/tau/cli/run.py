@@ -212,9 +212,9 @@ def _submit(valid, where: Where, *, server_dry_run: bool, fmt: str) -> int:
     from tau.runs.submit import submit
 
     session = where.session(
-        namespace=valid.get("policy.namespace"),
-        workspace=valid.get("policy.workspace"),
-        queue=valid.get("policy.queue"),
+        namespace=valid.config.policy.namespace,
+        workspace=valid.config.policy.workspace,
+        queue=valid.config.policy.queue,
     )
     api, target = session.api, session.target
     assert target is not None  # the session looked the workspace up
@@ -548,9 +548,9 @@ def resume(
         raise UsageError("--dry-run for resume must be client")
     valid = _load_valid(name, config)
     session = where.session(
-        namespace=valid.get("policy.namespace"),
-        workspace=valid.get("policy.workspace"),
-        queue=valid.get("policy.queue"),
+        namespace=valid.config.policy.namespace,
+        workspace=valid.config.policy.workspace,
+        queue=valid.config.policy.queue,
     )
     api, target = session.api, session.target
     assert target is not None  # the session looked the workspace up

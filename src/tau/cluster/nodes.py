@@ -81,6 +81,16 @@ def _quantity(value: Any) -> int:
         return 0
 
 
+def dra_devices(slices: Iterable[dict[str, Any]] | None) -> dict[str, int]:
+    """node name → number of NVIDIA GPU devices its DRA ResourceSlices publish. Pure."""
+    out: dict[str, int] = {}
+    for item in slices or ():
+        spec = item.get("spec") or {}
+        if spec.get("driver") == DRA_GPU_DRIVER and spec.get("nodeName"):
+            out[spec["nodeName"]] = out.get(spec["nodeName"], 0) + len(spec.get("devices") or [])
+    return out
+
+
 def discover(
     nodes: Iterable[dict[str, Any]], slices: Iterable[dict[str, Any]] | None, gpu_class: str
 ) -> list[GpuNode]:
@@ -89,11 +99,7 @@ def discover(
     A node counts as a GPU node when it exposes `nvidia.com/gpu`, MIG slices or DRA GPU
     devices, or carries a GPU label; one with a GPU label and nothing schedulable is stranded.
     """
-    dra: dict[str, int] = {}
-    for item in slices or ():
-        spec = item.get("spec") or {}
-        if spec.get("driver") == DRA_GPU_DRIVER and spec.get("nodeName"):
-            dra[spec["nodeName"]] = dra.get(spec["nodeName"], 0) + len(spec.get("devices") or [])
+    dra = dra_devices(slices)
     found = []
     for node in nodes:
         meta = node.get("metadata") or {}

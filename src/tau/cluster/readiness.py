@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from tau.cluster.checks import ERROR, OK, WARN, Check, has_errors
@@ -32,8 +32,10 @@ class Facts:
     tau_cluster: dict[str, Any] | None
     cluster_queue: dict[str, Any] | None
     quota_guard: bool
+    #: Whether the values turn the baseline queue and the quota guard on (chart defaults: yes);
+    #: a component turned off is reported as such, not waited for.
     baseline_expected: bool = True
-    notes: list[str] = field(default_factory=list)
+    quota_guard_expected: bool = True
 
 
 def evaluate(facts: Facts, release: str) -> list[Check]:
@@ -43,7 +45,7 @@ def evaluate(facts: Facts, release: str) -> list[Check]:
         *_deployments(facts.deployments, release),
         _tau_cluster(facts.tau_cluster),
         _cluster_queue(facts.cluster_queue, facts.baseline_expected),
-        _quota_guard(facts.quota_guard),
+        _quota_guard(facts.quota_guard, facts.quota_guard_expected),
     ]
 
 
@@ -133,7 +135,7 @@ def _cluster_queue(obj: dict[str, Any] | None, expected: bool) -> Check:
     label = f"clusterqueue/{BASELINE_CLUSTER_QUEUE}"
     if obj is None:
         if not expected:
-            return Check(WARN, label, "not found (the baseline queue is turned off)")
+            return Check(OK, label, "not created (baselineQueue.enabled=false)")
         return Check(ERROR, label, "not found: the baseline queue was not created")
     for cond in (obj.get("status") or {}).get("conditions") or []:
         if cond.get("type") == "Active":
@@ -147,7 +149,9 @@ def _cluster_queue(obj: dict[str, Any] | None, expected: bool) -> Check:
     return Check(WARN, label, "exists but Kueue has not reported it Active yet")
 
 
-def _quota_guard(served: bool) -> Check:
+def _quota_guard(served: bool, expected: bool) -> Check:
+    if not expected and not served:
+        return Check(OK, "quota-guard", "not installed (quotaGuard.enabled=false)")
     if served:
         return Check(OK, "quota-guard", "TauQuotaRequest is served (ReportOnly)")
     return Check(

@@ -8,12 +8,11 @@ each; the preset objects once each).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from tau.cluster.checks import ERROR, OK, WARN, Check
-from tau.cluster.nodes import DEVICE_PLUGIN_GPU, DRA_GPU_DRIVER, MIG_PREFIX
+from tau.cluster.nodes import DEVICE_PLUGIN_GPU, DRA_GPU_DRIVER, MIG_PREFIX, dra_devices
 from tau.config.presets import Preset
 from tau.render.meta import ANNOTATION_GPU_CONTRACT
 
@@ -251,15 +250,6 @@ def _slices(
     return Check(
         OK, "gpu-resourceslices", f"{devices} {DRA_GPU_DRIVER} devices on {len(names)} nodes"
     )
-
-
-def dra_devices(slices: Iterable[dict[str, Any]] | None) -> dict[str, int]:
-    out: dict[str, int] = {}
-    for item in slices or ():
-        spec = item.get("spec") or {}
-        if spec.get("driver") == DRA_GPU_DRIVER and spec.get("nodeName"):
-            out[spec["nodeName"]] = out.get(spec["nodeName"], 0) + len(spec.get("devices") or [])
-    return out
 
 
 def preset_checks(preset: Preset, facts: Facts) -> list[Check]:

@@ -152,20 +152,27 @@ def load_values_files(paths: Sequence[str]) -> list[dict[str, Any]]:
     return docs
 
 
+def final_bool(
+    documents: Sequence[dict[str, Any]], sets: Sequence[str], key: str, default: bool
+) -> bool:
+    """A boolean chart value after the values files, then the `--set` items (helm's order)."""
+    value = default
+    for doc in documents:
+        found = _dig(doc, key.split("."))
+        if isinstance(found, bool):
+            value = found
+    for item in sets:
+        for part in _split_set(item):
+            name, _, text = part.partition("=")
+            if name.strip() == key:
+                value = text.strip().lower() == "true"
+    return value
+
+
 def enabled_components(documents: Sequence[dict[str, Any]], sets: Sequence[str]) -> dict[str, bool]:
-    """Which components end up on, after the values files and `--set` items (helm order)."""
-    state = {v.key: v.default == "true" for v in components()}
-    for key in state:
-        for doc in documents:
-            found = _dig(doc, key.split("."))
-            if isinstance(found, bool):
-                state[key] = found
-        for item in sets:
-            for part in _split_set(item):
-                name, _, value = part.partition("=")
-                if name.strip() == key:
-                    state[key] = value.strip().lower() == "true"
-    return state
+    """Which components end up on, and whether the baseline queue is created."""
+    keys = [(v.key, v.default == "true") for v in components()] + [(BASELINE_QUEUE_VALUE, True)]
+    return {key: final_bool(documents, sets, key, default) for key, default in keys}
 
 
 def _dig(doc: Any, path: list[str]) -> Any:

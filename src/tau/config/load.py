@@ -20,6 +20,10 @@ PathKey = tuple[str | int, ...]
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _MERGE_TAG = "tag:yaml.org,2002:merge"
 _UNREADABLE = object()
+#: Bounds that keep a hostile or broken file from exhausting the stack or the memory: no field
+#: of a run config nests more than a few levels, and aliases must not expand without limit.
+MAX_DEPTH = 64
+MAX_VALUES = 100_000
 
 
 def dotted(path: PathKey) -> str:
@@ -87,14 +91,52 @@ class _Builder:
         self.source = SourceMap(file)
         self.problems: list[Diagnostic] = []
         self._scalars = yaml.constructor.SafeConstructor()
+        #: The collection nodes from the root to the one being built: a node that is its own
+        #: ancestor is a self-referencing alias (`a: &a [*a]`).
+        self._open: list[yaml.Node] = []
+        self._count = 0
+
+    def _refuse(self, node: yaml.Node, path: PathKey, message: str, hint: str) -> object:
+        self.problems.append(
+            Diagnostic(dotted(path), message, hint, _loc(self.file, node.start_mark))
+        )
+        return _UNREADABLE
 
     def build(self, node: yaml.Node, path: PathKey) -> Any:
         self.source.values[path] = _loc(self.file, node.start_mark)
-        if isinstance(node, yaml.MappingNode):
-            return self._mapping(node, path)
-        if isinstance(node, yaml.SequenceNode):
-            items = (self.build(item, (*path, i)) for i, item in enumerate(node.value))
-            return [item for item in items if item is not _UNREADABLE]
+        self._count += 1
+        if self._count > MAX_VALUES:
+            if self._count == MAX_VALUES + 1:
+                return self._refuse(
+                    node,
+                    path,
+                    f"invalid YAML: the document expands to more than {MAX_VALUES} values",
+                    "write the values out instead of nesting aliases of aliases",
+                )
+            return _UNREADABLE
+        if isinstance(node, yaml.MappingNode | yaml.SequenceNode):
+            if any(node is open_node for open_node in self._open):
+                return self._refuse(
+                    node,
+                    path,
+                    "invalid YAML: a self-referencing alias (the value contains itself)",
+                    "replace the alias with the value it stands for",
+                )
+            if len(self._open) >= MAX_DEPTH:
+                return self._refuse(
+                    node,
+                    path,
+                    f"invalid YAML: values nest deeper than {MAX_DEPTH} levels",
+                    "flatten the value; run config fields nest a few levels at most",
+                )
+            self._open.append(node)
+            try:
+                if isinstance(node, yaml.MappingNode):
+                    return self._mapping(node, path)
+                items = (self.build(item, (*path, i)) for i, item in enumerate(node.value))
+                return [item for item in items if item is not _UNREADABLE]
+            finally:
+                self._open.pop()
         try:
             return self._scalars.construct_object(node, deep=True)
         except (yaml.YAMLError, ValueError, TypeError):
@@ -109,7 +151,9 @@ class _Builder:
             )
             return _UNREADABLE  # left out of the data: its problem is reported already
 
-    def _pairs(self, node: yaml.MappingNode) -> list[tuple[yaml.Node, yaml.Node]]:
+    def _pairs(
+        self, node: yaml.MappingNode, seen: tuple[yaml.Node, ...] = ()
+    ) -> list[tuple[yaml.Node, yaml.Node]]:
         """The key/value nodes of a mapping with `<<` merge keys expanded (as yaml.v3 does).
 
         Keys written in the mapping itself win over merged ones; among merged mappings the
@@ -133,7 +177,16 @@ class _Builder:
                         )
                     )
                     continue
-                merged.extend(self._pairs(source))
+                if any(source is n for n in (*seen, node)) or len(seen) >= MAX_DEPTH:
+                    self.problems.append(
+                        Diagnostic(
+                            "",
+                            "invalid YAML: a `<<` merge key merges a mapping into itself",
+                            location=_loc(self.file, source.start_mark),
+                        )
+                    )
+                    continue
+                merged.extend(self._pairs(source, (*seen, node)))
         taken = {k.value for k, _ in own if isinstance(k, yaml.ScalarNode)}
         extra: list[tuple[yaml.Node, yaml.Node]] = []
         for key_node, value_node in merged:

@@ -11,6 +11,8 @@ import io
 import zipfile
 from pathlib import Path
 
+from tau.config.probe import is_dir
+
 MAX_SWEEP_BYTES = 8 * 1024 * 1024
 MAX_ARCHIVE_BYTES = 45 * 1024
 ARCHIVE_NAME = "_tau_project.zip"
@@ -42,9 +44,15 @@ def archive(root: Path, excludes: tuple[str, ...] = ()) -> bytes:
     Raises:
         ProjectError: the directory is missing, too large to sweep, or the zip too large.
     """
-    if not root.is_dir():
+    if not is_dir(root):
         raise ProjectError(f"{root} is not a directory")
-    patterns = (*DEFAULT_EXCLUDES, *excludes)
+    try:
+        return _archive(root, (*DEFAULT_EXCLUDES, *excludes))
+    except OSError as exc:
+        raise ProjectError(f"cannot read {exc.filename or root}: {exc.strerror or exc}") from None
+
+
+def _archive(root: Path, patterns: tuple[str, ...]) -> bytes:
     files = sorted(
         p
         for p in root.rglob("*")

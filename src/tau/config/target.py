@@ -9,6 +9,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from tau.config.probe import is_file
 from tau.errors import UsageError
 
 DEFAULT_FILES = ("tau.yaml", "tau.yml", ".tau.yaml")
@@ -43,7 +44,7 @@ def resolve(target: str | None, config: Path | None, cwd: Path) -> Target:
         )
     if config is not None:
         path = config if config.is_absolute() else cwd / config
-        if not path.is_file():
+        if not is_file(path):
             raise UsageError(f'config file "{config}" not found')
         return Target(path, target)
     if target == "smoke":
@@ -53,9 +54,7 @@ def resolve(target: str | None, config: Path | None, cwd: Path) -> Target:
         return Target(spec_path(SMOKE_CONFIG))
     if target is not None:
         found = [
-            p
-            for p in (cwd / "tau" / f"{target}.yaml", cwd / "tau" / f"{target}.yml")
-            if p.is_file()
+            p for p in (cwd / "tau" / f"{target}.yaml", cwd / "tau" / f"{target}.yml") if is_file(p)
         ]
         if len(found) == 2:
             raise UsageError(
@@ -68,6 +67,6 @@ def resolve(target: str | None, config: Path | None, cwd: Path) -> Target:
             )
         return Target(found[0])
     for name in DEFAULT_FILES:
-        if (cwd / name).is_file():
+        if is_file(cwd / name):
             return Target(cwd / name)
     raise UsageError("no Tau run config found; create tau.yaml or pass --config")

@@ -182,9 +182,12 @@ def create_pod(api: Any, pod: dict[str, Any], *, context: str | None = None) -> 
 
     meta = pod["metadata"]
     with api_call("create", POD, namespace=meta["namespace"], name=meta["name"], context=context):
-        CoreV1Api(api).create_namespaced_pod(
+        core: Any = CoreV1Api(api)  # raw responses: the typed signatures do not apply
+        response = core.create_namespaced_pod(
             meta["namespace"], pod, **RAW, _request_timeout=DEFAULT_TIMEOUT
         )
+    # Reading the raw body returns the connection to the pool (else each call opens a new one).
+    _ = response.data
 
 
 def list_pods(
@@ -205,7 +208,8 @@ def pod_log(api: Any, name: str, namespace: str, *, context: str | None = None) 
     from kubernetes.client import CoreV1Api
 
     with api_call("read log of", POD, namespace=namespace, name=name, context=context):
-        response = CoreV1Api(api).read_namespaced_pod_log(
+        core: Any = CoreV1Api(api)
+        response = core.read_namespaced_pod_log(
             name, namespace, limit_bytes=1 << 20, **RAW, _request_timeout=DEFAULT_TIMEOUT
         )
     return bytes(response.data or b"").decode("utf-8", "replace")
@@ -217,9 +221,11 @@ def delete_pod(api: Any, name: str, namespace: str, *, context: str | None = Non
 
     try:
         with api_call("delete", POD, namespace=namespace, name=name, context=context):
-            CoreV1Api(api).delete_namespaced_pod(
+            core: Any = CoreV1Api(api)
+            response = core.delete_namespaced_pod(
                 name, namespace, grace_period_seconds=0, **RAW, _request_timeout=DEFAULT_TIMEOUT
             )
+            _ = response.data
     except ClusterError as exc:
         if exc.status != 404:
             raise

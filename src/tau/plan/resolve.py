@@ -13,8 +13,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from tau.config.presets import Catalog, Preset, label_normal
+from tau.config.runconfig import JOB, RunConfig
 from tau.config.validate import ValidConfig
-from tau.config.validate.context import first, split_path
 from tau.config.validate.env import parse_secret_ref
 from tau.errors import ConfigError, Diagnostic
 from tau.plan.model import (
@@ -29,9 +29,6 @@ from tau.plan.model import (
     Volume,
 )
 
-JOB_IMAGE = "mcr.microsoft.com/aks/ai-runtime/ray:py3.12-ray2.54.0-cuda13.0"
-RAY_GPU_IMAGE = "mcr.microsoft.com/aks/ai-runtime/ray:py3.12-ray2.56.0-cuda13.0"
-RAY_CPU_IMAGE = "mcr.microsoft.com/aks/ai-runtime/ray:py3.12-ray2.54.0"
 DEFAULT_PRIORITY = "taugrid-default"
 HIGH_PRIORITY = "taugrid-priority"
 RAYJOB_NAME_LIMIT = 47
@@ -57,9 +54,12 @@ class _Findings:
     errors: list[Diagnostic] = field(default_factory=list)
     warnings: list[Diagnostic] = field(default_factory=list)
 
+    @property
+    def config(self) -> RunConfig:
+        return self.valid.config
+
     def _at(self, path: str, message: str, hint: str | None, severity: str) -> Diagnostic:
-        key = split_path(path)
-        return Diagnostic(path, message, hint, self.valid.source.value(key), severity)
+        return Diagnostic(path, message, hint, self.valid.where(path), severity)
 
     def error(self, path: str, message: str, hint: str | None = None) -> None:
         self.errors.append(self._at(path, message, hint, "error"))
@@ -95,10 +95,9 @@ def shape_gpus(shape: str) -> int | None:
 
 
 def _placement(f: _Findings, catalog: Catalog) -> Placement:
-    valid = f.valid
-    policy: dict[str, Any] = valid.get("policy") or {}
+    policy = f.config.policy
     preset: Preset | None = None
-    name = policy.get("preset")
+    name = policy.preset
     if name:
         preset = catalog.find(name)
         if preset is None:
@@ -114,10 +113,8 @@ def _placement(f: _Findings, catalog: Catalog) -> Placement:
             preset = None
     merged: dict[str, str] = {}
     for key, attr in _OVERRIDABLE:
-        explicit = policy.get(key)
+        explicit = getattr(policy, key)
         inherited = getattr(preset, attr) if preset else ""
-        if key == "topology" and policy.get("topology"):
-            explicit = policy["topology"]
         if explicit and inherited and label_normal(str(explicit)) != label_normal(inherited):
             f.warn(
                 f"policy.{key}",
@@ -125,17 +122,17 @@ def _placement(f: _Findings, catalog: Catalog) -> Placement:
                 f'{preset.name if preset else ""} value "{inherited}"',
             )
         merged[key] = str(explicit or inherited or "")
-    tier = policy.get("priority_tier") or policy.get("priority") or ""
+    tier = policy.priority_tier or ""
     team, lane = label_normal(merged["team"]), label_normal(merged["lane"])
     mode = label_normal(merged["mode"]) or ("elastic" if lane == "elastic" else "fixed")
     if not lane and mode == "elastic":
         lane = "elastic"
-    queue = str(policy.get("queue") or (preset.queue if preset else "") or "")
+    queue = str(policy.queue or (preset.queue if preset else "") or "")
     topology_annotations = bool(preset and preset.topology_name)
-    if preset and policy.get("queue") and policy["queue"] != preset.queue:
+    if preset and policy.queue and policy.queue != preset.queue:
         topology_annotations = False  # a different queue is not the preset's topology
-        if not policy.get("team"):
-            team = label_normal(str(policy["queue"]).split("-", 1)[0])
+        if not policy.team:
+            team = label_normal(policy.queue.split("-", 1)[0])
     if not queue and (team or lane):
         queue = "jobqueue"
     gpu_class = label_normal(merged["gpu_class"])
@@ -147,17 +144,15 @@ def _placement(f: _Findings, catalog: Catalog) -> Placement:
     gpu_class = aliases.get(gpu_class, gpu_class)
     _check_topology(f, lane, mode, gpu_class, merged["topology"], tier)
     workload_pc, pod_pc = merged["workload_priority_class"], merged["pod_priority_class"]
-    if not policy.get("disable_default_priorities"):
+    if not policy.disable_default_priorities:
         if tier == "priority":
             workload_pc = pod_pc = HIGH_PRIORITY
         elif lane or team:
             workload_pc = workload_pc or DEFAULT_PRIORITY
             pod_pc = pod_pc or DEFAULT_PRIORITY
     else:
-        workload_pc, pod_pc = (
-            str(policy.get("workload_priority_class") or ""),
-            str(policy.get("pod_priority_class") or ""),
-        )
+        workload_pc = policy.workload_priority_class or ""
+        pod_pc = policy.pod_priority_class or ""
     selector = _node_selector(f, preset, gpu_class)
     return Placement(
         preset=preset.name if preset else "",
@@ -212,17 +207,16 @@ def _check_topology(
 def _node_selector(f: _Findings, preset: Preset | None, gpu_class: str) -> dict[str, str]:
     from tau.render import meta
 
-    valid = f.valid
+    policy = f.config.policy
     selector: dict[str, str] = {}
-    clear = bool(valid.get("policy.clear_node_selector"))
-    if not clear:
+    if not policy.clear_node_selector:
         flavor = preset.resource_flavor if preset else ""
         series = flavor.removesuffix("-dra")
         if series in _MANAGED_SERIES:
             selector[meta.AZURE_GPU_SERIES] = series
         if gpu_class and gpu_class != "any":
             selector[meta.NODE_GPU_CLASS] = gpu_class
-    for key, value in (valid.get("policy.node_selector") or {}).items():
+    for key, value in policy.node_selector:
         if key == meta.NODE_GPU_CLASS and gpu_class and value != gpu_class:
             f.error(
                 "policy.node_selector",
@@ -234,10 +228,10 @@ def _node_selector(f: _Findings, preset: Preset | None, gpu_class: str) -> dict[
 
 def _job_gpus(f: _Findings, placement: Placement, preset_shape: str) -> int:
     """The GPU count per node of a direct Job (the reference's resolveDirectJobGPUCount)."""
-    valid = f.valid
-    gpus = valid.get("compute.gpus")
-    shape_path = "policy.shape" if valid.get("policy.shape") else "policy.preset"
-    shape = str(valid.get("policy.shape") or preset_shape or "")
+    config = f.config
+    gpus = config.compute.gpus
+    shape_path = "policy.shape" if config.policy.shape else "policy.preset"
+    shape = config.policy.shape or preset_shape or ""
     count: int | None = None
     if shape:
         try:
@@ -257,8 +251,8 @@ def _job_gpus(f: _Findings, placement: Placement, preset_shape: str) -> int:
             )
         return count if gpus is None else gpus
     if gpus is not None:
-        return int(gpus)
-    if valid.get("policy.preset") and not placement.preset:
+        return gpus
+    if config.policy.preset and not placement.preset:
         return 0  # the preset itself was reported: unknown or disabled
     if placement.preset:
         f.error(
@@ -269,7 +263,7 @@ def _job_gpus(f: _Findings, placement: Placement, preset_shape: str) -> int:
     elif placement.profile:
         f.error(
             "policy.profile",
-            f"{_intent(valid)} has ambiguous resources: set compute.gpus "
+            f"{_intent(f.valid)} has ambiguous resources: set compute.gpus "
             "explicitly (0 for CPU, positive for GPU) or use a preset with a GPU shape; "
             "policy.profile does not define Job resources",
         )
@@ -284,28 +278,25 @@ def _job_gpus(f: _Findings, placement: Placement, preset_shape: str) -> int:
 
 
 def _intent(valid: ValidConfig) -> str:
-    engine = valid.get("run.engine") or valid.get("engine")
-    return f"engine={engine}" if engine else "implicit dispatch"
+    """How the engine was chosen, as Job dispatch errors quote it: an explicit engine or not."""
+    return f"engine={valid.engine}" if valid.explicit_engine else "implicit dispatch"
 
 
-def _resources(valid: ValidConfig, prefix: str) -> Resources:
+def _resources(written: Any) -> Resources:
     return Resources(
-        *(
-            valid.get(f"compute.{prefix}{k}")
-            for k in ("cpu_request", "memory_request", "cpu_limit", "memory_limit")
-        )
+        written.cpu_request, written.memory_request, written.cpu_limit, written.memory_limit
     )
 
 
 def _storage(f: _Findings, engine: str, name: str) -> dict[str, Any]:
-    valid = f.valid
-    data_pvc = valid.get("storage.data_pvc") or valid.get("storage.result_pvc")
+    storage = f.config.storage
+    data_pvc = storage.data_pvc or storage.result_pvc
     volumes: list[Volume] = []
     declared = {}
-    for spec in valid.get("storage.volumes") or []:
+    for spec in storage.volumes:
         vol, _, claim = spec.partition("=")
         declared[vol] = claim.removeprefix("pvc:")
-    mounts = valid.get("storage.mounts") or []
+    mounts = storage.mounts
     for i, spec in enumerate(mounts):
         vol, _, rest = spec.partition(":")
         path, _, access = rest.partition(":")
@@ -326,7 +317,7 @@ def _storage(f: _Findings, engine: str, name: str) -> dict[str, Any]:
     if data_pvc:
         volumes.insert(0, Volume("data", data_pvc, "/data"))
     pvc_paths = [(v.path, v.claim) for v in volumes]
-    output = valid.get("storage.output")
+    output = storage.output
     if not output and pvc_paths:
         output = (
             f"/data/checkpoints/workflows/{name}"
@@ -352,7 +343,7 @@ def _storage(f: _Findings, engine: str, name: str) -> dict[str, Any]:
                 )
             else:
                 result_pvc = match[0]
-    checkpoint = valid.get("storage.checkpoint")
+    checkpoint = storage.checkpoint
     if checkpoint and not any(p == "/data" for p, _ in pvc_paths):
         f.error(
             "storage.checkpoint",
@@ -369,22 +360,17 @@ def _storage(f: _Findings, engine: str, name: str) -> dict[str, Any]:
 
 
 def _script(f: _Findings, script: Script | None, entry: str | None) -> None:
-    if script is None or f.valid.get("execution.launcher") not in (None, "python"):
-        return
-    if f.valid.engine != "job":
+    launcher = f.config.execution.launcher
+    if script is None or launcher not in (None, "python") or f.config.engine != JOB:
         return
     is_py = script.filename.endswith(".py")
-    if script.shebang is None and not is_py and not f.valid.get("execution.launcher"):
+    if script.shebang is None and not is_py and not launcher:
         f.error(
             "entrypoint",
             f'script "{entry}" has no shebang and is not a .py file; add a '
             "shebang or set execution.launcher: python",
         )
-    if (
-        f.valid.get("execution.launcher") == "python"
-        and script.shebang
-        and "python" not in script.shebang
-    ):
+    if launcher == "python" and script.shebang and "python" not in script.shebang:
         f.error(
             "entrypoint",
             f'script "{entry}" has a non-Python shebang ({script.shebang}) but '
@@ -417,21 +403,21 @@ def resolve(
     Raises:
         ConfigError: every render-time problem, with the warnings found on the way.
     """
-    _not_built(valid)
+    _not_built(valid.config)
     f = _Findings(valid)
-    name = valid.name
-    engine = valid.engine
-    if engine == "rayjob" and valid.get("profiler.mode"):
+    config = valid.config
+    name, engine = config.name, config.engine
+    if engine == "rayjob" and config.profiler.mode:
         f.error(
             "profiler.mode",
             "profiler.mode is for engine: job; RayJobs are not profiled by tau",
             "profile the Ray workers from the training code (e.g. torch.profiler)",
         )
     placement = _placement(f, catalog)
-    preset = catalog.find(valid.get("policy.preset") or "") if placement.preset else None
-    launcher = valid.get("execution.launcher") or ("python" if engine == "job" else "ray-train")
-    nodes = int(valid.get("execution.nodes") or 1)
-    ppn = int(valid.get("execution.processes_per_node") or 1)
+    preset = catalog.find(config.policy.preset or "") if placement.preset else None
+    launcher = config.launcher
+    nodes = config.execution.nodes
+    ppn = config.execution.processes_per_node
     gpus = 0
     if engine == "job":
         gpus = _job_gpus(f, placement, preset.shape if preset else "")
@@ -454,22 +440,16 @@ def resolve(
             f'RayJob name "{name}" is too long ({len(name)} chars; KubeRay limit is '
             f"{RAYJOB_NAME_LIMIT})",
         )
-    entry = first(valid.data, "run.entrypoint", "run.script", "entrypoint", "script")[1]
+    entry = config.entrypoint
     _script(f, script, entry)
     storage = _storage(f, engine, name)
-    workers = int(valid.get("compute.workers") or 1)
-    gpw = valid.get("compute.gpus_per_worker")
-    gpw = 1 if gpw is None else int(gpw)
-    image = first(valid.data, "runtime.image", "run.image", "image")[1]
-    if not image:
-        image = JOB_IMAGE if engine == "job" else (RAY_GPU_IMAGE if gpw > 0 else RAY_CPU_IMAGE)
     secrets = []
-    for env_name, ref in sorted((valid.get("runtime.env_secret") or {}).items()):
+    for env_name, ref in sorted(config.runtime.env_secret):
         secret, key = parse_secret_ref(ref) or ("", "")
         secrets.append(SecretRef(env_name, secret, key))
     placeholders = []
     if namespace is None:
-        namespace = valid.get("policy.namespace") or (
+        namespace = config.policy.namespace or (
             preset.namespace if engine == "rayjob" and preset else None
         )
         if not namespace:
@@ -483,15 +463,15 @@ def resolve(
             placement = replace(placement, queue="jobqueue")
     elif queue is not None:
         placement = replace(placement, queue=queue)
-    experiment = tuple((k, v) for k, v in sorted((valid.get("experiment") or {}).items()) if v)
     if f.errors:
         raise ConfigError([*f.errors, *f.warnings])
-    source = valid.get("run.source") or {}
+    source = config.run.source
+    compute, execution, profiler = config.compute, config.execution, config.profiler
     plan = Plan(
         name=name,
         engine=engine,
         namespace=namespace,
-        image=image,
+        image=config.image,
         placement=placement,
         launcher=launcher,
         script=script,
@@ -499,44 +479,43 @@ def resolve(
         gpus=gpus,
         nodes=nodes,
         processes_per_node=ppn,
-        ttl_seconds=int(valid.get("run.ttl_seconds_after_finished") or 28800),
-        working_dir=valid.get("runtime.working_dir"),
-        security_restricted=valid.get("runtime.security.mode") == "restricted",
-        workers=workers,
-        gpus_per_worker=gpw,
-        mig_profile=valid.get("compute.mig_profile"),
-        pip=tuple(valid.get("runtime.pip") or ()),
+        ttl_seconds=config.run.ttl_seconds_after_finished,
+        working_dir=config.runtime.working_dir,
+        security_restricted=config.runtime.security.mode == "restricted",
+        workers=compute.workers,
+        gpus_per_worker=compute.gpus_per_worker,
+        mig_profile=compute.mig_profile,
+        pip=config.runtime.pip,
         project_zip=project[0] if project else None,
         project_module=project[1] if project else None,
-        resources=_resources(valid, ""),
-        head_resources=_resources(valid, "head_"),
-        worker_resources=_resources(valid, "worker_"),
-        env=tuple(sorted((valid.get("runtime.env") or {}).items())),
+        resources=_resources(compute.resources),
+        head_resources=_resources(compute.head),
+        worker_resources=_resources(compute.worker),
+        env=tuple(sorted(config.runtime.env)),
         secrets=tuple(secrets),
-        launcher_configs=tuple(sorted((valid.get("execution.configs") or {}).items())),
+        launcher_configs=tuple(sorted(execution.configs)),
         data_pvc=storage["data_pvc"],
         volumes=storage["volumes"],
         output=storage["output"],
         result_pvc=storage["result_pvc"],
-        checkpoint_artifact=valid.get("storage.checkpoint"),
-        source_image=source.get("image"),
-        source_path=source.get("path"),
+        checkpoint_artifact=config.storage.checkpoint,
+        source_image=source.image if source else None,
+        source_path=source.path if source else None,
         source_entrypoint=entry if source else None,
         image_assets=tuple(
-            ImageAsset(a["name"], a["image"], a["source_path"], a["mount_path"])
-            for a in valid.get("storage.image_assets") or []
+            ImageAsset(a.name, a.image, a.source_path, a.mount_path)
+            for a in config.storage.image_assets
         ),
-        tune_metric=valid.get("execution.metric"),
-        tune_mode=valid.get("execution.mode"),
-        tune_num_samples=valid.get("execution.num_samples"),
-        tune_max_concurrent=valid.get("execution.max_concurrent_trials"),
-        profiler_mode=valid.get("profiler.mode"),
-        profiler_rank=str(valid.get("profiler.rank") or "0"),
-        profiler_warmup=valid.get("profiler.warmup"),
-        profiler_duration=valid.get("profiler.duration")
-        or ("2m" if valid.get("profiler.mode") == "nsys" else None),
-        workspace=valid.get("policy.workspace"),
-        experiment=experiment,
+        tune_metric=execution.metric,
+        tune_mode=execution.mode,
+        tune_num_samples=execution.num_samples,
+        tune_max_concurrent=execution.max_concurrent_trials,
+        profiler_mode=profiler.mode,
+        profiler_rank=profiler.rank,
+        profiler_warmup=profiler.warmup,
+        profiler_duration=profiler.effective_duration,
+        workspace=config.policy.workspace,
+        experiment=config.experiment.pairs(),
         retry_env=tuple(sorted((retry_env or {}).items())),
     )
     return Resolved(plan, tuple(sorted(f.warnings, key=Diagnostic.sort_key)), tuple(placeholders))
@@ -549,9 +528,10 @@ _NOT_BUILT = (
 )
 
 
-def _not_built(valid: ValidConfig) -> None:
+def _not_built(config: RunConfig) -> None:
     from tau.errors import NotImplementedYet
 
-    for path, what in _NOT_BUILT:
-        if valid.get(path):
+    built = (config.metrics.offload_enabled, config.storage.publish)
+    for (path, what), value in zip(_NOT_BUILT, built, strict=True):
+        if value:
             raise NotImplementedYet(f"{path} ({what})")

@@ -13,11 +13,11 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from tau.config.duration import format_duration, parse_duration
+from tau.config.runconfig import DEFAULT_BACKOFF_INITIAL, DEFAULT_BACKOFF_MAX
 from tau.config.validate import ValidConfig
 from tau.errors import TauError
 from tau.status import classify
 
-DEFAULT_RETRY_ON = tuple(str(r) for r in classify.DEFAULT_RETRY_ON)
 CANONICAL_REASONS = {str(r).lower(): str(r) for r in classify.RETRYABLE}
 EVENT_REPORTER = "tau-cli"
 
@@ -52,18 +52,13 @@ class Hooks(Protocol):
 
 
 def policy_of(valid: ValidConfig) -> Policy:
-    """The retry policy of a validated config, with the documented defaults."""
-    max_retries = int(valid.get("resilience.max_retries") or 0)
-    retry_on = (
-        tuple(CANONICAL_REASONS.get(r.lower(), r) for r in valid.get("resilience.retry_on") or ())
-        or DEFAULT_RETRY_ON
-    )
-    initial = parse_duration(valid.get("resilience.backoff_initial") or "30s") or 30.0
-    most = parse_duration(valid.get("resilience.backoff_max") or "5m") or 300.0
-    checkpoint = (
-        valid.get("resilience.checkpoint_path") or f"/data/checkpoints/finetunes/{valid.name}"
-    )
-    return Policy(max_retries, retry_on, initial, most, checkpoint)
+    """The retry policy of a validated config (its defaults are the RunConfig's)."""
+    resilience = valid.config.resilience
+    retry_on = tuple(CANONICAL_REASONS.get(r.lower(), r) for r in resilience.retry_on)
+    # A zero backoff would retry in a tight loop: it reads as the default instead.
+    initial = parse_duration(resilience.backoff_initial) or parse_duration(DEFAULT_BACKOFF_INITIAL)
+    most = parse_duration(resilience.backoff_max) or parse_duration(DEFAULT_BACKOFF_MAX)
+    return Policy(resilience.max_retries, retry_on, initial, most, valid.config.checkpoint_path)
 
 
 def backoff(policy: Policy, attempt: int) -> float:

@@ -10,40 +10,56 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tau.config import runconfig
 from tau.config.load import RawDocument, SourceMap
+from tau.config.runconfig import RunConfig
 from tau.config.validate import engine, env, imports, settings, storage, structure
-from tau.config.validate.context import Context, first, lookup
-from tau.errors import ConfigError, Diagnostic
+from tau.config.validate.context import Context, canonical, lookup, split_path
+from tau.errors import ConfigError, Diagnostic, Location
 
 MANAGED_MANIFEST = (
     "managed workflow manifests are outside tau run validate; validate direct "
     "tau run --config files with this command"
 )
 
-__all__ = ["ValidConfig", "lookup", "validate"]
+__all__ = ["RunConfig", "ValidConfig", "lookup", "validate"]
 
 
 @dataclass(frozen=True)
 class ValidConfig:
-    """A config that passed every offline check, with its chosen engine and name."""
+    """A config that passed every offline check: the typed config, where it came from, and
+    where each of its values was written (for render-time diagnostics)."""
 
     path: Path
-    data: dict[str, Any]
-    engine: str
-    name: str
+    config: RunConfig
     source: SourceMap
+    #: The schema-normalized data as written (aliases kept): what the config hash covers.
+    data: dict[str, Any]
     warnings: tuple[Diagnostic, ...] = ()
+    #: The dotted path the entrypoint was written at (`run.script`, `entrypoint`, ...).
+    entry_path: str = "entrypoint"
+    #: The engine as written (`engine` / `run.engine`), None when it was inferred.
+    explicit_engine: str | None = None
+
+    @property
+    def name(self) -> str:
+        return self.config.name
+
+    @property
+    def engine(self) -> str:
+        return self.config.engine
 
     @property
     def config_dir(self) -> Path:
         return self.path.parent
 
-    def get(self, dotted_path: str, default: Any = None) -> Any:
-        return lookup(self.data, dotted_path, default)
+    def where(self, path: str) -> Location:
+        """Where the value at a dotted config path was written (its nearest ancestor if unset)."""
+        return self.source.value(split_path(path))
 
 
 def _is_managed(data: dict[str, Any]) -> bool:
-    return "schema_version" in data and not (data.get("engine") or lookup(data, "run.engine"))
+    return "schema_version" in data and not canonical(data, "engine")[1]
 
 
 def validate(doc: RawDocument, *, name: str | None = None) -> ValidConfig:
@@ -71,7 +87,8 @@ def validate(doc: RawDocument, *, name: str | None = None) -> ValidConfig:
         )
     checked = structure.check(doc)
     ctx = Context(checked.data, doc.source, doc.path.parent)
-    ctx.name = name or first(ctx.data, "run.name", "name")[1]
+    ctx.name = name or canonical(ctx.data, "name")[1]
+    ctx.entry_path, ctx.entrypoint = canonical(ctx.data, "entrypoint")
     engine.select_engine(ctx)
     engine.check_name(ctx)
     if ctx.engine == engine.RAYJOB:
@@ -87,4 +104,10 @@ def validate(doc: RawDocument, *, name: str | None = None) -> ValidConfig:
     if any(d.severity == "error" for d in found):
         raise ConfigError(found)
     warnings = tuple(sorted(found, key=Diagnostic.sort_key))
-    return ValidConfig(doc.path, ctx.data, ctx.engine, ctx.name or "", doc.source, warnings)
+    config = runconfig.build(
+        ctx.data, name=ctx.name or "", engine=ctx.engine, entrypoint=ctx.entrypoint
+    )
+    explicit = canonical(ctx.data, "engine")[1]
+    return ValidConfig(
+        doc.path, config, doc.source, ctx.data, warnings, ctx.entry_path, explicit or None
+    )

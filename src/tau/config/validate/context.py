@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from tau.config.load import PathKey, SourceMap, dotted
+from tau.config.runconfig import ALIASES
 from tau.errors import Diagnostic
 
 _MISSING = object()
@@ -31,6 +32,14 @@ def first(data: dict[str, Any], *paths: str) -> tuple[str, Any]:
     return paths[-1], None
 
 
+_PRECEDENCE = dict(ALIASES)
+
+
+def canonical(data: dict[str, Any], path: str) -> tuple[str, Any]:
+    """(written path, value) of a canonical field by alias precedence (runconfig.ALIASES)."""
+    return first(data, *_PRECEDENCE[path])
+
+
 @dataclass
 class Context:
     """One validation pass over normalized config data."""
@@ -42,6 +51,9 @@ class Context:
     #: How the engine was chosen, quoted in Job dispatch errors (`engine=job`, `implicit dispatch`).
     intent: str = "implicit dispatch"
     name: str | None = None
+    #: The entrypoint and the path it was written at (`run.script`, `entrypoint`, ...).
+    entrypoint: Any = None
+    entry_path: str = "entrypoint"
     out: list[Diagnostic] = field(default_factory=list)
 
     def get(self, path: str, default: Any = None) -> Any:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from tau.config.validate.context import Context, first
+from tau.config.validate.context import Context, canonical
 
 JOB = "job"
 RAYJOB = "rayjob"
@@ -39,10 +39,8 @@ _RAY_TRAIN_SECTIONS = ("torch_config", "scaling_config", "failure_config")
 
 def select_engine(ctx: Context) -> None:
     """Choose the engine (explicit, from workload_kind, or inferred) and record the intent."""
-    engine_path, engine = first(ctx.data, "run.engine", "engine")
-    kind_path, kind = first(
-        ctx.data, "workflow.workload_kind", "run.workload_kind", "compute.workload_kind"
-    )
+    engine_path, engine = canonical(ctx.data, "engine")
+    kind_path, kind = canonical(ctx.data, "workload_kind")
     if engine and kind and engine != kind:
         ctx.error(
             kind_path,
@@ -90,7 +88,7 @@ def check_ray(ctx: Context) -> None:
             "execution.nodes",
             "execution.nodes is for engine: job; use compute.workers for Ray pod count",
         )
-    if first(ctx.data, "run.entrypoint", "run.script", "entrypoint", "script")[1] is None:
+    if ctx.entrypoint is None:
         ctx.error(
             "entrypoint",
             "engine=rayjob requires run.entrypoint",
@@ -254,7 +252,7 @@ def check_launcher(ctx: Context) -> None:
                 "execution.launcher",
                 "execution.launcher ray-tune requires a non-empty execution.configs search space",
             )
-    entry_path, entry = first(ctx.data, "run.entrypoint", "run.script", "entrypoint", "script")
+    entry_path, entry = ctx.entry_path, ctx.entrypoint
     if launcher == "torchrun" and isinstance(entry, str) and not entry.endswith(".py"):
         ctx.error(
             entry_path,

@@ -11,7 +11,8 @@ import ast
 import sys
 from pathlib import Path
 
-from tau.config.validate.context import Context, first
+from tau.config.probe import is_file
+from tau.config.validate.context import Context
 
 
 def local_imports(script: Path) -> list[tuple[str, int]]:
@@ -31,7 +32,7 @@ def local_imports(script: Path) -> list[tuple[str, int]]:
         for name in names:
             if name in sys.stdlib_module_names or name == script.stem:
                 continue
-            if (here / f"{name}.py").is_file() or (here / name / "__init__.py").is_file():
+            if is_file(here / f"{name}.py") or is_file(here / name / "__init__.py"):
                 found.setdefault(name, getattr(node, "lineno", 0))
     return sorted(found.items())
 
@@ -40,11 +41,11 @@ def check(ctx: Context) -> None:
     """Reject imports of unshipped local modules (skipped when a project tree is shipped)."""
     if ctx.has("run.working_dir") or ctx.has("run.source"):
         return
-    entry_path, entry = first(ctx.data, "run.entrypoint", "run.script", "entrypoint", "script")
+    entry_path, entry = ctx.entry_path, ctx.entrypoint
     if not isinstance(entry, str) or not entry.endswith(".py"):
         return
     script = (ctx.config_dir / entry) if not entry.startswith("/") else Path(entry)
-    if not script.is_file():
+    if not is_file(script):
         return  # a missing entrypoint is reported by --dry-run=client, which reads it
     for name, line in local_imports(script):
         ship = (

@@ -9,7 +9,7 @@ from __future__ import annotations
 import posixpath
 import re
 
-from tau.config.validate.context import Context, first
+from tau.config.validate.context import Context
 
 _DIGEST_REF = re.compile(
     r"^(?:[a-z0-9]+(?:[._-][a-z0-9]+)*(?::[0-9]+)?/)?"  # registry host[:port]/
@@ -104,7 +104,7 @@ def _source(ctx: Context) -> None:
             "run.source.path",
             f'run.source.path "{path}" must be a clean absolute path outside /tau-source',
         )
-    entry_path, entry = first(ctx.data, "run.entrypoint", "run.script", "entrypoint", "script")
+    entry_path, entry = ctx.entry_path, ctx.entrypoint
     if not entry:
         ctx.error("entrypoint", "run.source requires an entrypoint inside the source tree")
     elif (

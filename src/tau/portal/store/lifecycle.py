@@ -156,8 +156,8 @@ def classify(
                 )
         by_name = {s.metric_name: s for s in summaries}
         for f in filters:
-            s = by_name.get(f.metric)
-            if s is None or not f.matches(s):
+            found = by_name.get(f.metric)
+            if found is None or not f.matches(found):
                 reasons.append(f"{f.metric} does not satisfy {f.field}{f.op}{_num(f.value)}")
         if reasons:
             return Lifecycle("incomplete", False, reasons)

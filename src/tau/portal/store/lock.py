@@ -46,7 +46,7 @@ class WriterLock:
                         hint="another taugrid-portal writer is running; retry when it finishes",
                     ) from None
                 time.sleep(POLL_SECONDS)
-        holder = {
+        record = {
             "pid": os.getpid(),
             "host": socket.gethostname(),
             "command": " ".join(
@@ -55,7 +55,7 @@ class WriterLock:
             "since": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         }
         os.ftruncate(fd, 0)
-        os.pwrite(fd, json.dumps(holder).encode(), 0)
+        os.pwrite(fd, json.dumps(record).encode(), 0)
         self._fd = fd
 
     def release(self) -> None:

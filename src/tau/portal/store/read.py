@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from tau.portal.errors import NotFound
 from tau.portal.store.core import Store
@@ -56,7 +56,7 @@ def clamp_limit(limit: int | None) -> int:
     return min(limit, MAX_LIMIT)
 
 
-def _page(rows: list[dict[str, object]], limit: int, make: type) -> Page:  # type: ignore[type-arg]
+def _page(rows: list[dict[str, object]], limit: int, make: Any) -> Page:
     return Page([make.from_row(r) for r in rows[:limit]], len(rows) > limit)
 
 

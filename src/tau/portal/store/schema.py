@@ -267,9 +267,9 @@ def ddl() -> list[str]:
             parts.append(spec)
         parts.append("PRIMARY KEY (" + ", ".join(f'"{c}"' for c in key) + ")")
         statements.append(f'CREATE TABLE IF NOT EXISTS "{table}" ({", ".join(parts)})')
-    for table, columns in _INDEXES:
-        name = "idx_" + table + "_" + columns.replace(", ", "_")
-        statements.append(f'CREATE INDEX IF NOT EXISTS "{name}" ON "{table}" ({columns})')
+    for table, indexed in _INDEXES:
+        name = "idx_" + table + "_" + indexed.replace(", ", "_")
+        statements.append(f'CREATE INDEX IF NOT EXISTS "{name}" ON "{table}" ({indexed})')
     return statements
 
 

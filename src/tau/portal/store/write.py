@@ -143,9 +143,7 @@ def record_metric_file(
     for name, summary in summaries.items():
         old = w.get("metric_summaries", {"run_id": run_id, "metric_name": name})
         merged = summary if old is None else _summary_of(old).merge(summary)
-        latest_file = (
-            file_id if merged is summary or _newer(summary, old) else old["latest_file_id"]
-        )
+        latest_file = file_id if old is None or _newer(summary, old) else old["latest_file_id"]
         w.replace(
             "metric_summaries",
             {

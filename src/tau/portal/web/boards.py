@@ -9,7 +9,7 @@ come from tau's own status interpreter, so the portal and `tau run status` never
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -39,6 +39,8 @@ class ClusterView:
     lists: Mapping[str, Listed]
     read_at: datetime
     namespace: str | None = None
+    #: Boards already built from this view (the overview reuses the others).
+    built: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     def need(self, *kinds: str) -> list[list[Obj]]:
         """The items of each kind, or Unavailable naming the first kind that failed."""
@@ -58,6 +60,26 @@ class ClusterView:
 
     def truncated(self) -> list[str]:
         return sorted(k for k, v in self.lists.items() if v.truncated)
+
+
+def _once(build: Any) -> Any:
+    """Build a board at most once per view; an Unavailable is remembered too."""
+
+    def wrapped(view: ClusterView) -> dict[str, Any]:
+        key = build.__name__
+        if key not in view.built:
+            try:
+                view.built[key] = build(view)
+            except Unavailable as exc:
+                view.built[key] = exc
+        result = view.built[key]
+        if isinstance(result, Unavailable):
+            raise result
+        return dict(result)
+
+    wrapped.__name__ = build.__name__
+    wrapped.__doc__ = build.__doc__
+    return wrapped
 
 
 def _md(obj: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -96,6 +118,7 @@ def _meta(view: ClusterView, *, partial: list[str]) -> dict[str, Any]:
 # --- runs ------------------------------------------------------------------------------------
 
 
+@_once
 def runs_board(view: ClusterView) -> dict[str, Any]:
     """Tau-managed Jobs and RayJobs with their phase from tau's status interpreter."""
     jobs, pods = view.need("Job", "Pod")
@@ -201,6 +224,7 @@ def _gpus(resources: Mapping[str, Mapping[str, str]]) -> float:
     return sum(_num(v.get(GPU_RESOURCE)) or 0.0 for v in resources.values())
 
 
+@_once
 def queues_board(view: ClusterView) -> dict[str, Any]:
     """Kueue ClusterQueue/LocalQueue usage and the pending workloads."""
     cqs, lqs, workloads = view.need("ClusterQueue", "LocalQueue", "Workload")
@@ -265,6 +289,7 @@ def _is_gpu_node(node: Mapping[str, Any]) -> bool:
     return GPU_RESOURCE in capacity or meta.LABEL_GPU_CLASS in _labels(node)
 
 
+@_once
 def nodes_board(view: ClusterView) -> dict[str, Any]:
     """GPU nodes: capacity, allocatable, GPU class and health labels (null when not measured)."""
     (nodes,) = view.need("Node")
@@ -305,6 +330,7 @@ def _gib(value: Any) -> float | None:
 # --- ray -------------------------------------------------------------------------------------
 
 
+@_once
 def ray_board(view: ClusterView) -> dict[str, Any]:
     (clusters,) = view.need("RayCluster")
     rows = []
@@ -342,6 +368,7 @@ KUSTO_REASON = (
 )
 
 
+@_once
 def overview(view: ClusterView) -> dict[str, Any]:
     """Cards per source family; a missing source leaves its card null with a reason."""
     cards: dict[str, Any] = {}

@@ -1,0 +1,189 @@
+"""Stellar's view of the experiment store, through the store's read API. Performs I/O.
+
+One `Store` per thread (SQLite connections are per thread; the web server reads from a pool).
+`version()` changes whenever a writer commits, so caches and ETags follow the store.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from tau.portal.stellar.evidence import Evidence, Series
+
+#: Lifecycle events shown per target (newest kept).
+MAX_EVENTS = 1000
+
+
+class StoreSource:
+    """A `StellarSource` over one store root."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._local = threading.local()
+
+    @property
+    def store_path(self) -> str:
+        return str(self.root)
+
+    def _store(self) -> Any:
+        from tau.portal.store.core import Store
+
+        store = getattr(self._local, "store", None)
+        if store is None:
+            store = Store.open(self.root)
+            self._local.store = store
+        return store
+
+    def version(self) -> str:
+        parts = []
+        for name in ("manifest.json", "index.sqlite", "index.sqlite-wal"):
+            try:
+                st = (self.root / name).stat()
+            except FileNotFoundError:
+                continue
+            parts.append(f"{name}:{st.st_mtime_ns}:{st.st_size}")
+        if not parts:
+            raise FileNotFoundError(f"experiment store {self.root} has no manifest.json")
+        return "|".join(parts)
+
+    def _target(self, name: str) -> Any:
+        from tau.portal.errors import NotFound
+        from tau.portal.store import read
+
+        try:
+            return read.resolve_target(self._store(), name)
+        except NotFound:
+            raise LookupError(name) from None
+
+    def evidence(self, target: str, *, max_runs: int) -> Evidence:
+        from tau.portal.store import read, series
+        from tau.portal.store.status import status
+
+        store = self._store()
+        t = self._target(target)
+        where, params = read.target_where(t)
+        total = int(
+            store.conn.execute(f"SELECT count(*) FROM runs r WHERE {where}", params).fetchone()[0]
+        )
+        rows = store.query(
+            f"SELECT r.* FROM runs r WHERE {where} ORDER BY r.created_at DESC, r.run_id LIMIT ?",
+            (*params, max_runs),
+        )
+        ids = [str(r["run_id"]) for r in rows]
+        tags = read.run_tags(store, ids)
+        runs = []
+        for row in rows:
+            context = read.run_context(store, str(row["run_id"]))
+            ctx = (
+                {k: v for k, v in asdict(context).items() if v not in (None, "")} if context else {}
+            )
+            runs.append({**row, "tags": tags.get(str(row["run_id"]), {}), "context": ctx})
+        configs: dict[str, list[dict[str, Any]]] = {}
+        for c in read.configs(store, ids):
+            configs.setdefault(c.run_id, []).append(asdict(c))
+        experiment_id = (
+            t.id
+            if t.type == "experiment"
+            else next((str(r["experiment_id"]) for r in rows if r.get("experiment_id")), "")
+        )
+        experiment = None
+        if experiment_id:
+            try:
+                experiment = asdict(read.get_experiment(store, experiment_id))
+            except Exception:  # an implicit experiment may have no row yet
+                experiment = None
+        groups = []
+        for gid in sorted({str(r["run_group_id"]) for r in rows if r.get("run_group_id")}):
+            try:
+                groups.append(asdict(read.get_group(store, gid)))
+            except Exception:
+                groups.append({"run_group_id": gid, "name": gid})
+        events = read.events(store, ids, limit=MAX_EVENTS)
+        warnings = [f"events truncated to the latest {MAX_EVENTS}"] if events.truncated else []
+        scopes = [(t.type, t.id), *(("run", r) for r in ids)]
+
+        def load_series(metric: str, run_ids: Sequence[str]) -> list[Series]:
+            columns = series.metric_columns(store_for_thread(), run_ids, metric)
+            return [
+                Series(rid, metric, tuple(columns[rid][0]), tuple(columns[rid][1]))
+                for rid in run_ids
+                if rid in columns
+            ]
+
+        def store_for_thread() -> Any:
+            return self._store()
+
+        return Evidence(
+            store_path=self.store_path,
+            target=target,
+            target_type=t.type,
+            manifest=dict(store.manifest),
+            status=status(store, target),
+            experiment=experiment,
+            run_groups=groups,
+            runs=runs,
+            total_runs=total,
+            configs=configs,
+            summaries=[asdict(s) for s in read.metric_summaries(store, run_ids=ids)],
+            events=[asdict(e) for e in reversed(events.items)],
+            artifacts=[asdict(a) for a in read.artifacts(store, ids)],
+            observations=[asdict(o) for o in read.observations(store, scopes).items],
+            warnings=warnings,
+            load_series=load_series,
+        )
+
+    def status(self, target: str) -> Mapping[str, Any]:
+        from tau.portal.store.status import status
+
+        self._target(target)
+        return status(self._store(), target)
+
+    def search_runs(self, filters: Mapping[str, str], limit: int) -> Mapping[str, Any]:
+        from tau.portal.store import read
+
+        group = filters.get("group") or None
+        experiment = None
+        if filters.get("target"):
+            t = self._target(filters["target"])
+            if t.type == "run":
+                run = asdict(read.get_run(self._store(), t.id))
+                return {
+                    "schema_version": "tau.exp.run_search.v0",
+                    "total": 1,
+                    "truncated": False,
+                    "runs": [run],
+                }
+            group, experiment = (t.id, None) if t.type == "run_group" else (group, t.id)
+        page = read.list_runs(
+            self._store(),
+            project=filters.get("project") or None,
+            group=group,
+            experiment=experiment,
+            state=filters.get("state") or None,
+            limit=limit,
+        )
+        return {
+            "schema_version": "tau.exp.run_search.v0",
+            "store_path": self.store_path,
+            "total": len(page.items),
+            "truncated": page.truncated,
+            "runs": [asdict(r) for r in page.items],
+            "warnings": [],
+        }
+
+    def search_experiments(self, filters: Mapping[str, str], limit: int) -> Mapping[str, Any]:
+        from tau.portal.store import read
+
+        page = read.list_experiments(
+            self._store(), project=filters.get("project") or None, limit=limit
+        )
+        return {
+            "schema_version": "tau.exp.experiment_search.v0",
+            "store_path": self.store_path,
+            "truncated": page.truncated,
+            "experiments": [asdict(e) for e in page.items],
+        }
