@@ -179,3 +179,41 @@ def test_the_example_descriptor_is_valid() -> None:
         "aks",
         "tau-researcher-v1",
     )
+
+
+def test_the_descriptor_schema_is_checked_in_and_names_every_key_the_example_uses() -> None:
+    import json
+
+    import yaml
+
+    from tau.config.spec import CONNECTION_SCHEMA, spec_path
+
+    schema = json.loads(spec_path(CONNECTION_SCHEMA).read_text())
+    example = Path(__file__).resolve().parents[1] / "examples" / RELATIVE_PATH
+    data = yaml.safe_load(example.read_text())
+
+    def keys(node: dict, value: dict, prefix: str = "") -> list[str]:
+        out = []
+        for key, child in value.items():
+            assert key in node["properties"], prefix + key
+            if isinstance(child, dict):
+                out += keys(node["properties"][key], child, f"{prefix}{key}.")
+            out.append(prefix + key)
+        return out
+
+    assert "access.aks.tenantID" in keys(schema, data)
+
+
+@pytest.mark.parametrize(
+    ("extra", "expected"),
+    [
+        ("network: &n\n  <<: *n\n", "merges a mapping into itself"),
+        ("cluster:\n  contextName: a\n", "duplicate key 'cluster'"),
+        ("bogus: " + "[" * 200 + "]" * 200 + "\n", "deeper than"),
+        ("network:\n  privateCluster: [true]\n", 'must be true or false (got "array")'),
+    ],
+)
+def test_hostile_descriptors_are_located_errors(extra: str, expected: str) -> None:
+    messages = errors_of(VALID.replace("network:\n  privateCluster: false\n", "") + extra)
+    assert any(expected in m for m in messages), messages
+    assert all(m.startswith("tau/workspace.connection.yaml:") for m in messages), messages

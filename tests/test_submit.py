@@ -41,10 +41,14 @@ def test_a_multi_node_run_creates_the_job_then_a_service_owned_by_it(kube_api, k
 def test_submitted_objects_equal_the_client_dry_run_but_for_resolved_values(kube_api, kube_client):
     valid = _valid("job-env-secret-redacted")
     shown = manifests.dump_yaml(pipeline.client_preview(valid, {}).documents)
-    sent = pipeline.cluster_render(valid, {}, namespace="team", queue=None).documents
+    sent = pipeline.cluster_render(
+        valid, {}, namespace="team", queue=None, service_account="runner"
+    ).documents
     submit(kube_client, sent, submission_id="sub-2")
-    expected = shown.replace("<unresolved-namespace>", "team").replace(
-        "name: <redacted>", "name: hf-credentials", 1
+    expected = (
+        shown.replace("<unresolved-namespace>", "team")
+        .replace("<unresolved-service-account>", "runner")
+        .replace("name: <redacted>", "name: hf-credentials", 1)
     )
     rendered = manifests.dump_yaml(sent)
     # Only the namespace and the Secret references differ from what the preview showed.

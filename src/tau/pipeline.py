@@ -15,7 +15,7 @@ from tau import render
 from tau.config import presets
 from tau.config.validate import ValidConfig
 from tau.errors import ConfigError, Diagnostic
-from tau.plan.model import Script
+from tau.plan.model import UNRESOLVED_SERVICE_ACCOUNT, Script
 from tau.plan.resolve import Resolved, resolve
 
 if TYPE_CHECKING:
@@ -137,11 +137,22 @@ def catalog_for(valid: ValidConfig, env: Mapping[str, str]) -> presets.Catalog:
 
 
 def client_preview(
-    valid: ValidConfig, env: Mapping[str, str], provenance: Provenance | None = None
+    valid: ValidConfig,
+    env: Mapping[str, str],
+    provenance: Provenance | None = None,
+    *,
+    service_account: str | None = None,
 ) -> Preview:
-    """Render offline with placeholders and redacted Secret references."""
+    """Render offline with placeholders and redacted Secret references.
+
+    The service account is the workspace's, known only at submit: a placeholder unless
+    --service-account names it (`service_account`)."""
     resolved = resolve(
-        valid, catalog_for(valid, env), read_script(valid), project=read_project(valid)
+        valid,
+        catalog_for(valid, env),
+        read_script(valid),
+        service_account=service_account or UNRESOLVED_SERVICE_ACCOUNT,
+        project=read_project(valid),
     )
     return Preview(_stamp(_render(valid, resolved, redact=True), provenance), resolved)
 
@@ -159,18 +170,21 @@ def cluster_render(
     *,
     namespace: str,
     queue: str | None,
+    service_account: str | None = None,
     retry_env: dict[str, str] | None = None,
     redact: bool = False,
     provenance: Provenance | None = None,
 ) -> Preview:
-    """Render for a real submit: the namespace (and queue, when the workspace gives one) known,
-    Secret references intact unless `redact`. Everything else is the client dry-run's path."""
+    """Render for a real submit: the namespace, the queue and the service account (when the
+    workspace or --service-account gives them) known, Secret references intact unless `redact`.
+    Everything else is the client dry-run's path."""
     resolved = resolve(
         valid,
         catalog_for(valid, env),
         read_script(valid),
         namespace=namespace,
         queue=queue,
+        service_account=service_account,
         retry_env=retry_env,
         project=read_project(valid),
     )

@@ -110,7 +110,6 @@ def run(
     where: Where | None = None,
     output: OutputFlag = "yaml",
     service_account: str | None = None,
-    project: str | None = None,
 ) -> int:
     """Submit a run, or preview it with --dry-run.
 
@@ -125,9 +124,7 @@ def run(
     output
         Manifest format of --dry-run: yaml or json.
     service_account
-        ServiceAccount override.
-    project
-        Project of a monorepo catalog (tau.projects.yaml).
+        ServiceAccount every pod of the run uses (default: the workspace's).
     """
     import os
 
@@ -141,8 +138,16 @@ def run(
         raise UsageError("--dry-run must be one of: client, server")
     valid = _load_valid(target, config)
     if dry_run != "client":
-        return _submit(valid, where, server_dry_run=dry_run == "server", fmt=fmt)
-    result = pipeline.client_preview(valid, os.environ, _provenance(valid))
+        return _submit(
+            valid,
+            where,
+            server_dry_run=dry_run == "server",
+            fmt=fmt,
+            service_account=service_account,
+        )
+    result = pipeline.client_preview(
+        valid, os.environ, _provenance(valid), service_account=service_account
+    )
     for line in result.warnings:
         print(line, file=sys.stderr)
     text = (
@@ -203,7 +208,9 @@ def explain_config(*, output: OutputFlag = "markdown") -> int:
     return 0
 
 
-def _submit(valid, where: Where, *, server_dry_run: bool, fmt: str) -> int:
+def _submit(
+    valid, where: Where, *, server_dry_run: bool, fmt: str, service_account: str | None
+) -> int:
     import os
     import secrets
 
@@ -220,8 +227,15 @@ def _submit(valid, where: Where, *, server_dry_run: bool, fmt: str) -> int:
     assert target is not None  # the session looked the workspace up
     ns = target.namespace
     provenance = _provenance(valid)
+    # --service-account overrides the workspace's; every pod of the run runs as it.
+    account = service_account or target.service_account
     rendered = pipeline.cluster_render(
-        valid, os.environ, namespace=ns, queue=target.queue, provenance=provenance
+        valid,
+        os.environ,
+        namespace=ns,
+        queue=target.queue,
+        service_account=account,
+        provenance=provenance,
     )
     for line in rendered.warnings:
         print(line, file=sys.stderr)
@@ -255,7 +269,15 @@ def _submit(valid, where: Where, *, server_dry_run: bool, fmt: str) -> int:
         policy,
         ns,
         plan.name,
-        ClusterRun(api, ns, valid, os.environ, queue=target.queue, provenance=provenance),
+        ClusterRun(
+            api,
+            ns,
+            valid,
+            os.environ,
+            queue=target.queue,
+            service_account=account,
+            provenance=provenance,
+        ),
     )
 
 
@@ -555,7 +577,13 @@ def resume(
     api, target = session.api, session.target
     assert target is not None  # the session looked the workspace up
     run = ClusterRun(
-        api, target.namespace, valid, os.environ, queue=target.queue, provenance=_provenance(valid)
+        api,
+        target.namespace,
+        valid,
+        os.environ,
+        queue=target.queue,
+        service_account=target.service_account,
+        provenance=_provenance(valid),
     )
     plan = plan_resume(run, retry.policy_of(valid), force=force, resume_from=from_)
     for line in plan.warnings:

@@ -233,12 +233,13 @@ def _is_empty(node: yaml.Node) -> bool:
     return isinstance(node, yaml.ScalarNode) and node.tag.endswith(":null") and node.value == ""
 
 
-def parse(text: str, path: Path) -> RawDocument:
+def parse(text: str, path: Path, *, kind: str = "run config") -> RawDocument:
     """Parse config text; raise ConfigError listing every syntax problem found.
 
     Args:
         text: the YAML source.
         path: the file it came from (used for locations and relative paths).
+        kind: what the file holds, as messages name it ("run config", "descriptor").
 
     Returns:
         The document; an empty file gives an empty mapping.
@@ -276,7 +277,7 @@ def parse(text: str, path: Path) -> RawDocument:
             [
                 Diagnostic(
                     "",
-                    "a run config holds exactly one YAML document",
+                    f"a {kind} holds exactly one YAML document",
                     hint="remove the extra `---` documents",
                     location=_loc(file, nodes[1].start_mark),
                 )
@@ -294,7 +295,7 @@ def parse(text: str, path: Path) -> RawDocument:
                 *builder.problems,
                 Diagnostic(
                     "",
-                    f"a run config is a mapping of fields, got {type(data).__name__}",
+                    f"a {kind} is a mapping of fields, got {type(data).__name__}",
                     location=_loc(file, nodes[0].start_mark),
                 ),
             ]

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 RUN_CONFIG_SCHEMA = "tau-run-config.schema.json"
+CONNECTION_SCHEMA = "tau-workspace-connection.schema.json"
 PRESET_CATALOG = "presets/azure-topology-policy.yaml"
 
 
@@ -40,4 +41,11 @@ def run_config_schema_bytes() -> bytes:
 def run_config_schema() -> dict[str, Any]:
     """The run-config JSON Schema, parsed."""
     schema: dict[str, Any] = json.loads(run_config_schema_bytes())
+    return schema
+
+
+@functools.cache
+def connection_schema() -> dict[str, Any]:
+    """The JSON Schema of tau/workspace.connection.yaml, parsed."""
+    schema: dict[str, Any] = json.loads(spec_path(CONNECTION_SCHEMA).read_bytes())
     return schema

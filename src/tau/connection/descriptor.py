@@ -13,10 +13,11 @@ import re
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
-import yaml
-
+from tau.config.load import PathKey, dotted
+from tau.config.validate.findings import Findings
+from tau.config.validate.structure import Walker, show, type_name
 from tau.errors import ConfigError, Diagnostic, Location
 
 SCHEMA = "tau.workspace.connection.v1"
@@ -26,25 +27,12 @@ ACCESS_METHODS = ("kubeconfig", "aks")
 AUTHORIZATION_MODES = ("cluster-wide", "workspace-rbac")
 
 _UUID = re.compile(r"^[0-9a-fA-F]{8}-([0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}$")
-_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
-_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
-_VERSION = re.compile(r"^v?(\d+)\.(\d+)\.(\d+)(-[0-9A-Za-z.-]+)?$")
 _AKS_ID = re.compile(
     r"^/subscriptions/(?P<sub>[^/]+)/resourceGroups/(?P<rg>[^/]+)"
     r"/providers/Microsoft\.ContainerService/managedClusters/(?P<name>[^/]+)$",
     re.IGNORECASE,
 )
 
-# The key tree of the schema; a leaf names the scalar type it must have.
-_KEYS: dict[str, Any] = {
-    "schema": str,
-    "workspace": str,
-    "cluster": {"contextName": str, "systemNamespace": str},
-    "access": {"method": str, "aks": {"resourceID": str, "tenantID": str}},
-    "authorization": {"mode": str, "requiredRole": str},
-    "requirements": {"minTauVersion": str},
-    "network": {"privateCluster": bool, "instructions": str},
-}
 _REQUIRED = (
     "schema",
     "workspace",
@@ -171,106 +159,71 @@ def load(path: Path) -> Descriptor:
 def parse(text: str, filename: str) -> Descriptor:
     """Validate descriptor text; `filename` is only used to locate problems. Pure.
 
+    The descriptor is read by the run config's loader (located values, duplicate keys,
+    bounded nesting) and walked against spec/tau-workspace-connection.schema.json by the
+    same walker, into the same findings; the cross-field rules follow.
+
     Raises:
         ConfigError: with every problem found.
     """
-    problems: list[Diagnostic] = []
-    try:
-        documents = list(yaml.compose_all(text))
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        loc = _loc(filename, mark)
-        reason = getattr(exc, "problem", None) or str(exc)
-        raise ConfigError([Diagnostic("", f"not valid YAML: {reason}", None, loc)]) from None
-    documents = [d for d in documents if d is not None]
-    if len(documents) != 1:
-        loc = _loc(filename, documents[1].start_mark) if len(documents) > 1 else Location(filename)
-        message = "the descriptor must be exactly one YAML document"
-        raise ConfigError([Diagnostic("", message, "remove the extra `---` documents", loc)])
-    values: dict[str, Any] = {}
-    marks: dict[str, Location] = {"": _loc(filename, documents[0].start_mark)}
-    _walk(documents[0], _KEYS, "", filename, values, marks, problems)
-    problems.extend(_check_values(values, marks))
-    if problems:
-        raise ConfigError(problems)
+    from tau.config import load
+    from tau.config.spec import connection_schema
+    from tau.config.validate.findings import Findings
+
+    doc = load.parse(text, Path(filename), kind="descriptor")
+    findings = Findings(doc.source, list(doc.problems))
+    data = _Walker(findings, connection_schema()).walk(connection_schema(), doc.data, ())
+    values = _flatten(data if isinstance(data, dict) else {})
+    _check_values(values, findings)
+    findings.raise_errors()
     return _build(values)
 
 
-def _loc(filename: str, mark: Any) -> Location:
-    if mark is None:
-        return Location(filename)
-    return Location(filename, mark.line + 1, mark.column + 1)
+class _Walker(Walker):
+    """The schema walker, worded as the descriptor always was."""
+
+    eval_keys: ClassVar[frozenset[PathKey]] = frozenset()
+    case_folded: ClassVar[frozenset[PathKey]] = frozenset()
+    enum_wording: ClassVar[Mapping[PathKey, str]] = {}
+
+    def unknown(self, node: dict[str, Any], key: str, path: PathKey) -> None:
+        keys = list(node.get("properties", {}))
+        self.error(path, f'unknown key "{key}"', _unknown_hint(key, keys), key=True)
+
+    def wrong_type(self, path: PathKey, options: list[str], value: Any) -> None:
+        if "object" in options:
+            self.error(path, f"{dotted(path) or 'the descriptor'} must be a mapping")
+            return
+        kind = "true or false" if "boolean" in options else "a string"
+        got = value if isinstance(value, str | int | float | bool) else type_name(value)
+        self.error(path, f'must be {kind} (got "{show(got).strip(chr(34))}")')
 
 
-def _walk(
-    node: yaml.Node,
-    keys: Mapping[str, Any],
-    prefix: str,
-    filename: str,
-    values: dict[str, Any],
-    marks: dict[str, Location],
-    problems: list[Diagnostic],
-) -> None:
-    """Check a mapping node against its key tree, filling dotted `values` and their `marks`."""
-    if not isinstance(node, yaml.MappingNode):
-        what = prefix or "the descriptor"
-        problems.append(
-            Diagnostic(prefix, f"{what} must be a mapping", None, _loc(filename, node.start_mark))
-        )
-        return
-    for key_node, value_node in node.value:
-        key = str(key_node.value)
-        path = f"{prefix}.{key}" if prefix else key
-        loc = _loc(filename, key_node.start_mark)
-        if path in marks:
-            problems.append(Diagnostic(path, f'duplicate key "{key}"', None, loc))
-            continue
-        marks[path] = loc
-        if key not in keys:
-            problems.append(Diagnostic(path, f'unknown key "{key}"', _unknown_hint(key, keys), loc))
-            continue
-        expected = keys[key]
-        if isinstance(expected, dict):
-            _walk(value_node, expected, path, filename, values, marks, problems)
-            continue
-        value = _scalar(value_node, expected)
-        if value is None:
-            got = value_node.value if isinstance(value_node, yaml.ScalarNode) else value_node.id
-            kind = "true or false" if expected is bool else "a string"
-            vloc = _loc(filename, value_node.start_mark)
-            problems.append(Diagnostic(path, f'must be {kind} (got "{got}")', None, vloc))
-            continue
-        values[path] = value
+def _flatten(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    """{"cluster": {"contextName": x}} → {"cluster.contextName": x}."""
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        path = f"{prefix}{key}"
+        if isinstance(value, dict):
+            out.update(_flatten(value, path + "."))
+        else:
+            out[path] = value
+    return out
 
 
-def _unknown_hint(key: str, keys: Mapping[str, Any]) -> str:
+def _unknown_hint(key: str, keys: list[str]) -> str:
     known = ", ".join(f"`{k}`" for k in keys)
-    close = difflib.get_close_matches(key, list(keys), n=1)
+    close = difflib.get_close_matches(key, keys, n=1)
     if close:
         return f"did you mean `{close[0]}`? known keys here: {known}"
     return f"known keys here: {known}"
 
 
-def _scalar(node: yaml.Node, expected: type) -> Any:
-    if not isinstance(node, yaml.ScalarNode):
-        return None
-    if expected is bool:
-        if node.tag == "tag:yaml.org,2002:bool":
-            return node.value.lower() == "true"
-        return None
-    # A plain scalar that YAML would read as a number or bool is still accepted as text here,
-    # except null: `minTauVersion: 0.3.0` must not fail because it looks numeric.
-    if node.tag == "tag:yaml.org,2002:null":
-        return None
-    return str(node.value)
-
-
-def _check_values(values: dict[str, Any], marks: dict[str, Location]) -> list[Diagnostic]:
-    """Semantic checks on the typed values; every problem is returned."""
-    out: list[Diagnostic] = []
+def _check_values(values: dict[str, Any], findings: Findings) -> None:
+    """The rules a schema does not express: required fields and the cross-field checks."""
 
     def bad(path: str, message: str, hint: str | None = None) -> None:
-        out.append(Diagnostic(path, message, hint, marks.get(path) or marks[""]))
+        findings.error(path, message, hint, key=True)
 
     for path in _REQUIRED:
         if not str(values.get(path, "")).strip():
@@ -278,24 +231,10 @@ def _check_values(values: dict[str, Any], marks: dict[str, Location]) -> list[Di
     schema = values.get("schema")
     if schema is not None and schema != SCHEMA:
         bad("schema", f'unsupported schema "{schema}"', f"use `schema: {SCHEMA}`")
-    ws = values.get("workspace", "")
-    if ws and (len(ws) > 253 or not _DNS_SUBDOMAIN.match(ws)):
-        bad(
-            "workspace",
-            f'"{ws}" is not a DNS-1123 subdomain',
-            "use lower-case letters, digits, - and .",
-        )
-    ns = values.get("cluster.systemNamespace")
-    if ns is not None and (len(ns) > 63 or not _DNS_LABEL.match(ns)):
-        bad("cluster.systemNamespace", f'"{ns}" is not a DNS-1123 label')
     _check_access(values, bad)
     mode = values.get("authorization.mode")
     role = values.get("authorization.requiredRole")
-    if mode and mode not in AUTHORIZATION_MODES:
-        bad(
-            "authorization.mode", f'must be one of: {", ".join(AUTHORIZATION_MODES)} (got "{mode}")'
-        )
-    elif mode == "cluster-wide" and role:
+    if mode == "cluster-wide" and role:
         bad(
             "authorization.requiredRole",
             "must be omitted for mode cluster-wide",
@@ -307,24 +246,18 @@ def _check_values(values: dict[str, Any], marks: dict[str, Location]) -> list[Di
             "`authorization.requiredRole` is required for mode workspace-rbac",
             "add `requiredRole: tau-researcher-v1`",
         )
-    version = values.get("requirements.minTauVersion")
-    if version and not _VERSION.match(version):
-        bad("requirements.minTauVersion", f'"{version}" must be major.minor.patch')
     if values.get("network.privateCluster") and not values.get("network.instructions"):
         bad(
             "network",
             "`network.instructions` is required when `privateCluster` is true",
             "say how researchers reach the private API server (VPN, jump host)",
         )
-    return out
 
 
 def _check_access(values: dict[str, Any], bad: Any) -> None:
     method = values.get("access.method")
     has_aks = any(k.startswith("access.aks.") for k in values)
-    if method and method not in ACCESS_METHODS:
-        bad("access.method", f'must be one of: {", ".join(ACCESS_METHODS)} (got "{method}")')
-    elif method == "kubeconfig" and has_aks:
+    if method == "kubeconfig" and has_aks:
         bad("access.aks", "must be omitted for method kubeconfig")
     elif method == "aks":
         rid = values.get("access.aks.resourceID", "")

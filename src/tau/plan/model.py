@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 UNRESOLVED_QUEUE = "<unresolved-queue>"
 UNRESOLVED_NAMESPACE = "<unresolved-namespace>"
+UNRESOLVED_SERVICE_ACCOUNT = "<unresolved-service-account>"
 REDACTED = "<redacted>"
 
 
@@ -96,6 +97,8 @@ class Plan:
     launcher: str
     script: Script | None
     config_hash: str
+    #: serviceAccountName of every pod; None leaves the namespace's default.
+    service_account: str | None = None
     # Job shape.
     gpus: int = 0
     nodes: int = 1

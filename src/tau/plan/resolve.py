@@ -9,14 +9,15 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from tau.config.presets import Catalog, Preset, label_normal
 from tau.config.runconfig import JOB, RunConfig
 from tau.config.validate import ValidConfig
 from tau.config.validate.env import parse_secret_ref
-from tau.errors import ConfigError, Diagnostic
+from tau.config.validate.findings import Findings
+from tau.errors import Diagnostic
 from tau.plan.model import (
     UNRESOLVED_NAMESPACE,
     UNRESOLVED_QUEUE,
@@ -48,24 +49,13 @@ _OVERRIDABLE = (
 )
 
 
-@dataclass
-class _Findings:
-    valid: ValidConfig
-    errors: list[Diagnostic] = field(default_factory=list)
-    warnings: list[Diagnostic] = field(default_factory=list)
+class _Findings(Findings):
+    """The client-stage rules of resolve collect through the one Findings class."""
 
-    @property
-    def config(self) -> RunConfig:
-        return self.valid.config
-
-    def _at(self, path: str, message: str, hint: str | None, severity: str) -> Diagnostic:
-        return Diagnostic(path, message, hint, self.valid.where(path), severity)
-
-    def error(self, path: str, message: str, hint: str | None = None) -> None:
-        self.errors.append(self._at(path, message, hint, "error"))
-
-    def warn(self, path: str, message: str, hint: str | None = None) -> None:
-        self.warnings.append(self._at(path, message, hint, "warning"))
+    def __init__(self, valid: ValidConfig) -> None:
+        super().__init__(valid.source)
+        self.valid = valid
+        self.config: RunConfig = valid.config
 
 
 @dataclass(frozen=True)
@@ -386,6 +376,7 @@ def resolve(
     *,
     namespace: str | None = None,
     queue: str | None = None,
+    service_account: str | None = None,
     retry_env: dict[str, str] | None = None,
     project: tuple[bytes, str] | None = None,
 ) -> Resolved:
@@ -396,6 +387,8 @@ def resolve(
         catalog: the preset catalog (see presets.load_catalog).
         script: the entrypoint read from disk, or None when the image's own command runs.
         namespace, queue: cluster facts when known (submit); None gives placeholders.
+        service_account: the workspace's (or --service-account); the client dry-run passes
+            UNRESOLVED_SERVICE_ACCOUNT unless the flag names one.
         retry_env: the TAU_RETRY_* / TAU_RESUME_FROM values of a retry or resume attempt;
             they replace any user values of the same keys.
         project: (zip, module) of run.working_dir, read by preview.read_project.
@@ -463,14 +456,14 @@ def resolve(
             placement = replace(placement, queue="jobqueue")
     elif queue is not None:
         placement = replace(placement, queue=queue)
-    if f.errors:
-        raise ConfigError([*f.errors, *f.warnings])
+    f.raise_errors()
     source = config.run.source
     compute, execution, profiler = config.compute, config.execution, config.profiler
     plan = Plan(
         name=name,
         engine=engine,
         namespace=namespace,
+        service_account=service_account,
         image=config.image,
         placement=placement,
         launcher=launcher,
@@ -518,7 +511,7 @@ def resolve(
         experiment=config.experiment.pairs(),
         retry_env=tuple(sorted((retry_env or {}).items())),
     )
-    return Resolved(plan, tuple(sorted(f.warnings, key=Diagnostic.sort_key)), tuple(placeholders))
+    return Resolved(plan, f.warnings, tuple(placeholders))
 
 
 #: Config features the reference renders that this tau does not yet; refused, never ignored.

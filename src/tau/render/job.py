@@ -174,6 +174,8 @@ def plan_to_job(plan: Plan, *, redact: bool) -> dict[str, Any]:
         "terminationGracePeriodSeconds": 600,
         "containers": [_container(plan, mounts, redact=redact)],
     }
+    if plan.service_account:
+        pod_spec["serviceAccountName"] = plan.service_account
     if plan.gpus > 0:
         pod_spec["tolerations"] = [dict(t) for t in pod.GPU_TOLERATIONS]
     if plan.placement.pod_priority_class:

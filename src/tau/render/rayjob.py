@@ -194,6 +194,11 @@ def _mounts(*, ray_tmp: bool) -> list[dict[str, Any]]:
     return mounts
 
 
+def _service_account(plan: Plan) -> dict[str, str]:
+    """serviceAccountName for a Ray pod: the head and every worker group run as the workspace's."""
+    return {"serviceAccountName": plan.service_account} if plan.service_account else {}
+
+
 def _head(plan: Plan, encoded: str, digest: str, *, redact: bool) -> dict[str, Any]:
     inits = (
         []
@@ -249,6 +254,7 @@ def _head(plan: Plan, encoded: str, digest: str, *, redact: bool) -> dict[str, A
         ],
         "restartPolicy": "Never",
         "terminationGracePeriodSeconds": 600,
+        **_service_account(plan),
         "initContainers": inits,
         "containers": [head, sidecar],
         "volumes": sorted(
@@ -317,6 +323,7 @@ def _worker(plan: Plan, encoded: str, digest: str, *, redact: bool) -> dict[str,
     spec: dict[str, Any] = {
         "restartPolicy": "Never",
         "terminationGracePeriodSeconds": 600,
+        **_service_account(plan),
         "containers": [container],
         "volumes": volumes,
     }

@@ -35,6 +35,7 @@ class ClusterRun:
     valid: ValidConfig
     env: Mapping[str, str]
     queue: str | None = None
+    service_account: str | None = None
     sleep: Callable[[float], None] = time.sleep
     clock: Callable[[], datetime] = _now
     echo: Callable[[str], None] = print
@@ -85,6 +86,7 @@ class ClusterRun:
             self.env,
             namespace=self.namespace,
             queue=self.queue,
+            service_account=self.service_account,
             retry_env=env,
             redact=redact,
             provenance=self.provenance,

@@ -15,6 +15,7 @@ from tau.config.load import RawDocument, SourceMap
 from tau.config.runconfig import RunConfig
 from tau.config.validate import engine, env, imports, settings, storage, structure
 from tau.config.validate.context import Context, canonical, lookup, split_path
+from tau.config.validate.findings import Findings
 from tau.errors import ConfigError, Diagnostic, Location
 
 MANAGED_MANIFEST = (
@@ -85,8 +86,8 @@ def validate(doc: RawDocument, *, name: str | None = None) -> ValidConfig:
                 ),
             ]
         )
-    checked = structure.check(doc)
-    ctx = Context(checked.data, doc.source, doc.path.parent)
+    findings = Findings(doc.source, list(doc.problems))
+    ctx = Context(structure.check(doc, findings).data, findings, doc.path.parent)
     ctx.name = name or canonical(ctx.data, "name")[1]
     ctx.entry_path, ctx.entrypoint = canonical(ctx.data, "entrypoint")
     engine.select_engine(ctx)
@@ -100,14 +101,11 @@ def validate(doc: RawDocument, *, name: str | None = None) -> ValidConfig:
     storage.check(ctx)
     settings.check(ctx)
     imports.check(ctx)
-    found = [*doc.problems, *checked.diagnostics, *ctx.out]
-    if any(d.severity == "error" for d in found):
-        raise ConfigError(found)
-    warnings = tuple(sorted(found, key=Diagnostic.sort_key))
+    findings.raise_errors()
     config = runconfig.build(
         ctx.data, name=ctx.name or "", engine=ctx.engine, entrypoint=ctx.entrypoint
     )
     explicit = canonical(ctx.data, "engine")[1]
     return ValidConfig(
-        doc.path, config, doc.source, ctx.data, warnings, ctx.entry_path, explicit or None
+        doc.path, config, doc.source, ctx.data, findings.warnings, ctx.entry_path, explicit or None
     )

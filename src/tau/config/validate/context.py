@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tau.config.load import PathKey, SourceMap, dotted
+from tau.config.load import PathKey, SourceMap
 from tau.config.runconfig import ALIASES
-from tau.errors import Diagnostic
+from tau.config.validate.findings import Findings, split_path
+
+__all__ = ["Context", "canonical", "first", "lookup", "split_path"]
 
 _MISSING = object()
 
@@ -45,7 +47,7 @@ class Context:
     """One validation pass over normalized config data."""
 
     data: dict[str, Any]
-    source: SourceMap
+    findings: Findings
     config_dir: Path
     engine: str = "job"
     #: How the engine was chosen, quoted in Job dispatch errors (`engine=job`, `implicit dispatch`).
@@ -54,7 +56,10 @@ class Context:
     #: The entrypoint and the path it was written at (`run.script`, `entrypoint`, ...).
     entrypoint: Any = None
     entry_path: str = "entrypoint"
-    out: list[Diagnostic] = field(default_factory=list)
+
+    @property
+    def source(self) -> SourceMap:
+        return self.findings.source
 
     def get(self, path: str, default: Any = None) -> Any:
         return lookup(self.data, path, default)
@@ -62,33 +67,9 @@ class Context:
     def has(self, path: str) -> bool:
         return lookup(self.data, path, _MISSING) is not _MISSING
 
-    def error(
-        self, path: str | PathKey, message: str, hint: str | None = None, *, severity: str = "error"
-    ) -> None:
-        """Record a problem at a config path.
-
-        Args:
-            path: dotted (`runtime.env.FOO`, `storage.volumes[1]`), or a tuple when a map
-                key itself holds dots (`("policy", "node_selector", "kubernetes.io/os")`).
-        """
-        key = split_path(path) if isinstance(path, str) else path
-        loc = self.source.value(key)
-        self.out.append(Diagnostic(dotted(key), message, hint, loc, severity))
+    def error(self, path: str | PathKey, message: str, hint: str | None = None) -> None:
+        """Record a problem at a config path (see Findings.error)."""
+        self.findings.error(path, message, hint)
 
     def warn(self, path: str | PathKey, message: str, hint: str | None = None) -> None:
-        self.error(path, message, hint, severity="warning")
-
-
-def split_path(path: str) -> PathKey:
-    """`storage.volumes[1]` → ("storage", "volumes", 1); map keys never contain dots here."""
-    parts: list[str | int] = []
-    for piece in path.split(".") if path else []:
-        while "[" in piece:
-            head, _, rest = piece.partition("[")
-            if head:
-                parts.append(head)
-            index, _, piece = rest.partition("]")
-            parts.append(int(index))
-        if piece:
-            parts.append(piece)
-    return tuple(parts)
+        self.findings.warn(path, message, hint)

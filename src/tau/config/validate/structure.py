@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 from tau.config import suggest
 from tau.config.load import PathKey, RawDocument, dotted
 from tau.config.spec import run_config_schema
+from tau.config.validate.findings import Findings
 from tau.errors import Diagnostic
 
 _TYPE_WORDS = {
@@ -39,24 +41,18 @@ _EVAL_MIGRATION = (
 #: later rules only ever see well-typed values.
 _INVALID = object()
 
-_EVAL_KEYS = {("task",), ("eval",), ("run", "task")}
+_EVAL_KEYS = frozenset({("task",), ("eval",), ("run", "task")})
 
 #: Values the reference lower-cases and trims before checking them (NormalizeEngine,
 #: ValidateExecution): `launcher: Torchrun` is valid there, so it is here, with a warning.
-_CASE_FOLDED = {("engine",), ("run", "engine"), ("execution", "launcher"), ("execution", "mode")}
+_CASE_FOLDED = frozenset(
+    {("engine",), ("run", "engine"), ("execution", "launcher"), ("execution", "mode")}
+)
 
 #: Enum messages the reference words its own way.
 _ENUM_WORDING: dict[tuple[str | int, ...], str] = {
     ("runtime", "security", "mode"): 'must be "restricted" or omitted'
 }
-
-
-@dataclass
-class Checked:
-    """The outcome of the structural check: normalized data and every diagnostic."""
-
-    data: dict[str, Any]
-    diagnostics: list[Diagnostic] = field(default_factory=list)
 
 
 def type_name(value: Any) -> str:
@@ -137,10 +133,21 @@ def _enum_values(node: dict[str, Any]) -> tuple[list[Any], dict[str, str]]:
     return [], {}
 
 
-class _Walker:
-    def __init__(self, doc: RawDocument) -> None:
-        self.doc = doc
-        self.out: list[Diagnostic] = []
+class Walker:
+    """Walks plain data against a JSON Schema, collecting every problem in a Findings.
+
+    The wording is the run config's; a schema for another file (the connection descriptor)
+    subclasses this and overrides `unknown` and `wrong_type`.
+    """
+
+    #: Paths with their own messages (the removed eval surface, case-folded enums, enum wording).
+    eval_keys: ClassVar[frozenset[PathKey]] = _EVAL_KEYS
+    case_folded: ClassVar[frozenset[PathKey]] = _CASE_FOLDED
+    enum_wording: ClassVar[Mapping[PathKey, str]] = _ENUM_WORDING
+
+    def __init__(self, findings: Findings, schema: dict[str, Any]) -> None:
+        self.findings = findings
+        self.schema = schema
 
     def error(
         self,
@@ -151,21 +158,22 @@ class _Walker:
         key: bool = False,
         severity: str = "error",
     ) -> None:
-        src = self.doc.source
-        loc = src.key(path) if key else src.value(path)
-        self.out.append(Diagnostic(dotted(path), message, hint, loc, severity))
+        self.findings.error(path, message, hint, key=key, severity=severity)
+
+    def wrong_type(self, path: PathKey, options: list[str], value: Any) -> None:
+        words = " or ".join(_TYPE_WORDS.get(t) or str(t) for t in options)
+        hint = None
+        if "string" in options and value is not None and not isinstance(value, dict | list):
+            # YAML reads 3, true, yes and 2024-01-01 as non-strings.
+            hint = "quote the value to make it a string"
+        self.error(path, f"{dotted(path)} must be {words} (got {describe(value)})", hint)
 
     def walk(self, node: dict[str, Any], value: Any, path: PathKey) -> Any:
         wanted = node.get("type")
         if wanted is not None:
             options = wanted if isinstance(wanted, list) else [wanted]
             if not any(_matches_type(value, t) for t in options):
-                words = " or ".join(_TYPE_WORDS.get(t) or str(t) for t in options)
-                hint = None
-                if "string" in options and value is not None and not isinstance(value, dict | list):
-                    # YAML reads 3, true, yes and 2024-01-01 as non-strings.
-                    hint = "quote the value to make it a string"
-                self.error(path, f"{dotted(path)} must be {words} (got {describe(value)})", hint)
+                self.wrong_type(path, options, value)
                 return _INVALID
         if isinstance(value, dict):
             return self._object(node, value, path)
@@ -179,13 +187,13 @@ class _Walker:
         out: dict[str, Any] = {}
         for key, child in value.items():
             child_path = (*path, key)
-            if child_path in _EVAL_KEYS:
+            if child_path in self.eval_keys:
                 self.error(child_path, _EVAL_MIGRATION, key=True)
                 continue
             if key in props:
                 checked = self.walk(props[key], child, child_path)
             elif extra is False:
-                self._unknown(node, key, child_path)
+                self.unknown(node, key, child_path)
                 continue
             elif isinstance(extra, dict):
                 checked = self.walk(extra, child, child_path)
@@ -195,7 +203,7 @@ class _Walker:
                 out[key] = checked
         return out
 
-    def _unknown(self, node: dict[str, Any], key: str, path: PathKey) -> None:
+    def unknown(self, node: dict[str, Any], key: str, path: PathKey) -> None:
         type_label = node.get("x-tau-type", "runconfig.Config")
         parent = path[:-1]
         near = suggest.closest(key, node.get("properties", {}))
@@ -222,7 +230,7 @@ class _Walker:
 
     def _scalar(self, node: dict[str, Any], value: Any, path: PathKey) -> Any:
         canonical, aliases = _enum_values(node)
-        if canonical and path in _CASE_FOLDED and isinstance(value, str):
+        if canonical and path in self.case_folded and isinstance(value, str):
             folded = value.strip().lower()
             if folded != value and (folded in canonical or folded in aliases):
                 self.error(
@@ -245,7 +253,7 @@ class _Walker:
                 )
                 return new
             if value not in canonical:
-                wording = _ENUM_WORDING.get(path) or (
+                wording = self.enum_wording.get(path) or (
                     f"must be one of: {', '.join(str(v) for v in canonical)}"
                 )
                 self.error(path, f"{dotted(path)} {wording} (got {show(value)})")
@@ -274,16 +282,29 @@ class _Walker:
         pattern = node.get("pattern")
         if pattern is not None and not re.search(pattern, value):
             hint = node.get("x-tau-pattern-hint", f"match the pattern {pattern}")
+            # A schema may word the problem itself (the descriptor's "is not a DNS-1123 label").
+            template = node.get("x-tau-pattern-message")
+            if template is not None:
+                self.error(path, template.format(value=value), node.get("x-tau-pattern-hint"))
+                return
             self.error(path, f"{dotted(path)} {show(value)} is not valid: use {hint}")
 
 
-def check(doc: RawDocument) -> Checked:
-    """Walk the document against the run-config schema.
+@dataclass(frozen=True)
+class Checked:
+    """The outcome of the structural check: normalized data and what it found."""
+
+    data: dict[str, Any]
+    diagnostics: list[Diagnostic]
+
+
+def check(doc: RawDocument, findings: Findings | None = None) -> Checked:
+    """Walk the document against the run-config schema, collecting into `findings`.
 
     Returns:
-        The normalized data (deprecated aliases replaced, unknown keys dropped) and every
-        diagnostic, errors and warnings alike.
+        The normalized data (deprecated aliases replaced, unknown keys and values of the
+        wrong type dropped) and the findings' diagnostics, errors and warnings alike.
     """
-    walker = _Walker(doc)
-    data = walker.walk(run_config_schema(), doc.data, ())
-    return Checked(data if isinstance(data, dict) else {}, walker.out)
+    findings = findings if findings is not None else Findings(doc.source)
+    data = Walker(findings, run_config_schema()).walk(run_config_schema(), doc.data, ())
+    return Checked(data if isinstance(data, dict) else {}, findings.out)

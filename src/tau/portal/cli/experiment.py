@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import asdict
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -16,6 +15,7 @@ from cyclopts import App, Parameter
 
 from tau.portal.cli.output import choose, emit_rows, json_text, pairs_text
 from tau.portal.errors import NotBuilt, UsageError
+from tau.portal.store.records import as_row
 
 app = App(
     name="experiment",
@@ -271,7 +271,7 @@ def track(
     )
     result = track_run(opened, req)
     if fmt == "json":
-        sys.stdout.write(json_text(asdict(result)))
+        sys.stdout.write(json_text(as_row(result)))
         return 0
     rows: list[tuple[str, Any]] = [
         ("run", result.run_id),
@@ -382,7 +382,7 @@ def import_jsonl(
         ),
     )
     if fmt == "json":
-        sys.stdout.write(json_text(asdict(result)))
+        sys.stdout.write(json_text(as_row(result)))
         return 0
     emit_rows(
         "table",
@@ -505,7 +505,7 @@ def search(
             limit=limit,
         ),
     )
-    emit_rows(fmt, RUN_COLUMNS, [_flat_run(r) for r in result.runs], whole=asdict(result))
+    emit_rows(fmt, RUN_COLUMNS, [_flat_run(r) for r in result.runs], whole=as_row(result))
     _warn(result.warnings, result.truncated, fmt)
     return 0
 
@@ -693,7 +693,7 @@ def list_(
             tags=_tags(tag),
             limit=limit,
         )
-        rows = [asdict(r) for r in page.items]
+        rows = [as_row(r) for r in page.items]
         columns = [
             "run_id",
             "project",
@@ -706,13 +706,13 @@ def list_(
         ]
     elif kind == "groups":
         gpage = read.list_groups(opened, project=project or None, limit=limit)
-        rows = [asdict(g) for g in gpage.items if not group or g.run_group_id == group]
+        rows = [as_row(g) for g in gpage.items if not group or g.run_group_id == group]
         page = gpage  # type: ignore[assignment]
         columns = ["run_group_id", "project", "name", "created_at", "updated_at"]
     else:
         epage = read.list_experiments(opened, project=project or None, limit=limit)
         rows = [
-            _flat_experiment(asdict(e) | experiment_summary(opened, e.experiment_id))
+            _flat_experiment(as_row(e) | experiment_summary(opened, e.experiment_id))
             for e in epage.items
         ]
         page = epage  # type: ignore[assignment]
@@ -812,6 +812,224 @@ def sql(
     return 0
 
 
+# -- compare, observe, export -------------------------------------------------------------
+
+
+@app.command(name="compare")
+def compare(
+    target: str,
+    /,
+    *,
+    store: Store = None,
+    metric: str | None = None,
+    direction: str = "max",
+    configs: Flag = False,
+    output: Output = "table",
+    format: str | None = None,
+    json: Json = False,
+) -> int:
+    """Compare run groups on one scalar metric; --configs shows only differing config fields.
+
+    Parameters
+    ----------
+    target
+        An experiment, run group or run.
+    metric
+        The metric (default: Stellar's primary outcome metric).
+    direction
+        max or min: which value is best.
+    configs
+        Show the config fields that differ between the compared runs instead.
+    output
+        table, json, jsonl or csv.
+    format
+        Overrides --output.
+    """
+    from tau.portal.store.compare import COLUMNS, CONFIG_COLUMNS, config_diff
+    from tau.portal.store.compare import compare as run_compare
+
+    fmt = choose(format or output, ("table", "json", "jsonl", "csv"), json_flag=json)
+    opened = _open(store)
+    if configs:
+        diff = config_diff(opened, target)
+        emit_rows(fmt, CONFIG_COLUMNS, diff["rows"], whole=diff)
+        if fmt == "table":
+            print(
+                f"{len(diff['fields'])} differing fields across {len(diff['runs'])} runs "
+                f"({diff['identical_fields']} identical fields hidden)"
+            )
+        _warn(diff["warnings"], diff["truncated"], fmt)
+        return 0
+    result = run_compare(opened, target, metric=metric, direction=direction)
+    emit_rows(fmt, COLUMNS, result["groups"], whole=result)
+    _warn(result["warnings"], result["truncated"], fmt)
+    return 0
+
+
+def _author() -> str:
+    for name in ("GITHUB_ACTOR", "USER", "USERNAME"):
+        if os.environ.get(name):
+            return os.environ[name]
+    return "unknown"
+
+
+@app.command(name="observe")
+def observe(
+    *,
+    store: Store = None,
+    scope: str = "",
+    type: str = "observation",
+    text: str = "",
+    author: str | None = None,
+    source: str = "human",
+    evidence: str | None = None,
+    id: str | None = None,
+    idempotency_key: str | None = None,
+    output: Output = "table",
+) -> int:
+    """Append a structured observation.
+
+    Parameters
+    ----------
+    scope
+        type:id, type one of experiment, run_group, run, artifact, event, metric (required).
+    type
+        observation, decision, blocker, next-experiment or exclusion.
+    text
+        The observation (required).
+    author
+        Default $GITHUB_ACTOR, else $USER, else $USERNAME, else unknown.
+    source
+        Who records it.
+    evidence
+        JSON or text.
+    id
+        Observation id (default: generated).
+    idempotency_key
+        Reuse the earlier observation when the same request is repeated.
+    output
+        table or json.
+    """
+    from tau.portal.store.observe import observe as record
+
+    fmt = choose(output, ("table", "json"))
+    if not scope:
+        raise UsageError("--scope is required", hint="e.g. --scope run_group:baseline")
+    if not text:
+        raise UsageError("--text is required")
+    result = record(
+        _open(store),
+        scope=scope,
+        type_=type,
+        text=text,
+        author=author or _author(),
+        source=source,
+        evidence=evidence,
+        observation_id=id,
+        idempotency_key=idempotency_key,
+    )
+    obs = result.observation
+    if fmt == "json":
+        sys.stdout.write(json_text(obs | {"reused": result.reused}))
+        return 0
+    rows: list[tuple[str, Any]] = [
+        ("observation", obs["observation_id"]),
+        ("scope", f"{obs['scope_type']}:{obs['scope_id']}"),
+        ("type", obs["type"]),
+        ("created", obs["created_at"]),
+        ("reused", result.reused),
+    ]
+    if idempotency_key:
+        rows.append(("idempotency_key", idempotency_key))
+    sys.stdout.write(pairs_text(rows))
+    return 0
+
+
+export_app = App(name="export", help="Portable packet (and `export adx`: ADX projection files).")
+app.command(export_app)
+
+
+@export_app.default
+def export(
+    *,
+    store: Store = None,
+    out: Path | None = None,
+    force: Flag = False,
+    output: Output = "table",
+) -> int:
+    """Copy the packet (manifest, index, append-log, metrics, artifacts) and write README.json.
+
+    Parameters
+    ----------
+    out
+        Destination directory (required).
+    force
+        Overwrite packet files in a non-empty --out.
+    output
+        table or json.
+    """
+    from tau.portal.store.export import export_packet
+
+    fmt = choose(output, ("table", "json"))
+    if out is None:
+        raise UsageError("--out is required")
+    result = export_packet(_open(store), out, force=force)
+    if fmt == "json":
+        sys.stdout.write(json_text(as_row(result)))
+        return 0
+    sys.stdout.write(
+        "exported experiment packet\n"
+        f"source:      {result.source}\n"
+        f"destination: {result.destination}\n"
+        f"files:       {result.files}\n"
+        f"dirs:        {result.dirs}\n"
+    )
+    return 0
+
+
+@export_app.command(name="adx")
+def export_adx(
+    *,
+    store: Store = None,
+    out: Path | None = None,
+    format: str = "jsonl",
+    force: Flag = False,
+    dry_run: Flag = False,
+    output: Output = "table",
+) -> int:
+    """Write the ADX/Kusto projection as offline files (no credentials, no network).
+
+    Parameters
+    ----------
+    out
+        Destination directory.
+    format
+        jsonl or csv.
+    force
+        Overwrite files in a non-empty --out.
+    dry_run
+        Only count rows.
+    output
+        table or json.
+    """
+    from tau.portal.store.export import export_adx as run_export
+
+    fmt = choose(output, ("table", "json"))
+    result = run_export(_open(store), out, fmt=format, force=force, dry_run=dry_run)
+    if fmt == "json":
+        sys.stdout.write(json_text(result))
+        return 0
+    sys.stdout.write(
+        ("planned" if dry_run else "exported") + " adx projection\n"
+        f"source:      {result['source']}\n"
+        f"destination: {result['destination'] or '-'}\n"
+        f"projection:  {result['projection_version']}\n"
+        f"note:        {result['note']}\n"
+    )
+    emit_rows("table", ["table", "rows", "file"], result["tables"])
+    return 0
+
+
 # -- not built here -----------------------------------------------------------------------
 
 app.command("tau.portal.cli.web:stellar", name=["stellar", "dashboard"])
@@ -848,5 +1066,3 @@ for _verb in ("metrics", "metrics-agent", "artifacts", "artifacts-agent"):
         f"{CMD} offload {_verb}",
         f"import histories with `{CMD} import jsonl`",
     )
-
-del os

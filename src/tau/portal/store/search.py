@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
@@ -16,7 +16,7 @@ from tau.portal.errors import UsageError
 from tau.portal.store import read
 from tau.portal.store.core import Store
 from tau.portal.store.lifecycle import LIFECYCLES, MetricFilter, classify
-from tau.portal.store.records import MetricSummary, Run
+from tau.portal.store.records import MetricSummary, Run, as_row
 from tau.portal.store.summaries import ensure_summaries
 
 RUN_SEARCH_SCHEMA = "tau.exp.run_search.v0"
@@ -170,14 +170,14 @@ def _details(store: Store, runs: list[Run], query: RunQuery) -> list[dict[str, A
             filters=query.metric_filters,
         )
         out.append(
-            asdict(run)
+            as_row(run)
             | {
                 "lifecycle_state": life.state,
                 "successful": life.successful,
                 "success_reasons": life.reasons,
                 "tags": tags[run.run_id],
                 "metric_names": [s.metric_name for s in mine],
-                "metrics": [asdict(s) for s in mine],
+                "metrics": [as_row(s) for s in mine],
             }
         )
     return out

@@ -11,9 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from itertools import pairwise
 
-from tau.portal.store.core import Store
-
 from tau.portal.store import read
+from tau.portal.store.core import Store
 
 Columns = tuple[list[int], list[float]]
 

@@ -7,13 +7,12 @@ its summaries, fetched in one query, so a 1,000-run group stays well under a sec
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import asdict
 from typing import Any
 
 from tau.portal.store import read
 from tau.portal.store.core import Store
 from tau.portal.store.lifecycle import classify
-from tau.portal.store.records import MetricSummary, Run
+from tau.portal.store.records import MetricSummary, Run, as_row
 
 SCHEMA = "tau.exp.status.v0"
 
@@ -46,20 +45,18 @@ def status(store: Store, name: str) -> dict[str, Any]:
         "target_type": target.type,
     }
     if target.type == "run_group":
-        out["run_group"] = asdict(read.get_group(store, target.id))
+        out["run_group"] = as_row(read.get_group(store, target.id))
     elif target.type == "run":
-        out["run"] = asdict(read.get_run(store, target.id))
+        out["run"] = as_row(read.get_run(store, target.id))
     else:
-        out["experiment"] = asdict(read.get_experiment(store, target.id))
-    scopes = [(target.type, target.id)] + [("run", r) for r in run_ids]
-    observations = 0
-    for scope_type, scope_id in scopes:
-        observations += int(
-            store.conn.execute(
-                "SELECT count(*) FROM observations WHERE scope_type = ? AND scope_id = ?",
-                (scope_type, scope_id),
-            ).fetchone()[0]
-        )
+        out["experiment"] = as_row(read.get_experiment(store, target.id))
+    observations = int(
+        store.conn.execute(
+            "SELECT count(*) FROM observations WHERE (scope_type = ? AND scope_id = ?) OR "
+            f"(scope_type = 'run' AND scope_id IN ({sub}))",
+            (target.type, target.id, *params),
+        ).fetchone()[0]
+    )
     out |= {
         "runs": len(runs),
         "run_groups": len({r.run_group_id for r in runs if r.run_group_id}),
