@@ -139,3 +139,13 @@ def helm_calls(log: Path) -> list[list[str]]:
     if not log.exists():
         return []
     return [json.loads(line)["argv"] for line in log.read_text().splitlines()]
+
+
+def operator_shell(kubeconfig: Path, tmp_path: Path, monkeypatch) -> None:
+    """A shell whose kubeconfig points at the emulator, in a directory outside any repository."""
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    monkeypatch.setenv("KUBECONFIG", str(kubeconfig))
+    monkeypatch.setenv("TAU_CONFIG_DIR", str(tmp_path / "cfg"))
+    monkeypatch.delenv("TAU_CONTEXT", raising=False)

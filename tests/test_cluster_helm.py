@@ -11,7 +11,7 @@ import pytest
 
 from tau.cli import main
 from tau.cluster.helm import HelmMissing, find_helm, parse_version
-from tests.cluster_objects import fake_helm_env, helm_calls, install_ready_cluster
+from tests.cluster_objects import fake_helm_env, helm_calls, install_ready_cluster, operator_shell
 from tests.kubeapi.fixtures import EMULATOR_CONTEXT
 from tests.kubeapi.server import KubeApiServer
 
@@ -21,12 +21,7 @@ DEPLOYED = {"name": "taugrid", "namespace": "tau-system", "chart": "taugrid", "v
 
 @pytest.fixture
 def env(kube_api: KubeApiServer, kubeconfig_file: Path, tmp_path: Path, monkeypatch):
-    work = tmp_path / "work"
-    work.mkdir()
-    monkeypatch.chdir(work)
-    monkeypatch.setenv("KUBECONFIG", str(kubeconfig_file))
-    monkeypatch.setenv("TAU_CONFIG_DIR", str(tmp_path / "cfg"))
-    monkeypatch.delenv("TAU_CONTEXT", raising=False)
+    operator_shell(kubeconfig_file, tmp_path, monkeypatch)
     install_ready_cluster(kube_api)
     return tmp_path
 

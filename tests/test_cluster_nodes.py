@@ -9,7 +9,7 @@ import pytest
 
 from tau.cli import main
 from tau.cluster import nodes as n
-from tests.cluster_objects import node, probe_log
+from tests.cluster_objects import node, operator_shell, probe_log
 from tests.kubeapi.fixtures import EMULATOR_CONTEXT
 from tests.kubeapi.probe_kubelet import ProbeKubelet
 from tests.kubeapi.server import KubeApiServer
@@ -26,12 +26,7 @@ LOGS = {
 def cluster(
     kube_api: KubeApiServer, kubeconfig_file: Path, tmp_path: Path, monkeypatch
 ) -> KubeApiServer:
-    work = tmp_path / "work"
-    work.mkdir()
-    monkeypatch.chdir(work)
-    monkeypatch.setenv("KUBECONFIG", str(kubeconfig_file))
-    monkeypatch.setenv("TAU_CONFIG_DIR", str(tmp_path / "cfg"))
-    monkeypatch.delenv("TAU_CONTEXT", raising=False)
+    operator_shell(kubeconfig_file, tmp_path, monkeypatch)
     return kube_api
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tau.cli import main
-from tests.cluster_objects import KUEUE, cluster_queue, flavor, node
+from tests.cluster_objects import KUEUE, cluster_queue, flavor, node, operator_shell
 from tests.kubeapi.fixtures import EMULATOR_CONTEXT
 from tests.kubeapi.server import KubeApiServer
 
@@ -19,12 +19,7 @@ H100 = {"tau.azure.com/gpu-class": "h100-95gb"}
 def cluster(
     kube_api: KubeApiServer, kubeconfig_file: Path, tmp_path: Path, monkeypatch
 ) -> KubeApiServer:
-    work = tmp_path / "work"
-    work.mkdir()
-    monkeypatch.chdir(work)
-    monkeypatch.setenv("KUBECONFIG", str(kubeconfig_file))
-    monkeypatch.setenv("TAU_CONFIG_DIR", str(tmp_path / "cfg"))
-    monkeypatch.delenv("TAU_CONTEXT", raising=False)
+    operator_shell(kubeconfig_file, tmp_path, monkeypatch)
     monkeypatch.delenv("TAU_TOPOLOGY_POLICY", raising=False)
     kube_api.register_kueue_kuberay_tau_kinds()
     return kube_api

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from tau.errors import ClusterError
+from tau.kube import apis
 from tau.kube.client import DEFAULT_TIMEOUT
 from tau.kube.errors import api_call
 from tau.kube.raw import RAW, decode
@@ -53,11 +54,9 @@ def list_nodes(
     api: Any, *, label_selector: str | None = None, context: str | None = None
 ) -> list[dict[str, Any]]:
     """Every Node (matching `label_selector`), as plain dicts."""
-    from kubernetes.client import CoreV1Api
-
     kwargs: dict[str, Any] = {"label_selector": label_selector} if label_selector else {}
     with api_call("list", NODE, context=context):
-        body = decode(CoreV1Api(api).list_node(**kwargs, **RAW, _request_timeout=DEFAULT_TIMEOUT))
+        body = decode(apis.core(api).list_node(**kwargs, **RAW, _request_timeout=DEFAULT_TIMEOUT))
     return list(body.get("items") or [])
 
 
@@ -75,10 +74,8 @@ def list_objects(
     Returns:
         The items; None when `missing_ok` and the cluster does not serve the resource.
     """
-    from kubernetes.client import CustomObjectsApi
-
     kwargs: dict[str, Any] = {"label_selector": label_selector} if label_selector else {}
-    custom = CustomObjectsApi(api)
+    custom = apis.custom(api)
     try:
         with api_call("list", resource, namespace=namespace, context=context):
             if namespace is None:
@@ -116,9 +113,7 @@ def get_object(
     context: str | None = None,
 ) -> dict[str, Any] | None:
     """One object, or None when it (or its resource type) does not exist."""
-    from kubernetes.client import CustomObjectsApi
-
-    custom = CustomObjectsApi(api)
+    custom = apis.custom(api)
     try:
         with api_call("get", resource, namespace=namespace, name=name, context=context):
             if namespace is None:
@@ -178,12 +173,9 @@ def quota_guard_served(api: Any, namespace: str, *, context: str | None = None) 
 
 
 def create_pod(api: Any, pod: dict[str, Any], *, context: str | None = None) -> None:
-    from kubernetes.client import CoreV1Api
-
     meta = pod["metadata"]
     with api_call("create", POD, namespace=meta["namespace"], name=meta["name"], context=context):
-        core: Any = CoreV1Api(api)  # raw responses: the typed signatures do not apply
-        response = core.create_namespaced_pod(
+        response = apis.core(api).create_namespaced_pod(
             meta["namespace"], pod, **RAW, _request_timeout=DEFAULT_TIMEOUT
         )
     # Reading the raw body returns the connection to the pool (else each call opens a new one).
@@ -193,11 +185,9 @@ def create_pod(api: Any, pod: dict[str, Any], *, context: str | None = None) -> 
 def list_pods(
     api: Any, namespace: str, *, label_selector: str, context: str | None = None
 ) -> list[dict[str, Any]]:
-    from kubernetes.client import CoreV1Api
-
     with api_call("list", POD, namespace=namespace, context=context):
         body = decode(
-            CoreV1Api(api).list_namespaced_pod(
+            apis.core(api).list_namespaced_pod(
                 namespace, label_selector=label_selector, **RAW, _request_timeout=DEFAULT_TIMEOUT
             )
         )
@@ -205,11 +195,8 @@ def list_pods(
 
 
 def pod_log(api: Any, name: str, namespace: str, *, context: str | None = None) -> str:
-    from kubernetes.client import CoreV1Api
-
     with api_call("read log of", POD, namespace=namespace, name=name, context=context):
-        core: Any = CoreV1Api(api)
-        response = core.read_namespaced_pod_log(
+        response = apis.core(api).read_namespaced_pod_log(
             name, namespace, limit_bytes=1 << 20, **RAW, _request_timeout=DEFAULT_TIMEOUT
         )
     return bytes(response.data or b"").decode("utf-8", "replace")
@@ -217,12 +204,9 @@ def pod_log(api: Any, name: str, namespace: str, *, context: str | None = None) 
 
 def delete_pod(api: Any, name: str, namespace: str, *, context: str | None = None) -> None:
     """Delete a pod now (grace period 0); a pod that is already gone is fine."""
-    from kubernetes.client import CoreV1Api
-
     try:
         with api_call("delete", POD, namespace=namespace, name=name, context=context):
-            core: Any = CoreV1Api(api)
-            response = core.delete_namespaced_pod(
+            response = apis.core(api).delete_namespaced_pod(
                 name, namespace, grace_period_seconds=0, **RAW, _request_timeout=DEFAULT_TIMEOUT
             )
             _ = response.data

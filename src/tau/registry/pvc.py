@@ -68,15 +68,15 @@ class PvcBackend:
         poll: float = 0.1,
     ) -> None:
         """`api` is the session's client (`tau.session.connect`); `namespace` has no default."""
-        from kubernetes import client  # lazy
+        from tau.kube import apis
 
         self.pvc = pvc
         self.namespace = namespace
         self.image = image
         self.timeout = timeout
         self.poll = poll
-        self._core = client.CoreV1Api(api)
-        self._api_exception = client.ApiException
+        self._core = apis.core(api)
+        self._api_exception = apis.ApiException
 
     def display(self, path: str) -> str:
         """The path as workloads see it on the mounted PVC."""

@@ -50,9 +50,9 @@ def _delete(resource: ResourceType, namespace: str, name: str, fn: Callable[[], 
 
 
 def _remaining(api_client: Any, namespace: str, kind: str, name: str, cluster: str | None) -> int:
-    from kubernetes import client
+    from tau.kube import apis
 
-    core = client.CoreV1Api(api_client)
+    core = apis.core(api_client)
     selector = f"{RAY_CLUSTER_LABEL}={cluster}" if kind == "RayJob" else f"{JOB_NAME_LABEL}={name}"
     count = 0
     if kind == "Job" or cluster:
@@ -66,7 +66,7 @@ def _remaining(api_client: Any, namespace: str, kind: str, name: str, cluster: s
     if kind == "RayJob" and cluster:
         try:
             with api_call("get", RAYCLUSTER, namespace=namespace, name=cluster):
-                client.CustomObjectsApi(api_client).get_namespaced_custom_object(
+                apis.custom(api_client).get_namespaced_custom_object(
                     RAYCLUSTER.group,
                     RAYCLUSTER.version,
                     namespace,
@@ -96,7 +96,7 @@ def cancel(
     Raises:
         ClusterError: the run does not exist, the API refused, or teardown timed out.
     """
-    from kubernetes import client
+    from tau.kube import apis
 
     kind, obj = find(api_client, namespace, name)
     cluster = (obj.get("status") or {}).get("rayClusterName")
@@ -105,7 +105,7 @@ def cancel(
             RAYJOB,
             namespace,
             name,
-            lambda: client.CustomObjectsApi(api_client).delete_namespaced_custom_object(
+            lambda: apis.custom(api_client).delete_namespaced_custom_object(
                 RAYJOB.group,
                 RAYJOB.version,
                 namespace,
@@ -121,7 +121,7 @@ def cancel(
             JOB,
             namespace,
             name,
-            lambda: client.BatchV1Api(api_client).delete_namespaced_job(
+            lambda: apis.batch(api_client).delete_namespaced_job(
                 name, namespace, propagation_policy="Background", _preload_content=False
             ),
         )
@@ -129,7 +129,7 @@ def cancel(
             SERVICE,
             namespace,
             f"{name}-headless",
-            lambda: client.CoreV1Api(api_client).delete_namespaced_service(
+            lambda: apis.core(api_client).delete_namespaced_service(
                 f"{name}-headless", namespace, _preload_content=False
             ),
         )

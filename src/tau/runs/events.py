@@ -51,12 +51,12 @@ def event_body(
 
 def emit(api_client: Any, body: dict[str, Any]) -> None:
     """Create the Event; an existing one of the same name (a re-run) is left as it is."""
-    from kubernetes import client
+    from tau.kube import apis
 
     ns, name = body["metadata"]["namespace"], body["metadata"]["name"]
     try:
         with api_call("create", EVENT, namespace=ns, name=name):
-            client.CoreV1Api(api_client).create_namespaced_event(ns, body, _preload_content=False)
+            apis.core(api_client).create_namespaced_event(ns, body, _preload_content=False)
     except ClusterError as exc:
         if exc.status != 409:
             raise
@@ -156,12 +156,11 @@ def as_json(rows: list[Attempt], namespace: str, name: str) -> str:
 
 def fetch(api_client: Any, namespace: str, name: str) -> list[Attempt]:
     """One list call: the Events whose involved object is the run."""
-    from kubernetes import client
-
+    from tau.kube import apis
     from tau.kube.raw import decode
 
     with api_call("list", EVENT, namespace=namespace):
-        raw = client.CoreV1Api(api_client).list_namespaced_event(
+        raw = apis.core(api_client).list_namespaced_event(
             namespace, field_selector=f"involvedObject.name={name}", _preload_content=False
         )
     return attempts(decode(raw).get("items", []), name)

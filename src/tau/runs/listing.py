@@ -165,20 +165,19 @@ def fetch_runs(
     api_client: Any, namespace: str, now: datetime, *, include_external: bool = False
 ) -> list[RunRow]:
     """List Jobs and RayJobs (a cluster without KubeRay simply has no RayJobs)."""
-    from kubernetes import client
-
     from tau.errors import ClusterError
+    from tau.kube import apis
     from tau.kube.errors import api_call
     from tau.kube.raw import decode
     from tau.kube.resources import JOB, RAYJOB
 
     with api_call("list", JOB, namespace=namespace):
-        jobs = client.BatchV1Api(api_client).list_namespaced_job(namespace, _preload_content=False)
+        jobs = apis.batch(api_client).list_namespaced_job(namespace, _preload_content=False)
     job_items = decode(jobs).get("items", [])
     ray_items: list[dict[str, Any]] = []
     try:
         with api_call("list", RAYJOB, namespace=namespace):
-            rayjobs = client.CustomObjectsApi(api_client).list_namespaced_custom_object(
+            rayjobs = apis.custom(api_client).list_namespaced_custom_object(
                 RAYJOB.group, RAYJOB.version, namespace, RAYJOB.plural, _preload_content=False
             )
         ray_items = decode(rayjobs).get("items", [])

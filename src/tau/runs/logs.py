@@ -63,12 +63,11 @@ class LogOptions:
 
 
 def _pods(api_client: Any, namespace: str, selector: str) -> list[dict[str, Any]]:
-    from kubernetes import client
-
+    from tau.kube import apis
     from tau.kube.raw import decode
 
     with api_call("list", POD, namespace=namespace):
-        pods = client.CoreV1Api(api_client).list_namespaced_pod(
+        pods = apis.core(api_client).list_namespaced_pod(
             namespace, label_selector=selector, _preload_content=False
         )
     items = decode(pods).get("items", [])
@@ -128,7 +127,7 @@ def stream(
         ClusterError: the run does not exist, has no pods yet, or the API refused.
         UsageError: Job-only flags on a RayJob, or conflicting flags.
     """
-    from kubernetes import client
+    from tau.kube import apis
 
     opts = opts or LogOptions()
     opts.check()
@@ -139,7 +138,7 @@ def stream(
             f"{kind} {namespace}/{name} has no pods yet, so no logs",
             hint=f"`tau run status {name} -n {namespace}` shows where it waits",
         )
-    core = client.CoreV1Api(api_client)
+    core = apis.core(api_client)
     several_pods = len({pod for pod, _ in sources}) > 1
     for pod_name, container in sources:
         args: dict[str, Any] = {"container": container}

@@ -30,18 +30,18 @@ def _create(
     api_client: Any, kind: str, namespace: str, body: dict[str, Any], dry_run: bool
 ) -> dict[str, Any]:
     """Create one object through the typed client; returns it as plain data."""
-    from kubernetes import client
+    from tau.kube import apis
 
     extra: dict[str, Any] = dict(RAW)
     if dry_run:
         extra["dry_run"] = "All"
     if kind == "Job":
-        obj = client.BatchV1Api(api_client).create_namespaced_job(namespace, body, **extra)
+        obj = apis.batch(api_client).create_namespaced_job(namespace, body, **extra)
     elif kind == "Service":
-        obj = client.CoreV1Api(api_client).create_namespaced_service(namespace, body, **extra)
+        obj = apis.core(api_client).create_namespaced_service(namespace, body, **extra)
     else:
         res = BY_KIND[kind]
-        obj = client.CustomObjectsApi(api_client).create_namespaced_custom_object(
+        obj = apis.custom(api_client).create_namespaced_custom_object(
             res.group, res.version, namespace, res.plural, body, **extra
         )
     return decode(obj)
@@ -49,16 +49,16 @@ def _create(
 
 def read(api_client: Any, kind: str, namespace: str, name: str) -> dict[str, Any]:
     """Read one object of a kind tau creates, as plain data."""
-    from kubernetes import client
+    from tau.kube import apis
 
     raw = RAW
     if kind == "Job":
-        obj = client.BatchV1Api(api_client).read_namespaced_job(name, namespace, **raw)
+        obj = apis.batch(api_client).read_namespaced_job(name, namespace, **raw)
     elif kind == "Service":
-        obj = client.CoreV1Api(api_client).read_namespaced_service(name, namespace, **raw)
+        obj = apis.core(api_client).read_namespaced_service(name, namespace, **raw)
     else:
         res = BY_KIND[kind]
-        obj = client.CustomObjectsApi(api_client).get_namespaced_custom_object(
+        obj = apis.custom(api_client).get_namespaced_custom_object(
             res.group, res.version, namespace, res.plural, name, **raw
         )
     return decode(obj)

@@ -53,13 +53,13 @@ def call(
     The response is read as JSON rather than typed models: the object tau compares and prints
     is what the server sent, and a sparse object some other tool wrote cannot fail to parse.
     """
-    from kubernetes import client
+    from tau.kube import apis
 
     extra["_preload_content"] = False
     r = RESOURCES[kind]
     group, version, plural = r.group, r.version, r.plural
     if kind == "RayService":
-        api = client.CustomObjectsApi(api_client)
+        api = apis.custom(api_client)
         fn = {
             "create": api.create_namespaced_custom_object,
             "get": api.get_namespaced_custom_object,
@@ -73,7 +73,7 @@ def call(
             else (*head, name) + ((body,) if body is not None else ())
         )
         return _json(fn(*args, **extra))
-    typed = client.AppsV1Api(api_client) if kind == "Deployment" else client.CoreV1Api(api_client)
+    typed = apis.apps(api_client) if kind == "Deployment" else apis.core(api_client)
     method = "read" if verb == "get" else verb
     fn = getattr(typed, f"{method}_namespaced_{kind.lower()}")
     if verb == "create":
@@ -120,7 +120,7 @@ def _replacement(doc: dict[str, Any], existing: dict[str, Any]) -> dict[str, Any
 def _apply_one(
     api_client: Any, doc: dict[str, Any], dry_run: dict[str, str], context: str | None
 ) -> Applied:
-    from kubernetes.client.exceptions import ApiException
+    from tau.kube.apis import ApiException
 
     kind, name, ns = doc["kind"], doc["metadata"]["name"], doc["metadata"]["namespace"]
     with api_call("create", RESOURCES[kind], namespace=ns, name=name, context=context):
@@ -240,7 +240,7 @@ def delete_service(
 
 
 def _delete_one(api_client: Any, kind: str, namespace: str, name: str, context: str | None) -> bool:
-    from kubernetes.client.exceptions import ApiException
+    from tau.kube.apis import ApiException
 
     with api_call("delete", RESOURCES[kind], namespace=namespace, name=name, context=context):
         try:

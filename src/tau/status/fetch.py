@@ -49,11 +49,11 @@ class _Reader:
     """Calls the API for one namespace and records soft failures."""
 
     def __init__(self, api_client: Any, namespace: str) -> None:
-        from kubernetes import client
+        from tau.kube import apis
 
-        self.core = client.CoreV1Api(api_client)
-        self.batch = client.BatchV1Api(api_client)
-        self.custom = client.CustomObjectsApi(api_client)
+        self.core = apis.core(api_client)
+        self.batch = apis.batch(api_client)
+        self.custom = apis.custom(api_client)
         self.namespace = namespace
         self.errors: list[str] = []
 
@@ -72,7 +72,7 @@ class _Reader:
 
     def soft(self, what: str, call: Callable[[], Any], *, missing_ok: bool = False) -> Obj | None:
         """A get or list whose failure leaves its part empty; a 404 is just "none"."""
-        from kubernetes.client.exceptions import ApiException
+        from tau.kube.apis import ApiException
 
         try:
             return decode(call())

@@ -90,10 +90,10 @@ class ChangeFeed:
 
     def follow(self, snapshot: Snapshot) -> None:
         """Start watches for every object the snapshot makes known (idempotent per selector)."""
-        from kubernetes import client
+        from tau.kube import apis
 
-        core, batch = client.CoreV1Api(self.api_client), client.BatchV1Api(self.api_client)
-        custom = client.CustomObjectsApi(self.api_client)
+        core, batch = apis.core(self.api_client), apis.batch(self.api_client)
+        custom = apis.custom(self.api_client)
         ns, by_name = self.namespace, f"metadata.name={self.name}"
         self._start("jobs", batch.list_namespaced_job, (ns,), field_selector=by_name)
         self._start(
@@ -147,11 +147,11 @@ class ChangeFeed:
     def _run(
         self, what: str, func: Callable[..., Any], args: tuple[Any, ...], selectors: dict[str, str]
     ) -> None:
-        from kubernetes import watch
-        from kubernetes.client.exceptions import ApiException
+        from tau.kube import apis
+        from tau.kube.apis import ApiException
 
         while not self.stopped.is_set():
-            stream = watch.Watch()
+            stream = apis.watch()
             self._watches.append(stream)
             try:
                 for _event in stream.stream(
