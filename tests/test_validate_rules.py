@@ -212,7 +212,7 @@ INVALID = [
         id="pattern-volume",
     ),
     pytest.param(
-        job("profiler:\n  mode: nsys\n  rank: first\n"),
+        job("profiler:\n  mode: nsys\n  rank: first\nstorage:\n  data_pvc: d\n"),
         [
             'tau.yaml:6:9: error: profiler.rank "first" is not valid: use a non-negative integer or all'
         ],
@@ -239,21 +239,21 @@ INVALID = [
     pytest.param(
         job("task: eval\n"),
         [
-            "tau.yaml:4:1: error: task: the eval task surface was removed: evaluation is an ordinary run. Keep `engine: job`, put the evaluation in the entrypoint script, and pass model and results paths through `runtime.env` (for example MODEL_PATH and RESULTS_DIR)"
+            "tau.yaml:4:1: error: task: the eval task surface was removed: evaluation is an ordinary run. Keep `engine: job`, put the evaluation in the entrypoint script and have it write its results under `storage.output` (on a PVC), where `tau run get` reads them back; move eval settings such as the model path into `runtime.env` (for example MODEL_PATH)"
         ],
         id="eval-migration-task",
     ),
     pytest.param(
         job("eval:\n  harness: lm-eval\n"),
         [
-            "tau.yaml:4:1: error: eval: the eval task surface was removed: evaluation is an ordinary run. Keep `engine: job`, put the evaluation in the entrypoint script, and pass model and results paths through `runtime.env` (for example MODEL_PATH and RESULTS_DIR)"
+            "tau.yaml:4:1: error: eval: the eval task surface was removed: evaluation is an ordinary run. Keep `engine: job`, put the evaluation in the entrypoint script and have it write its results under `storage.output` (on a PVC), where `tau run get` reads them back; move eval settings such as the model path into `runtime.env` (for example MODEL_PATH)"
         ],
         id="eval-migration-eval-group",
     ),
     pytest.param(
         job("run:\n  task: eval\n"),
         [
-            "tau.yaml:5:3: error: run.task: the eval task surface was removed: evaluation is an ordinary run. Keep `engine: job`, put the evaluation in the entrypoint script, and pass model and results paths through `runtime.env` (for example MODEL_PATH and RESULTS_DIR)"
+            "tau.yaml:5:3: error: run.task: the eval task surface was removed: evaluation is an ordinary run. Keep `engine: job`, put the evaluation in the entrypoint script and have it write its results under `storage.output` (on a PVC), where `tau run get` reads them back; move eval settings such as the model path into `runtime.env` (for example MODEL_PATH)"
         ],
         id="eval-migration-run-task",
     ),
@@ -852,14 +852,14 @@ INVALID = [
         id="duration-missing-unit",
     ),
     pytest.param(
-        job("profiler:\n  mode: nsys\n  warmup: soon\n"),
+        job("profiler:\n  mode: nsys\n  warmup: soon\nstorage:\n  data_pvc: d\n"),
         [
             'tau.yaml:6:11: error: profiler.warmup: invalid duration "soon" (use forms like 30s, 5m, 1h30m)'
         ],
         id="duration-invalid",
     ),
     pytest.param(
-        job("profiler:\n  mode: nsys\n  duration: -1m\n"),
+        job("profiler:\n  mode: nsys\n  duration: -1m\nstorage:\n  data_pvc: d\n"),
         ['tau.yaml:6:13: error: profiler.duration "-1m" must not be negative'],
         id="duration-negative",
     ),
@@ -890,7 +890,7 @@ INVALID = [
         id="profiler-needs-mode",
     ),
     pytest.param(
-        job("profiler:\n  mode: ncu\n  duration: 1m\n"),
+        job("profiler:\n  mode: ncu\n  duration: 1m\nstorage:\n  data_pvc: d\n"),
         ["tau.yaml:6:13: error: profiler.duration applies to profiler.mode nsys only (got ncu)"],
         id="profiler-nsys-only",
     ),
@@ -909,11 +909,11 @@ INVALID = [
         id="priority-conflict",
     ),
     pytest.param(
-        job("policy:\n  priority_tier: priority\n  disable_default_priorities: true\n"),
+        job("policy:\n  priority_tier: priority\n  workload_priority_class: team-high\n"),
         [
-            "tau.yaml:5:18: error: policy.priority_tier cannot be combined with policy.disable_default_priorities"
+            "tau.yaml:5:18: error: policy.priority_tier cannot be combined with explicit priority classes (policy.workload_priority_class); set one or the other"
         ],
-        id="priority-tier-and-disable",
+        id="priority-tier-and-explicit-class",
     ),
     pytest.param(
         job("policy:\n  node_selector:\n    -bad/key: x\n"),
@@ -1156,10 +1156,14 @@ VALID = [
         id="resilience",
     ),
     pytest.param(
-        job("profiler:\n  mode: nsys\n  rank: all\n  warmup: 30s\n  duration: 2m\n"),
+        job(
+            "profiler:\n  mode: nsys\n  rank: all\n  warmup: 30s\n  duration: 2m\nstorage:\n  data_pvc: d\n"
+        ),
         id="profiler-nsys",
     ),
-    pytest.param(job("profiler:\n  mode: ncu\n  rank: '3'\n"), id="profiler-ncu"),
+    pytest.param(
+        job("profiler:\n  mode: ncu\n  rank: '3'\nstorage:\n  data_pvc: d\n"), id="profiler-ncu"
+    ),
     pytest.param(
         job(
             "policy:\n  workspace: research\n  namespace: research\n  preset: azure.research.training.xl\n  queue: research-training\n  lane: training\n  gpu_class: h100-95gb\n  mode: fixed\n  topology: single-node-nvlink\n  shape: 8xh100-95gb\n  priority: priority\n  priority_tier: priority\n  node_selector:\n    kubernetes.io/os: linux\n    pool: gpu\n  clear_node_selector: true\n"

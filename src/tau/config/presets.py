@@ -7,6 +7,7 @@ caller and passed in, so resolve stays a pure function of its inputs.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -92,6 +93,35 @@ def label_normal(value: str) -> str:
     return value.strip().lower().replace("_", "-").replace(" ", "-")
 
 
+# A MIG slice (`1g.18gb`, or `2x1g.18gb` as a shape): presets place whole GPUs; MIG slices are
+# requested per RayJob with compute.mig_profile.
+_MIG = re.compile(r"(^|x)\d+g\.\d+gb$")
+
+
+def gpu_classes() -> tuple[list[str], dict[str, str]]:
+    """The supported GPU classes and their deprecated aliases, from the run-config schema."""
+    from tau.config.spec import run_config_schema
+
+    node = run_config_schema()["properties"]["policy"]["properties"]["gpu_class"]
+    return list(node["oneOf"][0]["enum"]), dict(node.get("x-tau-aliases", {}))
+
+
+def _gpu_problems(raw: dict[str, Any]) -> list[str]:
+    out = []
+    shape = str(raw.get("shape") or "").strip().lower()
+    if _MIG.search(shape):
+        out.append(
+            f'shape "{raw["shape"]}" is a MIG shape; presets place whole GPUs (request MIG '
+            "slices with compute.mig_profile on a RayJob)"
+        )
+    gpu_class = raw.get("gpuClass")
+    if gpu_class:
+        canonical, aliases = gpu_classes()
+        if label_normal(str(gpu_class)) not in (*canonical, *aliases):
+            out.append(f'gpuClass "{gpu_class}" is not supported (allowed: {", ".join(canonical)})')
+    return out
+
+
 def _preset(name: str, raw: dict[str, Any], where: str) -> Preset:
     unknown = sorted(set(raw) - _FIELDS)
     problems = [f"unknown field {key}" for key in unknown]
@@ -103,6 +133,7 @@ def _preset(name: str, raw: dict[str, Any], where: str) -> Preset:
         problems.append("workers > 1 requires placement multi-node-nccl")
     if raw.get("disabled") and not raw.get("disabledReason"):
         problems.append("a disabled preset needs a disabledReason")
+    problems += _gpu_problems(raw)
     if problems:
         raise ConfigError(
             [

@@ -64,6 +64,7 @@ class Run(NamedTuple):
     smoke_pairs: int | None = None
     source: Source | None = None
     ttl_seconds_after_finished: int = DEFAULT_TTL_SECONDS
+    execution_deadline_seconds: int | None = None
     working_dir: str | None = None
     working_dir_excludes: tuple[str, ...] = ()
 
@@ -135,6 +136,7 @@ class Policy(NamedTuple):
     node_selector: Pairs = ()
     clear_node_selector: bool = False
     disable_default_priorities: bool = False
+    preemptable: bool = False
 
 
 class ImageAsset(NamedTuple):
@@ -283,6 +285,7 @@ def build(data: dict[str, Any], *, name: str, engine: str, entrypoint: str | Non
             smoke_pairs=run.get("smoke_pairs"),
             source=Source(src.get("image"), src.get("path")) if isinstance(src, dict) else None,
             ttl_seconds_after_finished=run.get("ttl_seconds_after_finished") or DEFAULT_TTL_SECONDS,
+            execution_deadline_seconds=run.get("execution_deadline_seconds"),
             working_dir=run.get("working_dir"),
             working_dir_excludes=tuple(run.get("working_dir_excludes") or ()),
         ),
@@ -332,6 +335,7 @@ def build(data: dict[str, Any], *, name: str, engine: str, entrypoint: str | Non
             node_selector=_pairs(po.get("node_selector")),
             clear_node_selector=bool(po.get("clear_node_selector")),
             disable_default_priorities=bool(po.get("disable_default_priorities")),
+            preemptable=bool(po.get("preemptable")),
         ),
         storage=Storage(
             data_pvc=st.get("data_pvc"),

@@ -79,6 +79,8 @@ class Placement:
     workload_priority_class: str = ""
     pod_priority_class: str = ""
     reclaimable: bool = False
+    #: policy.preemptable, or implied by a reclaimable preset.
+    preemptable: bool = False
     description: str = ""
     explain: str = ""
     source: str = ""
@@ -97,6 +99,8 @@ class Plan:
     launcher: str
     script: Script | None
     config_hash: str
+    #: A Job script run as its own executable (its shebang), not under python3.
+    shebang_script: bool = False
     #: serviceAccountName of every pod; None leaves the namespace's default.
     service_account: str | None = None
     # Job shape.
@@ -104,6 +108,8 @@ class Plan:
     nodes: int = 1
     processes_per_node: int = 1
     ttl_seconds: int = 28800
+    #: run.execution_deadline_seconds: activeDeadlineSeconds and Kueue's max execution time.
+    execution_deadline: int | None = None
     working_dir: str | None = None
     security_restricted: bool = False
     # Ray shape.

@@ -14,7 +14,7 @@ from typing import Any
 
 from tau.config.presets import Catalog, Preset, label_normal
 from tau.config.runconfig import JOB, RunConfig
-from tau.config.validate import ValidConfig
+from tau.config.validate import ValidConfig, dryrun
 from tau.config.validate.env import parse_secret_ref
 from tau.config.validate.findings import Findings
 from tau.errors import Diagnostic
@@ -56,6 +56,10 @@ class _Findings(Findings):
         super().__init__(valid.source)
         self.valid = valid
         self.config: RunConfig = valid.config
+
+    def report(self, problems: list[dryrun.Problem]) -> None:
+        for problem in problems:
+            self.error(problem.path, problem.message, problem.hint)
 
 
 @dataclass(frozen=True)
@@ -133,11 +137,25 @@ def _placement(f: _Findings, catalog: Catalog) -> Placement:
     }
     gpu_class = aliases.get(gpu_class, gpu_class)
     _check_topology(f, lane, mode, gpu_class, merged["topology"], tier)
+    f.report(
+        dryrun.elastic(
+            mode,
+            preemptable=bool(policy.preemptable or (preset and preset.reclaimable)),
+            checkpoint=bool(
+                (preset and preset.checkpoint_every) or f.config.resilience.checkpoint_path
+            ),
+            mode_path=next(
+                (f"policy.{k}" for k in ("mode", "lane", "preset") if getattr(policy, k)),
+                "policy",
+            ),
+        )
+    )
     workload_pc, pod_pc = merged["workload_priority_class"], merged["pod_priority_class"]
-    if not policy.disable_default_priorities:
-        if tier == "priority":
-            workload_pc = pod_pc = HIGH_PRIORITY
-        elif lane or team:
+    # The tier is applied before, and regardless of, disable_default_priorities (§3.4).
+    if tier == "priority":
+        workload_pc = pod_pc = HIGH_PRIORITY
+    elif not policy.disable_default_priorities:
+        if lane or team:
             workload_pc = workload_pc or DEFAULT_PRIORITY
             pod_pc = pod_pc or DEFAULT_PRIORITY
     else:
@@ -160,6 +178,7 @@ def _placement(f: _Findings, catalog: Catalog) -> Placement:
         workload_priority_class=workload_pc,
         pod_priority_class=pod_pc,
         reclaimable=bool(preset and preset.reclaimable),
+        preemptable=bool(policy.preemptable or (preset and preset.reclaimable)),
         description=preset.description if preset else "",
         explain=preset.explain if preset else "",
         source=catalog.source if preset else "",
@@ -204,8 +223,9 @@ def _node_selector(f: _Findings, preset: Preset | None, gpu_class: str) -> dict[
         series = flavor.removesuffix("-dra")
         if series in _MANAGED_SERIES:
             selector[meta.AZURE_GPU_SERIES] = series
-        if gpu_class and gpu_class != "any":
-            selector[meta.NODE_GPU_CLASS] = gpu_class
+    # The GPU class is a placement contract, not a preset convenience: clearing keeps it.
+    if gpu_class and gpu_class != "any":
+        selector[meta.NODE_GPU_CLASS] = gpu_class
     for key, value in policy.node_selector:
         if key == meta.NODE_GPU_CLASS and gpu_class and value != gpu_class:
             f.error(
@@ -308,12 +328,10 @@ def _storage(f: _Findings, engine: str, name: str) -> dict[str, Any]:
         volumes.insert(0, Volume("data", data_pvc, "/data"))
     pvc_paths = [(v.path, v.claim) for v in volumes]
     output = storage.output
-    if not output and pvc_paths:
-        output = (
-            f"/data/checkpoints/workflows/{name}"
-            if engine == "job"
-            else f"{pvc_paths[0][0]}/{name}"
-        )
+    # The default output belongs to the data (or result) PVC; explicit volumes/mounts alone
+    # get none, since nothing says which of them holds results.
+    if not output and data_pvc:
+        output = f"/data/checkpoints/workflows/{name}" if engine == "job" else f"/data/{name}"
     result_pvc = None
     if output:
         if not pvc_paths:
@@ -347,26 +365,6 @@ def _storage(f: _Findings, engine: str, name: str) -> dict[str, Any]:
         "output": output,
         "result_pvc": result_pvc,
     }
-
-
-def _script(f: _Findings, script: Script | None, entry: str | None) -> None:
-    launcher = f.config.execution.launcher
-    if script is None or launcher not in (None, "python") or f.config.engine != JOB:
-        return
-    is_py = script.filename.endswith(".py")
-    if script.shebang is None and not is_py and not launcher:
-        f.error(
-            "entrypoint",
-            f'script "{entry}" has no shebang and is not a .py file; add a '
-            "shebang or set execution.launcher: python",
-        )
-    if launcher == "python" and script.shebang and "python" not in script.shebang:
-        f.error(
-            "entrypoint",
-            f'script "{entry}" has a non-Python shebang ({script.shebang}) but '
-            "execution.launcher is python",
-            "remove execution.launcher to run it as a script",
-        )
 
 
 def resolve(
@@ -413,13 +411,10 @@ def resolve(
     ppn = config.execution.processes_per_node
     gpus = 0
     if engine == "job":
+        before = len(f.errors)
         gpus = _job_gpus(f, placement, preset.shape if preset else "")
-        if launcher == "torchrun" and ppn > gpus and gpus > 0:
-            f.error(
-                "execution.processes_per_node",
-                f"processes_per_node ({ppn}) exceeds profile GPU count ({gpus})",
-                "lower execution.processes_per_node or pick a preset with more GPUs per node",
-            )
+        if len(f.errors) == before:  # an unknown count is already reported as such
+            f.report(dryrun.torchrun_gpu_count(launcher, ppn, gpus))
         if nodes > 1 and len(name) > MULTI_NODE_NAME_LIMIT:
             f.error(
                 "name",
@@ -434,7 +429,13 @@ def resolve(
             f"{RAYJOB_NAME_LIMIT})",
         )
     entry = config.entrypoint
-    _script(f, script, entry)
+    shebang_script = False
+    if engine == JOB and script is not None:
+        explicit = config.execution.launcher
+        f.report(dryrun.script_interpreter(explicit, script.filename, script.shebang, str(entry)))
+        shebang_script = launcher == "python" and (
+            dryrun.interpreter(explicit, script.filename, script.shebang) == "shebang"
+        )
     storage = _storage(f, engine, name)
     secrets = []
     for env_name, ref in sorted(config.runtime.env_secret):
@@ -468,11 +469,13 @@ def resolve(
         placement=placement,
         launcher=launcher,
         script=script,
+        shebang_script=shebang_script,
         config_hash=config_hash(valid),
         gpus=gpus,
         nodes=nodes,
         processes_per_node=ppn,
         ttl_seconds=config.run.ttl_seconds_after_finished,
+        execution_deadline=config.run.execution_deadline_seconds,
         working_dir=config.runtime.working_dir,
         security_restricted=config.runtime.security.mode == "restricted",
         workers=compute.workers,

@@ -63,15 +63,26 @@ def torchrun_args(plan: Plan) -> str:
     return f"--standalone --nproc_per_node={plan.processes_per_node}"
 
 
+# A missing Nsight binary would otherwise end the pod with a bare "nsys: not found".
+PROFILER_GUARD = (
+    'command -v "$TAU_PROFILE_TOOL" >/dev/null 2>&1 || { echo "tau: profiler.mode '
+    "$TAU_PROFILE_MODE needs $TAU_PROFILE_TOOL on PATH, and the image has none; use an image "
+    'with Nsight installed or remove profiler" >&2; exit 127; }'
+)
+
+
 def _exec(plan: Plan, argv: str) -> str:
     """`exec argv`, under Nsight on the profiled pod when profiler.mode is set.
 
-    profiler.rank picks the pod by its node rank (JOB_COMPLETION_INDEX; 0 for one pod), or
-    `all`; nsys and ncu follow torchrun's child processes, so every local rank is captured.
+    profiler.rank picks the pod by its rank (JOB_COMPLETION_INDEX; 0 for one pod), or `all`.
+    The profile is written to TAU_PROFILE_OUT, or per rank after TAU_PROFILE_OUT_PATTERN.
     """
     if not plan.profiler_mode:
         return f"exec {argv}"
-    out = f"$TAU_PROFILE_OUT_DIR/{plan.name}-node${{JOB_COMPLETION_INDEX:-0}}"
+    if plan.profiler_rank == "all":
+        out = '"$TAU_PROFILE_OUT_DIR/rank-${JOB_COMPLETION_INDEX:-0}.$TAU_PROFILE_EXT"'
+    else:
+        out = '"$TAU_PROFILE_OUT"'
     if plan.profiler_mode == "nsys":
         tool = f"nsys profile --force-overwrite=true -o {out}"
         if plan.profiler_warmup:
@@ -80,9 +91,9 @@ def _exec(plan: Plan, argv: str) -> str:
             tool += f" --duration={int(parse_duration(plan.profiler_duration))}"
     else:
         tool = f"ncu --target-processes all --force-overwrite -o {out}"
-    profiled = f'mkdir -p "$TAU_PROFILE_OUT_DIR" && exec {tool} {argv}'
+    profiled = f'{PROFILER_GUARD} && mkdir -p "$TAU_PROFILE_OUT_DIR" && exec {tool} {argv}'
     if plan.profiler_rank == "all":
-        return profiled
+        return f"{{ {profiled}; }}"
     # Braced so a failed decode before `&&` skips the whole group, as with a plain exec.
     return (
         f'{{ if [ "${{JOB_COMPLETION_INDEX:-0}}" = "{plan.profiler_rank}" ]; then '
@@ -109,11 +120,7 @@ def main_command(plan: Plan) -> list[str] | None:
         line = f"{decode}{PY_TARGET} && " + _exec(
             plan, f"python3 -m torch.distributed.run {torchrun_args(plan)}{flags} {PY_TARGET}"
         )
-    elif plan.launcher == "python" and (
-        plan.script.filename.endswith(".py")
-        or plan.script.shebang is None
-        or "python" in plan.script.shebang
-    ):
+    elif not plan.shebang_script:
         line = f"{decode}{PY_TARGET} && " + _exec(plan, f"python3 {PY_TARGET}{flags}")
     else:
         line = f"{decode}{SH_TARGET} && chmod +x {SH_TARGET} && " + _exec(

@@ -188,6 +188,10 @@ def plan_to_job(plan: Plan, *, redact: bool) -> dict[str, Any]:
         pod_spec["volumes"] = volumes
     if inits:
         pod_spec["initContainers"] = inits
+    if plan.security_restricted:
+        pod_spec["securityContext"] = pod.restricted_pod_security()
+        for init in inits:
+            init["securityContext"] = pod.restricted_security()
     template_meta: dict[str, Any] = {"labels": common.pod_labels(plan, "job")}
     pod_notes = common.pod_annotations(plan)
     if pod_notes:
@@ -199,6 +203,8 @@ def plan_to_job(plan: Plan, *, redact: bool) -> dict[str, Any]:
         "ttlSecondsAfterFinished": plan.ttl_seconds,
         "template": {"metadata": template_meta, "spec": pod_spec},
     }
+    if plan.execution_deadline is not None:
+        spec["activeDeadlineSeconds"] = plan.execution_deadline
     if plan.multi_node:
         spec.update(
             {"completionMode": "Indexed", "completions": plan.nodes, "parallelism": plan.nodes}
@@ -208,6 +214,9 @@ def plan_to_job(plan: Plan, *, redact: bool) -> dict[str, Any]:
         "namespace": plan.namespace,
         "labels": common.workload_labels(plan, "job"),
     }
+    if plan.execution_deadline is not None:
+        # Kueue deactivates the workload once it has run this long (its maximum execution time).
+        metadata["labels"][meta.KUEUE_MAX_EXEC_TIME] = str(plan.execution_deadline)
     notes = _annotations(plan)
     if notes:
         metadata["annotations"] = notes

@@ -15,6 +15,30 @@ _EXPERIMENT_LABELS = {
 }
 
 
+def experiment_id(plan: Plan) -> str:
+    """experiment.name, else an id derived from the deprecated title, else experiment.group.
+
+    A blank name is not a name: it falls through like an absent one.
+    """
+    fields = {k: v.strip() for k, v in plan.experiment}
+    if fields.get("name"):
+        return fields["name"]
+    if fields.get("title"):
+        return meta.label_value(fields["title"])
+    return fields.get("group", "")
+
+
+def correlation_annotations(plan: Plan) -> dict[str, str]:
+    """The experiment identity as written, for the evidence portal; on workloads and pods."""
+    fields = {k: v.strip() for k, v in plan.experiment}
+    notes = {
+        meta.ANNOTATION_STELLAR_PROJECT_VALUE: fields.get("project", ""),
+        meta.ANNOTATION_STELLAR_EXPERIMENT_ID: experiment_id(plan),
+        meta.ANNOTATION_STELLAR_GROUP_VALUE: fields.get("group", ""),
+    }
+    return {k: v for k, v in notes.items() if v}
+
+
 def profile_name(plan: Plan) -> str:
     """The synthetic resource profile: policy.profile, the preset's profile, the preset name."""
     return plan.placement.profile or plan.placement.preset or f"direct-{plan.engine}"
@@ -30,16 +54,15 @@ def _identity(plan: Plan, kind: str) -> dict[str, str]:
     p = plan.placement
     if p.preset:
         out[meta.LABEL_PRESET] = meta.label_value(p.preset)
-    if p.reclaimable:
+    if p.preemptable:
         out[meta.LABEL_PREEMPTIBLE] = "true"
+    if p.reclaimable:
         out[meta.LABEL_RECLAIMABLE] = "true"
     if p.gpu_class:
         out[meta.LABEL_GPU_CLASS] = p.gpu_class
     if plan.workspace:
         out[meta.LABEL_WORKSPACE] = meta.label_value(plan.workspace)
-    experiment = dict(plan.experiment)
-    if not experiment.get("name") and experiment.get("title"):
-        experiment["name"] = experiment["title"]
+    experiment = {**dict(plan.experiment), "name": experiment_id(plan)}
     for key, label in _EXPERIMENT_LABELS.items():
         value = meta.label_value(experiment.get(key, ""))
         if value:
@@ -70,7 +93,7 @@ def podset_topology(plan: Plan) -> dict[str, str]:
 
 
 def pod_annotations(plan: Plan) -> dict[str, str]:
-    return podset_topology(plan)
+    return {**correlation_annotations(plan), **podset_topology(plan)}
 
 
 def workload_annotations(plan: Plan) -> dict[str, str]:
@@ -101,17 +124,47 @@ def workload_annotations(plan: Plan) -> dict[str, str]:
         notes[meta.ANNOTATION_RESULT_PATH] = plan.output
         notes[meta.ANNOTATION_RESULT_PVC] = plan.result_pvc
     if plan.profiler_mode:
-        notes[meta.ANNOTATION_PROFILE_MODE] = plan.profiler_mode
-        notes[meta.ANNOTATION_PROFILE_RANK] = plan.profiler_rank
-        if plan.profiler_warmup:
-            notes[meta.ANNOTATION_PROFILE_WARMUP] = plan.profiler_warmup
-        if plan.profiler_duration:
-            notes[meta.ANNOTATION_PROFILE_DURATION] = plan.profiler_duration
+        notes.update(profiler_annotations(plan))
     retry = dict(plan.retry_env)
     if retry.get("TAU_RETRY_ATTEMPT"):
         notes[meta.ANNOTATION_RETRY_ATTEMPT] = retry["TAU_RETRY_ATTEMPT"]
         notes[meta.ANNOTATION_RETRY_REASON] = retry.get("TAU_RETRY_REASON", "")
+    notes.update(correlation_annotations(plan))
     notes.update(podset_topology(plan))
+    return notes
+
+
+def profile_out(plan: Plan) -> tuple[str, str]:
+    """(env name, value) of where the profile is written: one rank's file, or a pattern.
+
+    `{rank}` in TAU_PROFILE_OUT_PATTERN stands for each pod's rank (JOB_COMPLETION_INDEX).
+    """
+    ext = "nsys-rep" if plan.profiler_mode == "nsys" else "ncu-rep"
+    directory = f"{plan.output or '/tmp/tau-profile'}/profile"
+    if plan.profiler_rank == "all":
+        return "TAU_PROFILE_OUT_PATTERN", f"{directory}/rank-{{rank}}.{ext}"
+    return "TAU_PROFILE_OUT", f"{directory}/rank-{plan.profiler_rank}.{ext}"
+
+
+def profiler_annotations(plan: Plan) -> dict[str, str]:
+    """Where the profile lands and how it was taken; durations normalized (90s → 1m30s)."""
+    from tau.config.duration import format_duration, parse_duration
+
+    notes = {
+        meta.ANNOTATION_PROFILE_MODE: plan.profiler_mode or "",
+        meta.ANNOTATION_PROFILE_RANK: plan.profiler_rank,
+        meta.ANNOTATION_PROFILE_PATH: profile_out(plan)[1],
+    }
+    if plan.result_pvc:
+        notes[meta.ANNOTATION_PROFILE_PVC] = plan.result_pvc
+    if plan.profiler_warmup:
+        notes[meta.ANNOTATION_PROFILE_WARMUP] = format_duration(
+            parse_duration(plan.profiler_warmup)
+        )
+    if plan.profiler_duration:
+        notes[meta.ANNOTATION_PROFILE_DURATION] = format_duration(
+            parse_duration(plan.profiler_duration)
+        )
     return notes
 
 
@@ -121,15 +174,18 @@ def profiler_env(plan: Plan) -> dict[str, str]:
         return {}
     from tau.config.duration import parse_duration
 
+    ext = "nsys-rep" if plan.profiler_mode == "nsys" else "ncu-rep"
     out = {
         "TAU_PROFILE_MODE": plan.profiler_mode,
         "TAU_PROFILE_TOOL": plan.profiler_mode,
         "TAU_PROFILE_RANK": plan.profiler_rank,
         "TAU_PROFILE_RUN_ID": plan.name,
         "TAU_PROFILE_NAMESPACE": plan.namespace,
-        "TAU_PROFILE_EXT": "nsys-rep" if plan.profiler_mode == "nsys" else "ncu-rep",
+        "TAU_PROFILE_EXT": ext,
         "TAU_PROFILE_OUT_DIR": f"{plan.output or '/tmp/tau-profile'}/profile",
     }
+    key, value = profile_out(plan)
+    out[key] = value
     if plan.profiler_warmup:
         out["TAU_PROFILE_WARMUP_SEC"] = str(int(parse_duration(plan.profiler_warmup)))
     if plan.profiler_duration:

@@ -90,6 +90,20 @@ def output_env(plan: Plan) -> dict[str, str]:
     return {"TAU_OUTPUT_DIR": plan.output} if plan.output and plan.result_pvc else {}
 
 
+# The pod half of runtime.security.mode restricted: non-root, a shared fsGroup so volumes are
+# writable by the non-root user, and the runtime's default seccomp profile.
+RESTRICTED_FS_GROUP = 65532
+
+
+def restricted_pod_security() -> dict[str, Any]:
+    """The Kubernetes Restricted pod-security pod fields."""
+    return {
+        "fsGroup": RESTRICTED_FS_GROUP,
+        "runAsNonRoot": True,
+        "seccompProfile": {"type": "RuntimeDefault"},
+    }
+
+
 def restricted_security() -> dict[str, Any]:
     """The Kubernetes Restricted pod-security container fields."""
     return {

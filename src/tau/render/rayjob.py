@@ -126,7 +126,9 @@ def _env(plan: Plan, *, redact: bool, head: bool) -> list[dict[str, Any]]:
     )
     configs = dict(plan.launcher_configs)
     if plan.launcher == "ray-train":
-        env["TAU_RAY_TRAIN_CONFIG_JSON"] = json.dumps(configs, sort_keys=True)
+        env["TAU_RAY_TRAIN_CONFIG_JSON"] = json.dumps(
+            configs, sort_keys=True, separators=(",", ":")
+        )
     else:
         script = _script_name(plan)
         env.update(
@@ -134,7 +136,7 @@ def _env(plan: Plan, *, redact: bool, head: bool) -> list[dict[str, Any]]:
                 "TAU_TUNE_TRAIN_PATH": f"/script/{script}",
                 "TAU_TUNE_TRAIN_MODULE": _module_name(script),
                 "TAU_TUNE_METRIC": plan.tune_metric or "",
-                "TAU_TUNE_PARAM_SPACE": json.dumps(configs, sort_keys=True),
+                "TAU_TUNE_PARAM_SPACE": json.dumps(configs, sort_keys=True, separators=(",", ":")),
             }
         )
         for key, value in (
@@ -151,7 +153,7 @@ def _env(plan: Plan, *, redact: bool, head: bool) -> list[dict[str, Any]]:
 
 
 def _payload_init(plan: Plan, encoded: str, digest: str) -> dict[str, Any]:
-    return {
+    init: dict[str, Any] = {
         "name": "tau-payload",
         "image": plan.image,
         "command": ["python3", "-c", payload.DECODER],
@@ -166,6 +168,9 @@ def _payload_init(plan: Plan, encoded: str, digest: str) -> dict[str, Any]:
         },
         "volumeMounts": [{"name": "script", "mountPath": payload.TARGET_DIR}],
     }
+    if plan.security_restricted:
+        init["securityContext"] = pod.restricted_security()
+    return init
 
 
 def _shared_volumes(plan: Plan) -> list[dict[str, Any]]:
@@ -236,6 +241,8 @@ def _head(plan: Plan, encoded: str, digest: str, *, redact: bool) -> dict[str, A
         ),
         "volumeMounts": _mounts(ray_tmp=True),
     }
+    if plan.security_restricted:
+        head["securityContext"] = pod.restricted_security()
     sidecar = {
         "name": "ray-driver-log-offload",
         "image": plan.image,
@@ -263,7 +270,9 @@ def _head(plan: Plan, encoded: str, digest: str, *, redact: bool) -> dict[str, A
     }
     if plan.placement.pod_priority_class:
         spec["priorityClassName"] = plan.placement.pod_priority_class
-    notes = {**_MONITORING}
+    if plan.security_restricted:
+        spec["securityContext"] = pod.restricted_pod_security()
+    notes = {**_MONITORING, **common.correlation_annotations(plan)}
     return {
         "rayStartParams": {"dashboard-host": "0.0.0.0", "num-cpus": "0", "num-gpus": "0"},
         "template": {
@@ -319,6 +328,8 @@ def _worker(plan: Plan, encoded: str, digest: str, *, redact: bool) -> dict[str,
             m for m in _mounts(ray_tmp=False) if ships_payload or m["name"] != "script"
         ],
     }
+    if plan.security_restricted:
+        container["securityContext"] = pod.restricted_security()
     volumes = [v for v in _shared_volumes(plan) if ships_payload or v["name"] != "script"]
     spec: dict[str, Any] = {
         "restartPolicy": "Never",
@@ -335,6 +346,8 @@ def _worker(plan: Plan, encoded: str, digest: str, *, redact: bool) -> dict[str,
         spec["nodeSelector"] = dict(plan.placement.node_selector)
     if plan.placement.pod_priority_class:
         spec["priorityClassName"] = plan.placement.pod_priority_class
+    if plan.security_restricted:
+        spec["securityContext"] = pod.restricted_pod_security()
     notes = {**_MONITORING, **common.pod_annotations(plan)}
     return {
         "groupName": f"{plan.name}-w",

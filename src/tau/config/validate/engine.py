@@ -109,6 +109,7 @@ def check_ray(ctx: Context) -> None:
             )
     for path in (
         "run.ttl_seconds_after_finished",
+        "run.execution_deadline_seconds",
         "run.source",
         "storage.image_assets",
         "runtime.working_dir",
@@ -127,6 +128,13 @@ def check_ray(ctx: Context) -> None:
             "compute.gpu_resource_mode",
             "engine=rayjob cannot use "
             'compute.gpu_resource_mode="dra"; RayJobs support device-plugin or mig GPUs',
+        )
+    if mode == "mig" and not ctx.get("compute.mig_profile"):
+        ctx.error(
+            "compute.gpu_resource_mode",
+            "compute.gpu_resource_mode: mig requires compute.mig_profile; without a profile "
+            "the workers would request full GPUs",
+            "set compute.mig_profile to the MIG slice, e.g. 1g.18gb",
         )
     launcher = ctx.get("execution.launcher")
     if launcher == "torchrun":
@@ -201,6 +209,15 @@ def check_job(ctx: Context) -> None:
         ctx.error(
             "storage.volumes",
             "storage.data_pvc cannot be combined with storage.volumes for job run configs",
+        )
+    retries = ctx.get("resilience.max_retries")
+    if ctx.has("run.execution_deadline_seconds") and isinstance(retries, int) and retries > 0:
+        ctx.error(
+            "run.execution_deadline_seconds",
+            "run.execution_deadline_seconds is not allowed together with Tau retry "
+            f"(resilience.max_retries={retries}): a deadline failure is not retryable and "
+            "each resubmit would restart the clock",
+            "remove one of run.execution_deadline_seconds or resilience.max_retries",
         )
     launcher = ctx.get("execution.launcher")
     if launcher in ("ray-train", "ray-tune") and ctx.intent == "implicit dispatch":

@@ -89,6 +89,25 @@ def _profiler(ctx: Context) -> None:
         elif field in ("warmup", "duration") and mode != "nsys":
             ctx.error(path, f"{path} applies to profiler.mode nsys only (got {mode})")
 
+    if mode is None or ctx.engine != "job":
+        return  # a RayJob profiler is refused at render, with its own message
+    if ctx.get("execution.launcher") == "torchrun":
+        ctx.error(
+            "profiler.mode",
+            "profiler.mode and execution.launcher: torchrun cannot be combined: the profiler "
+            "wraps one process, torchrun starts one per GPU",
+            "profile a single-process run (launcher python), or use torch.profiler in the code",
+        )
+    # validate-time: the profile is written to the data PVC, or it dies with the pod.
+    durable = ctx.get("storage.data_pvc") or ctx.get("storage.result_pvc")
+    if not durable and not (ctx.get("storage.output") and ctx.get("storage.volumes")):
+        ctx.error(
+            "profiler.mode",
+            "profiler.mode requires durable output: the profile would die with the pod",
+            "set storage.data_pvc (or storage.output on a mounted storage.volumes PVC); the "
+            "profile is written under storage.output/profile",
+        )
+
 
 def _policy(ctx: Context) -> None:
     if ctx.get("policy.queue") == "auto":
@@ -105,10 +124,18 @@ def _policy(ctx: Context) -> None:
             f'policy.priority "{priority}" conflicts with '
             f'policy.priority_tier "{tier}"; policy.priority is an alias, set one',
         )
-    if tier and ctx.get("policy.disable_default_priorities"):
+    # The tier picks the priority classes; it CAN be combined with
+    # disable_default_priorities (the tier is applied first, run-config contract §3.4).
+    explicit = [
+        f"policy.{k}"
+        for k in ("workload_priority_class", "pod_priority_class")
+        if ctx.get(f"policy.{k}")
+    ]
+    if (tier or priority) and explicit:
         ctx.error(
-            "policy.priority_tier",
-            "policy.priority_tier cannot be combined with policy.disable_default_priorities",
+            "policy.priority_tier" if tier else "policy.priority",
+            f"policy.priority_tier cannot be combined with explicit priority classes "
+            f"({', '.join(explicit)}); set one or the other",
         )
     for key, value in (ctx.get("policy.node_selector") or {}).items():
         where = ("policy", "node_selector", key)

@@ -12,7 +12,8 @@ import re
 from tau.config.validate.context import Context
 
 _DIGEST_REF = re.compile(
-    r"^(?:[a-z0-9]+(?:[._-][a-z0-9]+)*(?::[0-9]+)?/)?"  # registry host[:port]/
+    # registry host[:port]/, the host a DNS name or a bracketed IPv6 address
+    r"^(?:(?:[a-z0-9]+(?:[._-][a-z0-9]+)*|\[[0-9a-f:.]+\])(?::[0-9]+)?/)?"
     r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*"
     r"(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?@sha256:[a-f0-9]{64}$"
 )
@@ -42,7 +43,19 @@ def is_pinned(ref: str) -> bool:
     # Normalization must not change the reference: the first component is a registry host
     # (`foo/bar@...` would normalize to docker.io/foo/bar@...).
     host, sep, _ = ref.split("@", 1)[0].partition("/")
+    if host.startswith("["):
+        return bool(sep) and _is_ipv6(host[1 : host.index("]")])
     return bool(sep) and ("." in host or ":" in host or host == "localhost")
+
+
+def _is_ipv6(text: str) -> bool:
+    import ipaddress
+
+    try:
+        ipaddress.IPv6Address(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _under(path: str, root: str) -> bool:

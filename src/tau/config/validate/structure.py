@@ -34,8 +34,9 @@ _TYPE_WORDS = {
 # users of old configs get the migration story instead of a bare "field not found".
 _EVAL_MIGRATION = (
     "the eval task surface was removed: evaluation is an ordinary run. Keep `engine: job`, "
-    "put the evaluation in the entrypoint script, and pass model and results paths through "
-    "`runtime.env` (for example MODEL_PATH and RESULTS_DIR)"
+    "put the evaluation in the entrypoint script and have it write its results under "
+    "`storage.output` (on a PVC), where `tau run get` reads them back; move eval settings "
+    "such as the model path into `runtime.env` (for example MODEL_PATH)"
 )
 #: Returned for a value of the wrong type, which is then left out of the normalized data so
 #: later rules only ever see well-typed values.
@@ -53,6 +54,11 @@ _CASE_FOLDED = frozenset(
 _ENUM_WORDING: dict[tuple[str | int, ...], str] = {
     ("runtime", "security", "mode"): 'must be "restricted" or omitted'
 }
+
+#: Launchers per engine: an unknown launcher is worded for the engine the config names
+#: (the reference's ValidateExecution), so a Job author is never offered ray-train.
+_LAUNCHERS = {"job": "python or torchrun", "rayjob": "ray-train or ray-tune"}
+_RAY_NAMES = ("ray", "rayjob", "ray-train", "ray_train")
 
 
 def type_name(value: Any) -> str:
@@ -145,9 +151,11 @@ class Walker:
     case_folded: ClassVar[frozenset[PathKey]] = _CASE_FOLDED
     enum_wording: ClassVar[Mapping[PathKey, str]] = _ENUM_WORDING
 
-    def __init__(self, findings: Findings, schema: dict[str, Any]) -> None:
+    def __init__(self, findings: Findings, schema: dict[str, Any], root: Any = None) -> None:
         self.findings = findings
         self.schema = schema
+        #: The whole document, for wording that depends on a sibling (the launcher's engine).
+        self.root = root
 
     def error(
         self,
@@ -167,6 +175,32 @@ class Walker:
             # YAML reads 3, true, yes and 2024-01-01 as non-strings.
             hint = "quote the value to make it a string"
         self.error(path, f"{dotted(path)} must be {words} (got {describe(value)})", hint)
+
+    def _launcher_wording(self, value: Any) -> str:
+        data = self.root if isinstance(self.root, dict) else {}
+        named = ""
+        for group, key in (
+            ("", "engine"),
+            ("run", "engine"),
+            ("workflow", "workload_kind"),
+            ("run", "workload_kind"),
+            ("compute", "workload_kind"),
+        ):
+            holder = data.get(group) if group else data
+            found = holder.get(key) if isinstance(holder, dict) else None
+            if isinstance(found, str) and found.strip():
+                named = found.strip().lower()
+                break
+        engine = "rayjob" if named in _RAY_NAMES else "job" if named == "job" else ""
+        if engine:
+            return (
+                f"execution.launcher {show(value)} is not valid for engine: {engine}; "
+                f"use {_LAUNCHERS[engine]}"
+            )
+        return (
+            f"execution.launcher {show(value)} is not valid; use python, torchrun "
+            "(engine: job) or ray-train, ray-tune (engine: rayjob)"
+        )
 
     def walk(self, node: dict[str, Any], value: Any, path: PathKey) -> Any:
         wanted = node.get("type")
@@ -253,6 +287,9 @@ class Walker:
                 )
                 return new
             if value not in canonical:
+                if path == ("execution", "launcher"):
+                    self.error(path, self._launcher_wording(value))
+                    return value
                 wording = self.enum_wording.get(path) or (
                     f"must be one of: {', '.join(str(v) for v in canonical)}"
                 )
@@ -306,5 +343,6 @@ def check(doc: RawDocument, findings: Findings | None = None) -> Checked:
         wrong type dropped) and the findings' diagnostics, errors and warnings alike.
     """
     findings = findings if findings is not None else Findings(doc.source)
-    data = Walker(findings, run_config_schema()).walk(run_config_schema(), doc.data, ())
+    walker = Walker(findings, run_config_schema(), doc.data)
+    data = walker.walk(run_config_schema(), doc.data, ())
     return Checked(data if isinstance(data, dict) else {}, findings.out)

@@ -46,13 +46,15 @@ class Sampled:
 def finite_points(
     steps: Sequence[int], values: Sequence[float]
 ) -> tuple[list[int], list[float], int]:
-    """Pairs sorted by step with NaN/inf removed, and how many were removed."""
+    """Points sorted by step with NaN/inf removed, and how many were removed."""
+    xs, ys = list(steps), list(values)
+    # The common case (a stored series: sorted, all finite) is checked at C speed.
+    if all(map(math.isfinite, ys)) and xs == sorted(xs):
+        return xs, ys, 0
     pairs = sorted(
-        ((s, v) for s, v in zip(steps, values, strict=True) if math.isfinite(v)),
-        key=lambda p: p[0],
+        ((s, v) for s, v in zip(xs, ys, strict=True) if math.isfinite(v)), key=lambda p: p[0]
     )
-    dropped = len(values) - len(pairs)
-    return [p[0] for p in pairs], [p[1] for p in pairs], dropped
+    return [p[0] for p in pairs], [p[1] for p in pairs], len(ys) - len(pairs)
 
 
 def downsample(

@@ -9,7 +9,6 @@ as plain lists.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from itertools import pairwise
 
 from tau.portal.store import read
 from tau.portal.store.core import Store
@@ -41,14 +40,16 @@ def metric_columns(store: Store, run_ids: Sequence[str], metric_name: str) -> di
             if run_id not in wanted:
                 continue
             part = table.filter(pc.equal(table.column("run_id"), run_id))
-            steps = part.column("step").to_pylist()
-            values = part.column("value").to_pylist()
+            step_column = part.column("step")
+            steps = step_column.to_pylist()
             xs, ys = out.setdefault(run_id, ([], []))
-            base = len(xs)
-            xs.extend(s if s is not None else base + i for i, s in enumerate(steps))
-            ys.extend(float(v) for v in values)
+            if step_column.null_count:
+                base = len(xs)
+                steps = [s if s is not None else base + i for i, s in enumerate(steps)]
+            xs.extend(steps)
+            ys.extend(part.column("value").to_pylist())  # float64 column: Python floats
     for run_id, (xs, ys) in out.items():
-        if any(b < a for a, b in pairwise(xs)):
+        if xs != sorted(xs):
             pairs = sorted(zip(xs, ys, strict=True), key=lambda p: p[0])
             out[run_id] = ([p[0] for p in pairs], [p[1] for p in pairs])
     return out

@@ -1,0 +1,2 @@
+#!/usr/bin/env -S python3 -u
+print("unbuffered")
