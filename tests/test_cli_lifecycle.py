@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tau.cli import main
-from tau.render import meta
+from tau.k8s import meta
 from tests.kubeapi.kubelet import FakeKubelet
 from tests.test_workspace_objects import tau_workspace
 

@@ -9,7 +9,7 @@ import yaml
 
 from tau import provenance
 from tau.cli import main
-from tau.render import meta
+from tau.k8s import meta
 from tests.test_cli_lifecycle import project  # noqa: F401  (fixture)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
 
@@ -30,14 +31,39 @@ def _containers(doc):
             yield from group["template"]["spec"]["containers"]
 
 
-def test_no_tau_label_literal_appears_outside_the_meta_module():
+#: Key prefixes of tau, Kueue, KubeRay, Kubernetes and AKS: declared only in src/tau/k8s/meta.py.
+KEY_PREFIX = re.compile(
+    r"(tau\.azure\.com|kueue\.x-k8s\.io|kueue\.azure\.com|ray\.io|kubernetes\.io"
+    r"|kubernetes\.azure\.com)/"
+)
+
+
+def _string_constants(tree: ast.Module):
+    """Every string literal of a module except docstrings (which may quote keys as examples)."""
+    docstrings = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            body = node.body
+            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+                docstrings.add(id(body[0].value))
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and id(node) not in docstrings
+        ):
+            yield node
+
+
+def test_no_label_or_annotation_key_literal_appears_outside_the_meta_module():
     offenders = []
     for path in (ROOT / "src" / "tau").rglob("*.py"):
-        if path.name == "meta.py" and path.parent.name == "render":
+        if path.relative_to(ROOT).as_posix() == "src/tau/k8s/meta.py":
             continue
-        for number, line in enumerate(path.read_text().splitlines(), 1):
-            if "tau.azure.com/" in line:
-                offenders.append(f"{path.relative_to(ROOT)}:{number}")
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in _string_constants(tree):
+            if KEY_PREFIX.search(node.value):
+                offenders.append(f"{path.relative_to(ROOT)}:{node.lineno}: {node.value!r}")
     assert offenders == []
 
 
@@ -103,7 +129,7 @@ def test_an_unknown_dry_run_mode_is_a_usage_error(monkeypatch, capsys):
 def test_json_output_holds_the_same_objects_as_yaml(monkeypatch, capsys):
     import json
 
-    from tau.render import meta
+    from tau.k8s import meta
     from tests.test_golden import GOLDEN_CODE_SHA
 
     monkeypatch.chdir(ROOT / "golden" / "job-torchrun-multi-node")

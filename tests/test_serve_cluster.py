@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from tau.cli import main
-from tau.render import meta
+from tau.k8s import meta
 from tests.kubeapi.fixtures import EMULATOR_CONTEXT
 
 NS = "serving"

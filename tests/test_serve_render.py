@@ -11,8 +11,9 @@ import yaml
 
 from tau.config.presets import load_catalog
 from tau.errors import ConfigError
+from tau.k8s import meta
 from tau.plan.model import REDACTED
-from tau.render import meta, pod
+from tau.render import pod
 from tau.serve import observe, render
 from tau.serve.spec import DeployFlags, build_spec, checkpoint_path, image_problem
 from tests.manifest_check import validate_document

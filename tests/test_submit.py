@@ -9,7 +9,8 @@ import pytest
 from tau import pipeline
 from tau.config import load, validate
 from tau.errors import ClusterError
-from tau.render import manifests, meta
+from tau.k8s import meta
+from tau.render import manifests
 from tau.runs.submit import submit
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -15,7 +15,7 @@ from tau import render
 from tau.config import presets
 from tau.config.validate import ValidConfig
 from tau.errors import ConfigError, Diagnostic
-from tau.plan.model import UNRESOLVED_SERVICE_ACCOUNT, Script
+from tau.plan.model import UNRESOLVED_SERVICE_ACCOUNT, Plan, Script
 from tau.plan.resolve import Resolved, resolve
 
 if TYPE_CHECKING:
@@ -42,6 +42,20 @@ class Preview:
             fields = " and ".join(self.resolved.placeholders)
             lines.append("warning: " + PLACEHOLDER_WARNING.format(fields=fields))
         return lines
+
+
+def dump(documents: list[dict[str, Any]], fmt: str) -> str:
+    """The documents as the CLI prints them: canonical YAML, or JSON (`fmt` yaml or json)."""
+    from tau.render import manifests
+
+    return manifests.dump_yaml(documents) if fmt == "yaml" else manifests.dump_json(documents)
+
+
+def profile_name(plan: Plan) -> str:
+    """The workload profile a submit reports (`profile=...`)."""
+    from tau.render.labels import profile_name as name
+
+    return name(plan)
 
 
 def read_script(valid: ValidConfig) -> Script | None:

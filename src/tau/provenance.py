@@ -1,7 +1,7 @@
 """Provenance of a submitted run: the Git commit of its config and the tau command line.
 
 Performs I/O (runs `git` in the config's directory). The values become the workload's code-sha
-and tau-command annotations (render/meta.py), which the evidence portal reads. Render
+and tau-command annotations (tau.k8s.meta), which the evidence portal reads. Render
 stays pure: these are gathered here and stamped onto the rendered workload objects by `annotate`.
 A config outside a Git repository (or without `git` installed) simply has no code-sha.
 """
@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tau.render import meta
+from tau.k8s import meta
 
 REDACTED = "<redacted>"
 #: A flag or KEY=VALUE whose name says it carries a credential.

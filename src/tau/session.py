@@ -163,7 +163,7 @@ def connect(
         TrustRequired, WorkspaceNotReady: from the connection and workspace layers.
     """
     from tau.connection.activate import activate, direct, require_explicit_outside_repo
-    from tau.kube.client import client_for
+    from tau.kube.client import api_client
 
     env = os.environ if env is None else env
     start = start or Path.cwd()
@@ -178,7 +178,7 @@ def connect(
     else:
         source = "flag" if context else "env" if explicit else "current"
         connection = direct(_known_context(context, env), source, env)
-    session = Session(connection, client_for(connection), None)
+    session = Session(connection, api_client(connection.kubeconfig, connection.context), None)
     if lookup:
         return session.resolve(namespace, workspace, queue=queue, trust=trust, env=env)
     return session

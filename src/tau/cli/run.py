@@ -130,7 +130,6 @@ def run(
 
     from tau import pipeline
     from tau.errors import UsageError
-    from tau.render import manifests
 
     where = where or Where()
     fmt = check_output(output, ("yaml", "json"))
@@ -150,11 +149,7 @@ def run(
     )
     for line in result.warnings:
         print(line, file=sys.stderr)
-    text = (
-        manifests.dump_yaml(result.documents)
-        if fmt == "yaml"
-        else manifests.dump_json(result.documents)
-    )
+    text = pipeline.dump(result.documents, fmt)
     sys.stdout.write(text)
     return 0
 
@@ -215,7 +210,6 @@ def _submit(
     import secrets
 
     from tau import pipeline
-    from tau.render import manifests
     from tau.runs.submit import submit
 
     session = where.session(
@@ -243,18 +237,13 @@ def _submit(
         api, rendered.documents, submission_id=secrets.token_hex(12), server_dry_run=server_dry_run
     )
     if server_dry_run:
-        sys.stdout.write(
-            manifests.dump_yaml(result.objects)
-            if fmt == "yaml"
-            else manifests.dump_json(result.objects)
-        )
+        sys.stdout.write(pipeline.dump(result.objects, fmt))
         return 0
     plan = rendered.resolved.plan
-    from tau.render.labels import profile_name
 
     ctx = f" --context {where.context}" if where.context else ""
     verb = "recovered" if result.recovered else "submitted"
-    print(f"{verb} {plan.name} (profile={profile_name(plan)}, ns={ns})")
+    print(f"{verb} {plan.name} (profile={pipeline.profile_name(plan)}, ns={ns})")
     print(f"status:  tau run status {plan.name} -n {ns}{ctx}")
     print(f"logs:    tau run logs {plan.name} -n {ns} -f{ctx}")
     print(f"profile: tau run status {plan.name} -n {ns} --run-profile{ctx}")
@@ -559,8 +548,8 @@ def resume(
     """
     import os
 
+    from tau import pipeline
     from tau.errors import UsageError
-    from tau.render import manifests
     from tau.runs import retry
     from tau.runs.recovery import ClusterRun, plan_resume
     from tau.runs.submit import submit
@@ -590,7 +579,7 @@ def resume(
         print(line, file=sys.stderr)
     if dry_run == "client":
         docs = run.render(plan.env, redact=True)
-        sys.stdout.write(manifests.dump_yaml(docs) if fmt == "yaml" else manifests.dump_json(docs))
+        sys.stdout.write(pipeline.dump(docs, fmt))
         return 0
     print(
         f"replacement for {target.namespace}/{name} renders cleanly (attempt {plan.attempt}); "

@@ -220,9 +220,9 @@ def deploy(name: str, *, opts: DeployArgs = DeployArgs()) -> int:
     """
     import os
 
+    from tau import pipeline
     from tau.config import presets
     from tau.errors import UsageError
-    from tau.render import manifests
     from tau.serve import render, spec
 
     fmt = check_output(opts.output, ("yaml", "json"))
@@ -236,7 +236,7 @@ def deploy(name: str, *, opts: DeployArgs = DeployArgs()) -> int:
         if opts.namespace is None:
             print(NAMESPACE_WARNING, file=sys.stderr)
         docs = render.render(serve_spec, redact=True)
-        sys.stdout.write(manifests.dump_yaml(docs) if fmt == "yaml" else manifests.dump_json(docs))
+        sys.stdout.write(pipeline.dump(docs, fmt))
         return 0
     flags = _resolve_source(flags, opts.from_finetune, opts.from_model, opts.context)
     return _apply(flags, catalog, opts.context, server_dry_run=opts.dry_run == "server")

@@ -17,12 +17,13 @@ from typing import Any
 
 from tau.cluster.probe import DEGRADED, HEALTHY, SCRIPT, UNHEALTHY, UNKNOWN, assess, parse
 from tau.errors import ClusterError, UsageError
-from tau.render.meta import LABEL_GPU_CLASS
+from tau.k8s import meta
+from tau.k8s.meta import LABEL_GPU_CLASS
 
 GPU_CLASSES = ("any", "a100-80gb", "h100-95gb", "h200-141gb")
 PROBE_NAMESPACE = "default"
-MANAGED_BY = ("app.kubernetes.io/managed-by", "tau-validate")
-RUN_LABEL = "app.kubernetes.io/instance"
+MANAGED_BY = (meta.APP_MANAGED_BY, "tau-validate")
+RUN_LABEL = meta.APP_INSTANCE
 #: A small image with nsenter; the probe itself uses the host's nvidia-smi and ibstat.
 PROBE_IMAGE = "mcr.microsoft.com/azurelinux/busybox:1.36"
 DEFAULT_PARALLEL = 8

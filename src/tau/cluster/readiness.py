@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tau.cluster.checks import ERROR, OK, WARN, Check, has_errors
+from tau.k8s import meta
 
 MIN_KUBERNETES = (1, 30)
 #: The TauCluster singleton's name (contract §4.5).
@@ -20,7 +21,7 @@ TAU_CLUSTER_NAME = "cluster"
 #: The ClusterQueue the baseline queue value creates.
 BASELINE_CLUSTER_QUEUE = "jobqueue"
 #: Every Deployment of a Helm release carries the release name here (Helm's standard labels).
-RELEASE_LABEL = "app.kubernetes.io/instance"
+RELEASE_LABEL = meta.APP_INSTANCE
 
 
 @dataclass

@@ -14,10 +14,11 @@ from typing import Any
 from tau.cluster.checks import ERROR, OK, WARN, Check
 from tau.cluster.nodes import DEVICE_PLUGIN_GPU, DRA_GPU_DRIVER, MIG_PREFIX, dra_devices
 from tau.config.presets import Preset
-from tau.render.meta import ANNOTATION_GPU_CONTRACT
+from tau.k8s import meta
+from tau.k8s.meta import ANNOTATION_GPU_CONTRACT
 
 DEFAULT_CLUSTER_QUEUE = "taugrid-cq"
-ZONE_LABEL = "topology.kubernetes.io/zone"
+ZONE_LABEL = meta.NODE_ZONE
 RDMA_PREFIX = "rdma/"
 
 

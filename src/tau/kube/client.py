@@ -15,9 +15,7 @@ from tau.errors import ClusterError
 if TYPE_CHECKING:
     from kubernetes.client import ApiClient
 
-    from tau.connection.activate import Connection
-
-__all__ = ["DEFAULT_TIMEOUT", "ApiClient", "api_client", "client_for"]
+__all__ = ["DEFAULT_TIMEOUT", "ApiClient", "api_client"]
 
 #: Seconds a single API request may take (connect, read); callers pass it as `_request_timeout`.
 DEFAULT_TIMEOUT = 30.0
@@ -52,11 +50,6 @@ def api_client(kubeconfig: Path, context: str) -> ApiClient:
         ) from exc
     except OSError as exc:
         raise ClusterError(f"cannot read kubeconfig {kubeconfig}: {exc.strerror}") from exc
-
-
-def client_for(connection: Connection) -> ApiClient:
-    """The ApiClient for an activated connection."""
-    return api_client(connection.kubeconfig, connection.context)
 
 
 def _first_line(exc: Any) -> str:

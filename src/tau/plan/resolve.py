@@ -18,6 +18,7 @@ from tau.config.validate import ValidConfig, dryrun
 from tau.config.validate.env import parse_secret_ref
 from tau.config.validate.findings import Findings
 from tau.errors import Diagnostic
+from tau.k8s import paths
 from tau.plan.model import (
     UNRESOLVED_NAMESPACE,
     UNRESOLVED_QUEUE,
@@ -214,7 +215,7 @@ def _check_topology(
 
 
 def _node_selector(f: _Findings, preset: Preset | None, gpu_class: str) -> dict[str, str]:
-    from tau.render import meta
+    from tau.k8s import meta
 
     policy = f.config.policy
     selector: dict[str, str] = {}
@@ -323,9 +324,9 @@ def _storage(f: _Findings, engine: str, name: str) -> dict[str, Any]:
         volumes.append(Volume(vol, declared[vol], path, access == "ro"))
     if len(declared) == 1 and not mounts:
         ((vol, claim),) = declared.items()
-        volumes.append(Volume(vol, claim, "/data"))
+        volumes.append(Volume(vol, claim, paths.DATA_ROOT))
     if data_pvc:
-        volumes.insert(0, Volume("data", data_pvc, "/data"))
+        volumes.insert(0, Volume("data", data_pvc, paths.DATA_ROOT))
     pvc_paths = [(v.path, v.claim) for v in volumes]
     output = storage.output
     # The default output belongs to the data (or result) PVC; explicit volumes/mounts alone
@@ -352,7 +353,7 @@ def _storage(f: _Findings, engine: str, name: str) -> dict[str, Any]:
             else:
                 result_pvc = match[0]
     checkpoint = storage.checkpoint
-    if checkpoint and not any(p == "/data" for p, _ in pvc_paths):
+    if checkpoint and not any(p == paths.DATA_ROOT for p, _ in pvc_paths):
         f.error(
             "storage.checkpoint",
             f'storage.checkpoint "{checkpoint}": no PVC is mounted at /data, where the '

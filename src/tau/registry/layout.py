@@ -6,11 +6,13 @@ copy of the PVC layout and can be synced either way.
 
 from __future__ import annotations
 
+from tau.k8s import paths
+
 DATASETS = "dataset-registry/datasets"
 MODELS = "model-registry/models"
 FINETUNES = "checkpoints/finetunes"
 #: Where the registry PVC is mounted in workloads and helper pods.
-PVC_MOUNT = "/data"
+PVC_MOUNT = paths.DATA_ROOT
 
 
 def dataset_dir(name: str) -> str:

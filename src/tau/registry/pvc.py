@@ -18,6 +18,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from tau.errors import ClusterError
+from tau.k8s import meta
 from tau.registry import layout
 from tau.registry.errors import RegistryError
 
@@ -128,8 +129,8 @@ class PvcBackend:
             "metadata": {
                 "name": name,
                 "labels": {
-                    "app.kubernetes.io/managed-by": "tau",
-                    "app.kubernetes.io/component": "registry",
+                    meta.APP_MANAGED_BY: meta.MANAGED_BY_VALUE,
+                    meta.APP_COMPONENT: "registry",
                 },
             },
             "spec": {

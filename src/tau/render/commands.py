@@ -9,6 +9,7 @@ from __future__ import annotations
 import shlex
 
 from tau.config.duration import parse_duration
+from tau.k8s import paths
 from tau.plan.model import Plan
 from tau.render import artifact_index
 
@@ -130,7 +131,7 @@ def main_command(plan: Plan) -> list[str] | None:
 
 
 def _wrap(plan: Plan, line: str) -> list[str]:
-    if any(v.path == "/data" for v in plan.volumes):
+    if any(v.path == paths.DATA_ROOT for v in plan.volumes):
         argv = ["bash", "-lc", STORAGE_PREFLIGHT, "tau-entrypoint", "bash", "-c", line]
     else:
         argv = ["bash", "-c", line]

@@ -11,9 +11,10 @@ import hashlib
 import json
 from typing import Any
 
+from tau.k8s import meta
 from tau.plan.model import Plan
 from tau.render import labels as common
-from tau.render import meta, pod
+from tau.render import pod
 from tau.render.commands import MASTER_PORT, headless_host, main_command
 
 SHM_SIZE = "16Gi"

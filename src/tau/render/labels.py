@@ -5,8 +5,8 @@ Pure.
 
 from __future__ import annotations
 
+from tau.k8s import meta
 from tau.plan.model import Plan
-from tau.render import meta
 
 _EXPERIMENT_LABELS = {
     "project": meta.LABEL_STELLAR_PROJECT,
@@ -88,7 +88,7 @@ def podset_topology(plan: Plan) -> dict[str, str]:
     if not p.topology_annotations or not p.topology:
         return {}
     if p.topology == "single-node-nvlink":
-        return {meta.KUEUE_PODSET_REQUIRED_TOPOLOGY: "kubernetes.io/hostname"}
+        return {meta.KUEUE_PODSET_REQUIRED_TOPOLOGY: meta.NODE_HOSTNAME}
     return {meta.KUEUE_PODSET_UNCONSTRAINED_TOPOLOGY: "true"}
 
 

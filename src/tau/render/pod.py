@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from tau.k8s import paths
 from tau.plan.model import REDACTED, Plan, Resources, SecretRef
 
 GPU_RESOURCE = "nvidia.com/gpu"
@@ -16,14 +17,14 @@ GPU_TOLERATIONS = (
 )
 
 # The storage layout every run sees (the reference's storage paths).
-DATA_ROOT = "/data"
-HOT_ROOT = "/mnt"
+DATA_ROOT = paths.DATA_ROOT
+HOT_ROOT = paths.HOT_ROOT
 STORAGE_ENV = (
     ("TAU_CHECKPOINTS_DIR", "/mnt/checkpoints"),
     ("TAU_DATASETS_DIR", "/mnt/datasets"),
     ("TAU_DATA_DIR", DATA_ROOT),
-    ("TAU_DURABLE_CHECKPOINTS_DIR", "/data/checkpoints"),
-    ("TAU_DURABLE_DATASETS_DIR", "/data/datasets"),
+    ("TAU_DURABLE_CHECKPOINTS_DIR", paths.DURABLE_CHECKPOINTS),
+    ("TAU_DURABLE_DATASETS_DIR", paths.DURABLE_DATASETS),
     ("TAU_HOT_DIR", HOT_ROOT),
 )
 

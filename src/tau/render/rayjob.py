@@ -11,8 +11,9 @@ import re
 import shlex
 from typing import Any
 
+from tau.k8s import meta
 from tau.plan.model import Plan, Resources
-from tau.render import artifact_index, meta, payload, pod, tune_driver
+from tau.render import artifact_index, payload, pod, tune_driver
 from tau.render import labels as common
 
 DEFAULT_RAY_VERSION = "2.56.0"
@@ -25,14 +26,10 @@ _SYSTEM_AFFINITY = {
             "nodeSelectorTerms": [
                 {
                     "matchExpressions": [
-                        {"key": "kubernetes.azure.com/mode", "operator": "In", "values": ["system"]}
+                        {"key": meta.AKS_NODE_MODE, "operator": "In", "values": ["system"]}
                     ]
                 },
-                {
-                    "matchExpressions": [
-                        {"key": "kubernetes.azure.com/mode", "operator": "DoesNotExist"}
-                    ]
-                },
+                {"matchExpressions": [{"key": meta.AKS_NODE_MODE, "operator": "DoesNotExist"}]},
             ]
         }
     }
@@ -402,7 +399,7 @@ def plan_to_rayjob(plan: Plan, *, redact: bool) -> dict[str, Any]:
     if runtime_env:
         spec["runtimeEnvYAML"] = runtime_env
     return {
-        "apiVersion": "ray.io/v1",
+        "apiVersion": meta.RAY_API_VERSION,
         "kind": "RayJob",
         "metadata": {
             "name": plan.name,

@@ -12,11 +12,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from tau.errors import ClusterError
+from tau.k8s import meta
 from tau.kube.errors import api_call
 from tau.kube.resources import JOB, POD, RAYCLUSTER, RAYJOB, SERVICE, ResourceType
 from tau.runs.workload import find
 
-RAY_CLUSTER_LABEL = "ray.io/cluster"
+RAY_CLUSTER_LABEL = meta.RAY_CLUSTER_LABEL
 JOB_NAME_LABEL = "job-name"
 
 

@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from tau.k8s import meta
 from tau.k8s.timefmt import age
-from tau.render import meta
 
 _PREFIX = meta.GROUP + "/"
 SOURCE_TAU = "tau"
@@ -43,7 +43,7 @@ def is_kueue_managed(obj: dict[str, Any]) -> bool:
     """Queued through Kueue: carries the LocalQueue label, or Kueue manages it (MultiKueue)."""
     labels = obj.get("metadata", {}).get("labels") or {}
     managed_by = str((obj.get("spec") or {}).get("managedBy") or "")
-    return meta.KUEUE_QUEUE_NAME in labels or managed_by.startswith("kueue.x-k8s.io/")
+    return meta.KUEUE_QUEUE_NAME in labels or managed_by.startswith(meta.KUEUE_MANAGED_BY_PREFIX)
 
 
 def source_of(obj: dict[str, Any], *, include_external: bool) -> str | None:

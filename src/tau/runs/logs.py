@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tau.errors import ClusterError, UsageError
+from tau.k8s import meta
 from tau.kube.errors import api_call
 from tau.kube.resources import POD
 from tau.runs.workload import find
@@ -98,7 +99,11 @@ def _sources(
             )
         cluster = (obj.get("status") or {}).get("rayClusterName")
         pods = (
-            _pods(api_client, namespace, f"ray.io/cluster={cluster},ray.io/node-type=head")
+            _pods(
+                api_client,
+                namespace,
+                f"{meta.RAY_CLUSTER_LABEL}={cluster},{meta.RAY_NODE_TYPE_LABEL}=head",
+            )
             if cluster
             else []
         )

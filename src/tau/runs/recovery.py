@@ -15,8 +15,8 @@ from typing import Any
 
 from tau.config.validate import ValidConfig
 from tau.errors import TauError
+from tau.k8s import meta, paths
 from tau.provenance import Provenance
-from tau.render import meta
 from tau.runs.retry import Outcome, Policy, retry_env
 
 POLL_SECONDS = 5.0
@@ -166,7 +166,7 @@ def plan_resume(
             hint="raise compute memory first, then resume with --force",
         )
     checkpoint = resume_from or policy.checkpoint_path
-    if not (checkpoint == "/data" or checkpoint.startswith("/data/")):
+    if not paths.under_data(checkpoint):
         raise TauError(
             f'resume needs a durable checkpoint under /data (got "{checkpoint}")',
             hint="node-local scratch does not survive the workload's deletion",

@@ -12,10 +12,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from tau.errors import ClusterError, UsageError
-from tau.render import meta
+from tau.k8s import meta, paths
 from tau.runs.workload import find
 
-MOUNT = "/data"
+MOUNT = paths.DATA_ROOT
 
 
 @dataclass(frozen=True)

@@ -12,10 +12,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tau.errors import ClusterError
+from tau.k8s import meta
 from tau.kube.errors import api_call
 from tau.kube.raw import RAW, decode
 from tau.kube.resources import BY_KIND
-from tau.render import meta
 
 
 @dataclass(frozen=True)

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from tau.errors import ClusterError, UsageError
+from tau.k8s import meta
 from tau.kube.errors import api_call
 from tau.kube.resources import RAYSERVICE, ResourceType
-from tau.render import meta
 
 DEPLOYMENT = ResourceType("apps", "v1", "deployments", "Deployment")
 SERVICE = ResourceType("", "v1", "services", "Service")

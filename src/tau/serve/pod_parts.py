@@ -11,7 +11,9 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Protocol
 
-DATA_ROOT = "/data"
+from tau.k8s import paths
+
+DATA_ROOT = paths.DATA_ROOT
 _DNS_1123 = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 _DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
 _DNS_1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")

@@ -11,8 +11,9 @@ from typing import Any
 
 import yaml
 
+from tau.k8s import meta
 from tau.plan.model import REDACTED, Resources
-from tau.render import meta, pod
+from tau.render import pod
 from tau.render.rayjob import GPU_WORKER_DEFAULTS, HEAD_DEFAULTS
 from tau.serve import pod_parts
 from tau.serve.spec import CHECKPOINTS_ROOT, DATA_ROOT, ServeSpec
@@ -30,14 +31,10 @@ _SYSTEM_AFFINITY = {
             "nodeSelectorTerms": [
                 {
                     "matchExpressions": [
-                        {"key": "kubernetes.azure.com/mode", "operator": "In", "values": ["system"]}
+                        {"key": meta.AKS_NODE_MODE, "operator": "In", "values": ["system"]}
                     ]
                 },
-                {
-                    "matchExpressions": [
-                        {"key": "kubernetes.azure.com/mode", "operator": "DoesNotExist"}
-                    ]
-                },
+                {"matchExpressions": [{"key": meta.AKS_NODE_MODE, "operator": "DoesNotExist"}]},
             ]
         }
     }
@@ -269,7 +266,7 @@ def spec_to_rayservice(spec: ServeSpec, *, redact: bool) -> dict[str, Any]:
     if spec.autoscaling:
         cluster["enableInTreeAutoscaling"] = True
     return {
-        "apiVersion": "ray.io/v1",
+        "apiVersion": meta.RAY_API_VERSION,
         "kind": "RayService",
         "metadata": _metadata(spec),
         "spec": {"serveConfigV2": serve_config(spec), "rayClusterConfig": cluster},

@@ -12,8 +12,8 @@ from pathlib import PurePosixPath
 
 from tau.config.presets import Catalog, Preset
 from tau.errors import ConfigError, Diagnostic
+from tau.k8s import meta, paths
 from tau.plan.model import UNRESOLVED_NAMESPACE, SecretRef
-from tau.render import meta
 from tau.serve import pod_parts
 from tau.serve.pod_parts import DATA_ROOT, Container, Mount, Volume, image_problem
 
@@ -23,7 +23,7 @@ DEFAULT_RAY_VERSION = "2.40.0"
 DEFAULT_CHECKPOINT_PVC = "blob-training"
 DEFAULT_PORT = 8000
 DEFAULT_STARTUP_FAILURE_THRESHOLD = 60
-CHECKPOINTS_ROOT = "/data/checkpoints"
+CHECKPOINTS_ROOT = paths.DURABLE_CHECKPOINTS
 #: Env vars --checkpoint owns; setting them with --env as well would be ambiguous.
 CHECKPOINT_ENV = ("TAU_MODEL_PATH", "TAU_DATA_DIR", "TAU_DURABLE_CHECKPOINTS_DIR")
 

@@ -11,7 +11,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from tau.render import meta
+from tau.k8s import meta
 from tau.status import tables
 from tau.status.facts import ContainerFacts, Facts, conditions, metadata
 from tau.status.model import (

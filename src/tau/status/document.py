@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from tau.render import meta
+from tau.k8s import meta
 from tau.status.model import (
     Action,
     Diagnostic,

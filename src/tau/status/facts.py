@@ -11,16 +11,17 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from tau.k8s import meta
 from tau.status.snapshot import Obj, Snapshot
 
 #: Label the Job controller sets on its pods (the legacy spelling, set by every version).
 JOB_NAME_LABEL = "job-name"
 #: Label KubeRay sets on every pod of a RayCluster.
-RAY_CLUSTER_LABEL = "ray.io/cluster"
+RAY_CLUSTER_LABEL = meta.RAY_CLUSTER_LABEL
 #: spec.managedBy of a Job/RayJob that MultiKueue dispatches to a worker cluster.
-MULTIKUEUE_MANAGED_BY = "kueue.x-k8s.io/multikueue"
+MULTIKUEUE_MANAGED_BY = meta.KUEUE_MULTIKUEUE_MANAGED_BY
 #: Label linking a Kueue Workload to the UID of the Job/RayJob it admits.
-KUEUE_JOB_UID_LABEL = "kueue.x-k8s.io/job-uid"
+KUEUE_JOB_UID_LABEL = meta.KUEUE_JOB_UID
 
 _EMPTY: Mapping[str, Any] = {}
 

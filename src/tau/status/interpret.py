@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from tau.render import meta
+from tau.k8s import meta
 from tau.status.classify import classify_facts
 from tau.status.diagnose import actions, diagnose
 from tau.status.facts import ContainerFacts, Facts, PodFacts, metadata, read_facts

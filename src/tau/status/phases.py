@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from tau.render import meta
+from tau.k8s import meta
 from tau.status import pod_phases, tables
 from tau.status.facts import Facts, conditions, is_true, metadata, status_of
 from tau.status.model import POD_PHASES, Phase, PhaseResult, PhaseStatus

@@ -50,13 +50,13 @@ def resolve_namespace_and_queue(
     Raises:
         WorkspaceNotReady, UsageError, ClusterError.
     """
-    from tau.kube.client import client_for
+    from tau.kube.client import api_client
     from tau.kube.workspaces import get_workspace, list_workspaces
 
     name = workspace or connection.workspace
     if name is None and namespace:
         return WorkspaceTarget(namespace, None, None)
-    api = api if api is not None else client_for(connection)
+    api = api if api is not None else api_client(connection.kubeconfig, connection.context)
     ctx = connection.context
     if name is None:
         if not discover_primary:

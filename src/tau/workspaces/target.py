@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from tau.errors import TauError, UsageError
-from tau.render.meta import GROUP
+from tau.k8s.meta import GROUP
 from tau.workspaces.readiness import WorkspaceView, not_ready_reason, readiness_hint
 
 # Label and annotation keys are owned by render/meta.py; this one should move there as

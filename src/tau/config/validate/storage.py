@@ -10,6 +10,7 @@ import posixpath
 import re
 
 from tau.config.validate.context import Context
+from tau.k8s import paths
 
 _DIGEST_REF = re.compile(
     # registry host[:port]/, the host a DNS name or a bracketed IPv6 address
@@ -20,8 +21,8 @@ _DIGEST_REF = re.compile(
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _TELEMETRY_ID = re.compile(r"^[a-z0-9]([a-z0-9._-]*[a-z0-9])?$")
 RESERVED_MOUNTS = (
-    "/data",
-    "/mnt",
+    paths.DATA_ROOT,
+    paths.HOT_ROOT,
     "/script",
     "/manifest",
     "/tmp",
@@ -211,7 +212,7 @@ def _metrics(ctx: Context) -> None:
         if not entry.strip():
             ctx.error(path, f"{path} must not be empty")
         elif entry.startswith("/"):
-            if not _under(posixpath.normpath(entry), "/data"):
+            if not paths.under_data(entry):
                 ctx.error(path, f'{path} "{entry}": absolute metric paths must be under /data')
         elif posixpath.normpath(entry) == ".." or posixpath.normpath(entry).startswith("../"):
             ctx.error(path, f'{path} "{entry}" must not escape storage.output')

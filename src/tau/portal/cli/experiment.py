@@ -777,9 +777,7 @@ def status(
         ],
     )
     states = ", ".join(f"{k}={v}" for k, v in result["state_counts"].items())
-    lifecycle = ", ".join(f"{k}={v}" for k, v in result["lifecycle_counts"].items())
     print(f"states:  {states or '(none)'}")
-    print(f"lifecycle:  {lifecycle or '(none)'}")
     return 0
 
 
@@ -1027,6 +1025,160 @@ def export_adx(
         f"note:        {result['note']}\n"
     )
     emit_rows("table", ["table", "rows", "file"], result["tables"])
+    return 0
+
+
+# -- capture from a cluster ---------------------------------------------------------------
+
+capture_app = App(name="capture", help="Persist cluster state of a run into the store.")
+app.command(capture_app)
+Namespace = Annotated[str | None, Parameter(name=["--namespace", "-n"])]
+
+
+def _session(context: str | None, namespace: str | None, workspace: str | None) -> Any:
+    from tau.session import connect
+
+    return connect(context, namespace, workspace)
+
+
+def _scope(opened: Any, project: str | None, group: str | None, owner: str, cluster: Any) -> Any:
+    from tau.portal.capture.cluster import Scope
+    from tau.portal.store.ids import validate_id
+
+    scope = Scope(
+        project=project or opened.project,
+        experiment=opened.experiment_id or (group or "default"),
+        group=group or "default",
+        owner=owner,
+        cluster=cluster,
+    )
+    validate_id("project", scope.project)
+    validate_id("group", scope.group)
+    return scope
+
+
+@capture_app.command(name="run-profile")
+def capture_run_profile(
+    run: str,
+    /,
+    *,
+    store: Store = None,
+    namespace: Namespace = None,
+    context: str | None = None,
+    workspace: str | None = None,
+    project: str | None = None,
+    group: str | None = None,
+    owner: str = "tau-status",
+    state: str | None = None,
+    output: Output = "table",
+) -> int:
+    """Persist a run's profile (labels, annotations, Kueue and Pod state) and lifecycle events.
+
+    Parameters
+    ----------
+    run
+        The Job or RayJob name.
+    namespace
+        Namespace of the run (default: from the workspace).
+    context
+        kubectl context (default: $TAU_CONTEXT or the repository connection).
+    workspace
+        TauWorkspace name.
+    project
+        Project (default: the store's).
+    group
+        Run group (default: default).
+    owner
+        Run owner.
+    state
+        Override the state derived from the run.
+    output
+        table or json.
+    """
+    from tau.portal.capture.cluster import capture_run_profile as capture
+
+    fmt = choose(output, ("table", "json"))
+    if state is not None and state not in ("pending", "running", "succeeded", "failed"):
+        raise UsageError(
+            f"--state must be one of: pending, running, succeeded, failed; got {state!r}"
+        )
+    opened = _open(store)
+    session = _session(context, namespace, workspace)
+    scope = _scope(opened, project, group, owner, session.context)
+    record, counts = capture(opened, session.api, session.namespace, run, scope, state=state)
+    if fmt == "json":
+        sys.stdout.write(json_text({"run": record, "counts": vars(counts)}))
+        return 0
+    sys.stdout.write(
+        pairs_text(
+            [
+                ("run", record["run_id"]),
+                ("state", record["state"]),
+                ("created_run", bool(counts.created_runs)),
+                ("updated_run", bool(counts.updated_runs)),
+                ("events", counts.events),
+                ("reused", bool(counts.reused)),
+            ]
+        )
+    )
+    return 0
+
+
+@app.command(name="autocapture")
+def autocapture(
+    *,
+    store: Store = None,
+    namespace: Namespace = None,
+    context: str | None = None,
+    workspace: str | None = None,
+    cluster: str | None = None,
+    project: str | None = None,
+    group: str | None = None,
+    owner: str = "tau-controller",
+    watch: Flag = False,
+    output: Output = "table",
+) -> int:
+    """Reconcile the namespace's tau-managed Jobs and RayJobs into runs and lifecycle events.
+
+    Parameters
+    ----------
+    namespace
+        Namespace to reconcile (default: from the workspace).
+    context
+        kubectl context (default: $TAU_CONTEXT or the repository connection).
+    workspace
+        TauWorkspace name.
+    cluster
+        Cluster name recorded in the run context (default: the context).
+    project
+        Project (default: the store's).
+    group
+        Run group (default: default).
+    owner
+        Owner of new runs.
+    watch
+        Keep reconciling on watch streams (not built yet).
+    output
+        table or json.
+    """
+    from tau.portal.capture.cluster import reconcile
+
+    fmt = choose(output, ("table", "json"))
+    if watch:
+        raise NotBuilt(
+            f"{CMD} autocapture --watch",
+            hint="run one reconcile without --watch (e.g. from a CronJob)",
+        )
+    opened = _open(store)
+    session = _session(context, namespace, workspace)
+    scope = _scope(opened, project, group, owner, cluster or session.context)
+    counts, warnings = reconcile(opened, session.api, session.namespace, scope)
+    row = vars(counts)
+    if fmt == "json":
+        sys.stdout.write(json_text(row | {"namespace": session.namespace, "warnings": warnings}))
+        return 0
+    emit_rows("table", [k for k in row], [row])
+    _warn(warnings, False, fmt)
     return 0
 
 

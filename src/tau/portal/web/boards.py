@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from tau.k8s import meta
 from tau.k8s.quantity import parse_quantity
 from tau.kube.lists import Listed
-from tau.render import meta
 from tau.runs.listing import is_managed
 from tau.status.facts import JOB_NAME_LABEL, KUEUE_JOB_UID_LABEL, RAY_CLUSTER_LABEL
 from tau.status.interpret import interpret

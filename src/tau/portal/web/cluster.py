@@ -12,10 +12,10 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
+from tau.k8s import meta
 from tau.kube.lists import BOARD_KINDS, Listed, list_kind
 from tau.portal.web.boards import ClusterView
 from tau.portal.web.cache import Memo
-from tau.render import meta
 
 #: Seconds a refresh is reused: many tabs polling every few seconds cost one read.
 DEFAULT_TTL = 3.0

@@ -1,7 +1,8 @@
-"""Every `tau.azure.com/*` label and annotation key, declared once; label-value sanitizing.
+"""Every label and annotation key tau writes or reads, declared once; label-value sanitizing.
 
-Pure. A test fails on any other literal of the prefix in the package, so docs and code
-can never name different keys.
+Pure. The `tau.azure.com/*` keys are tau's own; the Kueue, KubeRay, Kubernetes and AKS keys
+below are the upstream ones tau relies on. A test fails on any literal of these prefixes
+elsewhere in the package, so docs and code can never name different keys.
 """
 
 from __future__ import annotations
@@ -84,8 +85,23 @@ KUEUE_PRIORITY_CLASS = "kueue.x-k8s.io/priority-class"
 KUEUE_MAX_EXEC_TIME = "kueue.x-k8s.io/max-exec-time-seconds"
 KUEUE_PODSET_REQUIRED_TOPOLOGY = "kueue.x-k8s.io/podset-required-topology"
 KUEUE_PODSET_UNCONSTRAINED_TOPOLOGY = "kueue.x-k8s.io/podset-unconstrained-topology"
+KUEUE_JOB_UID = "kueue.x-k8s.io/job-uid"
+#: Prefix of Kueue's `managedBy` values (a Job managed by Kueue's MultiKueue and the like).
+KUEUE_MANAGED_BY_PREFIX = "kueue.x-k8s.io/"
+KUEUE_MULTIKUEUE_MANAGED_BY = KUEUE_MANAGED_BY_PREFIX + "multikueue"
 AZURE_GPU_SERIES = "kueue.azure.com/gpu-series"
 JOB_NAME_SELECTOR = "batch.kubernetes.io/job-name"
+#: The KubeRay group/version of RayJob, RayCluster and RayService.
+RAY_API_VERSION = "ray.io/v1"
+RAY_CLUSTER_LABEL = "ray.io/cluster"
+RAY_NODE_TYPE_LABEL = "ray.io/node-type"
+APP_MANAGED_BY = "app.kubernetes.io/managed-by"
+APP_COMPONENT = "app.kubernetes.io/component"
+APP_INSTANCE = "app.kubernetes.io/instance"
+NODE_HOSTNAME = "kubernetes.io/hostname"
+NODE_ZONE = "topology.kubernetes.io/zone"
+#: AKS node-pool mode (`system` or `user`): heads and controllers stay on the system pool.
+AKS_NODE_MODE = "kubernetes.azure.com/mode"
 
 _INVALID_RUN = re.compile(r"[^a-z0-9._-]+")
 

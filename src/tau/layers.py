@@ -1,0 +1,30 @@
+"""The layers of tau, lowest first: a module may import only from its own layer or below.
+
+Pure data, read by tests/test_layers.py (which fails on any arrow pointing up). Each name is a
+package or top-level module under src/tau; names in one tuple are peers and do not import
+each other. `render` is used through `pipeline` only; `serve.render` (the RayService renderer)
+shares the Ray pod defaults and helpers of `render` and is the one listed exception.
+"""
+
+from __future__ import annotations
+
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("errors", "k8s", "layers"),
+    ("config",),
+    ("plan",),
+    ("render",),
+    ("pipeline",),
+    ("kube",),
+    ("connection",),
+    ("workspaces",),
+    ("session",),
+    ("status",),
+    ("registry",),
+    ("runs",),
+    ("serve",),
+    ("portal", "cluster"),
+    ("cli",),
+)
+
+#: Which layers may import `render` (everything else renders through `pipeline`).
+RENDER_USERS = frozenset({"render", "pipeline", "serve.render"})
