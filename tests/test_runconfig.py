@@ -148,3 +148,25 @@ def test_runconfig_imports_without_third_party_modules() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
     ).stdout
     assert out.strip() == "[]"
+
+
+def test_every_rule_module_declares_its_stage_and_validate_runs_only_offline_ones() -> None:
+    import ast
+    import importlib
+
+    package = ROOT / "src" / "tau" / "config" / "validate"
+    helpers = {"__init__", "context", "findings"}
+    stages = {}
+    for path in sorted(package.glob("*.py")):
+        if path.stem not in helpers:
+            stages[path.stem] = importlib.import_module(f"tau.config.validate.{path.stem}").STAGE
+    assert set(stages.values()) <= {"offline", "client"}
+    assert stages["limits"] == "client"
+    tree = ast.parse((package / "__init__.py").read_text())
+    used = {
+        alias.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and node.module == "tau.config.validate"
+        for alias in node.names
+    }
+    assert used and all(stages[name] == "offline" for name in used), used

@@ -61,8 +61,9 @@ def profile_name(plan: Plan) -> str:
 def read_script(valid: ValidConfig) -> Script | None:
     """The entrypoint file, resolved against the config's directory; None with run.source.
 
-    The only place the entrypoint is read for a run (validate's import check parses it only
-    when it exists).
+    The file is read once per run: validate's import check keeps the bytes it read
+    (`entry_bytes`), and only when it did not read them (not a .py file, run.working_dir)
+    are they read here.
 
     Raises:
         ConfigError: the entrypoint does not exist or cannot be read.
@@ -72,7 +73,7 @@ def read_script(valid: ValidConfig) -> Script | None:
         return None
     path = Path(entry) if entry.startswith("/") else valid.config_dir / entry
     try:
-        content = path.read_bytes()
+        content = valid.entry_bytes if valid.entry_bytes is not None else path.read_bytes()
     except (OSError, ValueError) as exc:
         missing = isinstance(exc, FileNotFoundError)
         reason = "file not found" if missing else (getattr(exc, "strerror", None) or str(exc))

@@ -41,6 +41,8 @@ class ValidConfig:
     entry_path: str = "entrypoint"
     #: The engine as written (`engine` / `run.engine`), None when it was inferred.
     explicit_engine: str | None = None
+    #: The entrypoint's bytes when validate's import check read them (the file is read once).
+    entry_bytes: bytes | None = None
 
     @property
     def name(self) -> str:
@@ -107,5 +109,12 @@ def validate(doc: RawDocument, *, name: str | None = None) -> ValidConfig:
     )
     explicit = canonical(ctx.data, "engine")[1]
     return ValidConfig(
-        doc.path, config, doc.source, ctx.data, findings.warnings, ctx.entry_path, explicit or None
+        doc.path,
+        config,
+        doc.source,
+        ctx.data,
+        findings.warnings,
+        ctx.entry_path,
+        explicit or None,
+        ctx.entry_bytes,
     )

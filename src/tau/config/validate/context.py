@@ -56,6 +56,8 @@ class Context:
     #: The entrypoint and the path it was written at (`run.script`, `entrypoint`, ...).
     entrypoint: Any = None
     entry_path: str = "entrypoint"
+    #: The entrypoint's bytes when the import check read them.
+    entry_bytes: bytes | None = None
 
     @property
     def source(self) -> SourceMap:

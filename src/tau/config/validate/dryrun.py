@@ -9,6 +9,9 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+#: The stage that runs these rules: `--dry-run=client` and submit, never `tau run validate`.
+STAGE = "client"
+
 
 class Problem(NamedTuple):
     """A rejected combination: the config path to point at, the message and the fix."""

@@ -10,6 +10,9 @@ import re
 
 from tau.config.validate.context import Context, canonical
 
+#: The stage that runs these rules: `tau run validate` (schema and offline rules).
+STAGE = "offline"
+
 JOB = "job"
 RAYJOB = "rayjob"
 

@@ -10,6 +10,9 @@ import re
 
 from tau.config.validate.context import Context
 
+#: The stage that runs these rules: `tau run validate` (schema and offline rules).
+STAGE = "offline"
+
 #: The only TAU_ keys a user may set (exact case), all about resuming after a retry.
 SETTABLE_TAU_KEYS = ("TAU_RESUME_FROM", "TAU_RETRY_ATTEMPT", "TAU_RETRY_MAX", "TAU_RETRY_REASON")
 MAX_VALUE_BYTES = 64 * 1024

@@ -14,11 +14,19 @@ from pathlib import Path
 from tau.config.probe import is_file
 from tau.config.validate.context import Context
 
+#: The stage that runs these rules: `tau run validate` (schema and offline rules).
+STAGE = "offline"
 
-def local_imports(script: Path) -> list[tuple[str, int]]:
-    """Top-level module names the script imports that exist next to it, with their lines."""
+
+def local_imports(script: Path, content: bytes | None = None) -> list[tuple[str, int]]:
+    """Top-level module names the script imports that exist next to it, with their lines.
+
+    Args:
+        content: the script's bytes when already read; read from `script` otherwise.
+    """
     try:
-        tree = ast.parse(script.read_text(encoding="utf-8"), filename=str(script))
+        source = script.read_bytes() if content is None else content
+        tree = ast.parse(source, filename=str(script))
     except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
         return []
     here = script.parent
@@ -47,7 +55,12 @@ def check(ctx: Context) -> None:
     script = (ctx.config_dir / entry) if not entry.startswith("/") else Path(entry)
     if not is_file(script):
         return  # a missing entrypoint is reported by --dry-run=client, which reads it
-    for name, line in local_imports(script):
+    try:
+        # Kept on the validated config so the client stage does not read the file again.
+        ctx.entry_bytes = script.read_bytes()
+    except OSError:
+        return  # unreadable: the client stage reports it where it reads the file
+    for name, line in local_imports(script, ctx.entry_bytes):
         ship = (
             "set run.working_dir to ship the project directory"
             if ctx.engine == "rayjob"

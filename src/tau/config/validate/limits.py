@@ -10,6 +10,9 @@ from __future__ import annotations
 from tau.config.validate import ValidConfig
 from tau.errors import ConfigError, Diagnostic
 
+#: The stage that runs these rules: `--dry-run=client` and submit, never `tau run validate`.
+STAGE = "client"
+
 
 def payload_too_large(valid: ValidConfig, reason: str) -> ConfigError:
     """The error for a payload over its limit, located at run.working_dir or the entrypoint."""

@@ -8,6 +8,9 @@ from tau.config.duration import DurationError, parse_duration
 from tau.config.validate.context import Context
 from tau.k8s.quantity import parse_quantity
 
+#: The stage that runs these rules: `tau run validate` (schema and offline rules).
+STAGE = "offline"
+
 RETRY_REASONS = ("Preempted", "Evicted", "OOMKilled")
 _LABEL_VALUE = re.compile(r"^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?$")
 _LABEL_NAME = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")

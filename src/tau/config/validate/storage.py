@@ -12,6 +12,9 @@ import re
 from tau.config.validate.context import Context
 from tau.k8s import paths
 
+#: The stage that runs these rules: `tau run validate` (schema and offline rules).
+STAGE = "offline"
+
 _DIGEST_REF = re.compile(
     # registry host[:port]/, the host a DNS name or a bracketed IPv6 address
     r"^(?:(?:[a-z0-9]+(?:[._-][a-z0-9]+)*|\[[0-9a-f:.]+\])(?::[0-9]+)?/)?"

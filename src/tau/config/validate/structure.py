@@ -20,6 +20,9 @@ from tau.config.spec import run_config_schema
 from tau.config.validate.findings import Findings
 from tau.errors import Diagnostic
 
+#: The stage that runs these rules: `tau run validate` (schema and offline rules).
+STAGE = "offline"
+
 _TYPE_WORDS = {
     "string": "a string",
     "integer": "an integer",
