@@ -98,12 +98,14 @@ def test_list_shows_managed_runs_newest_first_with_their_status(project, kube_ap
     }
     assert main(["run", "list", "-n", "team"]) == 0
     table = capsys.readouterr().out.splitlines()
-    assert table[0].split() == ["NAME", "KIND", "STATUS", "AGE"]
+    # The contract's first line says where history comes from; the table follows it.
+    assert table[0] == "History: live-only"
+    assert table[1].split() == ["NAME", "KIND", "STATUS", "AGE"]
 
 
 def test_list_of_an_empty_namespace_says_so(project, kube_api, capsys):
     assert main(["run", "list", "-n", "empty"]) == 0
-    assert capsys.readouterr().out == 'No jobs found in namespace "empty"\n'
+    assert capsys.readouterr().out == 'History: live-only\nNo jobs found in namespace "empty"\n'
 
 
 def test_logs_reads_the_job_pods(project, kube_api, capsys):

@@ -34,7 +34,9 @@ def _cluster(kube_api, capsys) -> None:
 def test_include_external_adds_kueue_managed_jobs_tau_did_not_create(project, kube_api, capsys):  # noqa: F811
     _cluster(kube_api, capsys)
     assert main(["run", "list", "-n", "team", "--include-external"]) == 0
-    table = [line.split() for line in capsys.readouterr().out.splitlines()]
+    history, *rows = capsys.readouterr().out.splitlines()
+    assert history == "History: live-only"
+    table = [line.split() for line in rows]
     assert table[0] == ["NAME", "KIND", "STATUS", "AGE", "SOURCE"]
     assert sorted((r[0], r[-1]) for r in table[1:]) == [
         ("eval", "tau"),
@@ -55,7 +57,7 @@ def test_history_limit_keeps_the_newest_and_says_what_it_left_out(project, kube_
     assert main(args) == 0
     captured = capsys.readouterr()
     # Both were created in the same emulator second; the later name sorts first.
-    assert [line.split()[0] for line in captured.out.splitlines()[1:]] == ["queued-by-hand"]
+    assert [line.split()[0] for line in captured.out.splitlines()[2:]] == ["queued-by-hand"]
     assert captured.err == "showing the newest 1 of 2 runs; raise --history-limit to see more\n"
     assert main([*args, "-o", "json"]) == 0
     doc = json.loads(capsys.readouterr().out)

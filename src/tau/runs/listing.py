@@ -13,6 +13,9 @@ from typing import Any
 from tau.k8s import meta
 from tau.k8s.timefmt import age
 
+# Run history beyond what is live on the cluster (Kusto) is not in scope, so it is always live-only.
+HISTORY_STATE = "live-only"
+
 _PREFIX = meta.GROUP + "/"
 SOURCE_TAU = "tau"
 SOURCE_EXTERNAL = "external"
@@ -109,9 +112,10 @@ def rows(
 
 
 def table(found: list[RunRow], namespace: str, *, include_external: bool = False) -> str:
-    """The NAME KIND STATUS AGE table (SOURCE added with --include-external)."""
+    """The History line, then the NAME KIND STATUS AGE table (SOURCE with --include-external)."""
+    history = f"History: {HISTORY_STATE}\n"
     if not found:
-        return f'No jobs found in namespace "{namespace}"\n'
+        return history + f'No jobs found in namespace "{namespace}"\n'
     header: tuple[str, ...] = ("NAME", "KIND", "STATUS", "AGE")
     body: list[tuple[str, ...]] = [(r.name, r.kind, r.status, r.age) for r in found]
     if include_external:
@@ -122,7 +126,7 @@ def table(found: list[RunRow], namespace: str, *, include_external: bool = False
         "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
         for row in (header, *body)
     ]
-    return "\n".join(lines) + "\n"
+    return history + "\n".join(lines) + "\n"
 
 
 def limit(found: list[RunRow], history_limit: int) -> tuple[list[RunRow], str | None]:
@@ -155,7 +159,7 @@ def as_json(found: list[RunRow], namespace: str, *, diagnostic: str | None = Non
         "namespace": namespace,
         "total": len(runs),
         "runs": runs,
-        "historyState": "live-only",
+        "historyState": HISTORY_STATE,
     }
     if diagnostic:
         doc["historyDiagnostic"] = diagnostic
