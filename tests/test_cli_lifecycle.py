@@ -38,6 +38,7 @@ def test_submitting_a_target_prints_where_to_follow_it(project, kube_api, capsys
         "submitted finetune (profile=azure.research.training.xl, ns=team)",
         "status:  tau run status finetune -n team",
         "logs:    tau run logs finetune -n team -f",
+        "profile: tau run status finetune -n team --run-profile",
     ]
     job = kube_api.get_object("batch/v1", "Job", "finetune", namespace="team")
     assert len(job["metadata"]["annotations"][meta.ANNOTATION_SUBMISSION_ID]) == 24

@@ -29,11 +29,19 @@ def _argv(case: Path) -> list[str]:
     return ["run", *args, "--config", "tau.yaml", "--dry-run=client"]
 
 
+#: The code-sha every golden shows. The cases live inside this repository, whose HEAD changes
+#: with every commit; the harness pins the one function that asks Git, so the annotation's
+#: presence and place are checked while its value stays fixed (tests/test_provenance.py covers
+#: the real Git lookup).
+GOLDEN_CODE_SHA = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+
+
 def _run(
     case: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> tuple[int, str, str]:
     monkeypatch.chdir(case)
     monkeypatch.delenv("TAU_TOPOLOGY_POLICY", raising=False)
+    monkeypatch.setattr("tau.provenance.code_sha", lambda _directory: GOLDEN_CODE_SHA)
     code = main(_argv(case))
     out, err = capsys.readouterr()
     return code, out, err

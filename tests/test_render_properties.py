@@ -129,14 +129,24 @@ def test_an_unknown_dry_run_mode_is_a_usage_error(monkeypatch, capsys):
 def test_json_output_holds_the_same_objects_as_yaml(monkeypatch, capsys):
     import json
 
+    from tau.k8s import meta
+    from tests.test_golden import GOLDEN_CODE_SHA
+
     monkeypatch.chdir(ROOT / "golden" / "job-torchrun-multi-node")
-    assert main(["run", "--config", "tau.yaml", "--dry-run=client", "-o", "json"]) == 0
+    monkeypatch.setattr("tau.provenance.code_sha", lambda _directory: GOLDEN_CODE_SHA)
+    argv = ["run", "--config", "tau.yaml", "--dry-run=client", "-o", "json"]
+    assert main(argv) == 0
     as_json = json.loads(capsys.readouterr().out)
     as_yaml = list(
         yaml.safe_load_all(
             (ROOT / "golden" / "job-torchrun-multi-node" / "rendered.yaml").read_text()
         )
     )
+    # The same objects; only the recorded command line says -o json.
+    for doc in as_yaml:
+        notes = doc["metadata"].get("annotations") or {}
+        if meta.ANNOTATION_TAU_COMMAND in notes:
+            notes[meta.ANNOTATION_TAU_COMMAND] = "tau " + " ".join(argv)
     assert as_json["kind"] == "List" and as_json["items"] == as_yaml
 
 

@@ -12,7 +12,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("errors", "k8s", "layers"),
     ("config",),
     ("plan",),
-    ("render",),
+    ("render", "provenance"),
     ("pipeline",),
     ("kube",),
     ("connection",),

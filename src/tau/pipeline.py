@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tau import render
 from tau.config import presets
@@ -17,6 +17,9 @@ from tau.config.validate import ValidConfig
 from tau.errors import ConfigError, Diagnostic
 from tau.plan.model import UNRESOLVED_SERVICE_ACCOUNT, Plan, Script
 from tau.plan.resolve import Resolved, resolve
+
+if TYPE_CHECKING:
+    from tau.provenance import Provenance
 
 PLACEHOLDER_WARNING = (
     "client dry-run does not contact the cluster: {fields} shown as a "
@@ -149,7 +152,11 @@ def catalog_for(valid: ValidConfig, env: Mapping[str, str]) -> presets.Catalog:
 
 
 def client_preview(
-    valid: ValidConfig, env: Mapping[str, str], *, service_account: str | None = None
+    valid: ValidConfig,
+    env: Mapping[str, str],
+    provenance: Provenance | None = None,
+    *,
+    service_account: str | None = None,
 ) -> Preview:
     """Render offline with placeholders and redacted Secret references.
 
@@ -162,7 +169,14 @@ def client_preview(
         service_account=service_account or UNRESOLVED_SERVICE_ACCOUNT,
         project=read_project(valid),
     )
-    return Preview(_render(valid, resolved, redact=True), resolved)
+    return Preview(_stamp(_render(valid, resolved, redact=True), provenance), resolved)
+
+
+def _stamp(documents: list[dict[str, Any]], provenance: Provenance | None) -> list[dict[str, Any]]:
+    """The workload objects with the run's provenance annotations (code-sha, tau-command)."""
+    from tau.provenance import annotate
+
+    return annotate(documents, provenance) if provenance else documents
 
 
 def cluster_render(
@@ -174,6 +188,7 @@ def cluster_render(
     service_account: str | None = None,
     retry_env: dict[str, str] | None = None,
     redact: bool = False,
+    provenance: Provenance | None = None,
 ) -> Preview:
     """Render for a real submit: the namespace, the queue and the service account (when the
     workspace or --service-account gives them) known, Secret references intact unless `redact`.
@@ -188,7 +203,7 @@ def cluster_render(
         retry_env=retry_env,
         project=read_project(valid),
     )
-    return Preview(_render(valid, resolved, redact=redact), resolved)
+    return Preview(_stamp(_render(valid, resolved, redact=redact), provenance), resolved)
 
 
 def _render(valid: ValidConfig, resolved: Resolved, *, redact: bool) -> list[dict[str, Any]]:

@@ -94,22 +94,28 @@ class Session:
         *,
         queue: str | None = None,
         trust: bool = False,
+        env: Mapping[str, str] | None = None,
     ) -> Session:
         """This session with its workspace target looked up (what `connect(lookup=True)` does).
 
+        The descriptor's own workspace is verified (Ready, RBAC checks) at most every
+        5 minutes; see `tau.workspaces.verify`.
+
         Raises:
             UsageError: no namespace resolved, or a conflict with the workspace's.
-            WorkspaceNotReady, TrustRequired, ClusterError: from the workspace lookup.
+            WorkspaceNotReady, TrustRequired, PermissionsMissing, ClusterError: from the
+                workspace lookup and verification.
         """
-        from tau.workspaces.lookup import resolve_namespace_and_queue
+        from tau.workspaces.verify import resolve_verified
 
-        target = resolve_namespace_and_queue(
+        target = resolve_verified(
             self.connection,
+            self.api,
             workspace=workspace,
             namespace=namespace,
             queue=queue,
-            api=self.api,
             trust=trust,
+            env=os.environ if env is None else env,
         )
         return replace(self, target=target)
 
@@ -166,14 +172,23 @@ def connect(
     if lookup:
         require_explicit_outside_repo(start, explicit, namespace, env)
     if descriptor:
-        connection = activate(start, context=context, env=env, confirm=asker, trust=trust)
+        connection = activate(
+            start, context=context, env=env, confirm=asker, trust=trust, tau_version=_version()
+        )
     else:
         source = "flag" if context else "env" if explicit else "current"
         connection = direct(_known_context(context, env), source, env)
     session = Session(connection, api_client(connection.kubeconfig, connection.context), None)
     if lookup:
-        return session.resolve(namespace, workspace, queue=queue, trust=trust)
+        return session.resolve(namespace, workspace, queue=queue, trust=trust, env=env)
     return session
+
+
+def _version() -> str:
+    """This tau's version, read at call time (a descriptor may require a newer one)."""
+    import tau
+
+    return tau.__version__
 
 
 def _known_context(flag: str | None, env: Mapping[str, str]) -> str:

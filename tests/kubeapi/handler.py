@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from .server import KubeApiServer
 
 _TRUE = ("true", "1")
+ACCESS_REVIEW_PATH = "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews"
 #: The timestamp every log line carries when a client asks for `timestamps=true`.
 LOG_TIMESTAMP = "2026-01-02T03:04:05.000000006Z"
 # How often a blocked watch re-checks for shutdown and client disconnects.
@@ -146,6 +147,9 @@ class ApiRequestHandler(BaseHTTPRequestHandler):
                 raise body
             self.emulator._authenticate(self.headers.get("Authorization"), url.path)
             if self._serve_discovery(method, url.path):
+                return
+            if method == "POST" and url.path == ACCESS_REVIEW_PATH:
+                self._serve_access_review(body)
                 return
             self._serve_resource(method, url.path, query, body)
         except ApiError as error:
@@ -388,6 +392,18 @@ class ApiRequestHandler(BaseHTTPRequestHandler):
 
     def _write_event(self, event_type: str, obj: dict[str, Any]) -> None:
         self._write_chunk(json.dumps({"type": event_type, "object": obj}).encode() + b"\n")
+
+    # ------------------------------------------------ SelfSubjectAccessReview
+
+    def _serve_access_review(self, body: Any) -> None:
+        """Answer `kubectl auth can-i`: the review comes back with status.allowed, unstored."""
+        if not isinstance(body, dict) or body.get("kind") != "SelfSubjectAccessReview":
+            raise errors.bad_request("expected a SelfSubjectAccessReview")
+        if self.emulator.access_review_delay:
+            time.sleep(self.emulator.access_review_delay)
+        attributes = (body.get("spec") or {}).get("resourceAttributes") or {}
+        allowed = self.emulator.access_allowed(attributes)
+        self._send_json(201, {**body, "status": {"allowed": allowed}})
 
     # ---------------------------------------------------------------- logs
 

@@ -84,6 +84,9 @@ class KubeApiServer:
         self._requests: list[RecordedRequest] = []
         self._requests_lock = threading.Lock()
         self._denials: list[_Denial] = []
+        self._access_denials: list[tuple[str, str, str, str, str | None]] = []
+        #: Seconds a SelfSubjectAccessReview takes to answer (a slow or blocked credential path).
+        self.access_review_delay = 0.0
         self._token: str | None = None
         self._http: _HTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -292,7 +295,44 @@ class KubeApiServer:
     def allow_all(self) -> None:
         with self._requests_lock:
             self._denials.clear()
+            self._access_denials.clear()
             self._token = None
+
+    # ------------------------------------------------ SelfSubjectAccessReview (auth can-i)
+
+    def deny_access(
+        self,
+        verb: str,
+        resource: str,
+        *,
+        group: str = "",
+        subresource: str = "",
+        namespace: str | None = None,
+    ) -> None:
+        """Answer SelfSubjectAccessReviews for this permission with allowed=false.
+
+        Everything else is allowed. ``namespace`` None denies it in every namespace. A review of
+        ``*`` on ``*`` (cluster-wide mode) is allowed only while no permission is denied.
+        """
+        with self._requests_lock:
+            self._access_denials.append((verb, group, resource, subresource, namespace))
+
+    def access_allowed(self, attributes: dict[str, Any]) -> bool:
+        """The review's answer for ``spec.resourceAttributes``."""
+        verb, resource = attributes.get("verb", ""), attributes.get("resource", "")
+        with self._requests_lock:
+            denials = list(self._access_denials)
+        if verb == "*" or resource == "*":
+            return not denials
+        asked = (
+            verb,
+            attributes.get("group", ""),
+            resource,
+            attributes.get("subresource", ""),
+        )
+        return not any(
+            d[:4] == asked and d[4] in (None, attributes.get("namespace")) for d in denials
+        )
 
     def _authenticate(self, authorization: str | None, path: str) -> None:
         # 401 applies to every path, discovery included: the credentials themselves are bad.

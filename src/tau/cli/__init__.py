@@ -42,9 +42,19 @@ def build_app() -> App:
     return app
 
 
+#: The arguments of the running command (after `tau`); a run records them as tau-command.
+_INVOCATION: list[str] = []
+
+
+def invocation() -> list[str]:
+    """The arguments the current `tau` command was called with."""
+    return list(_INVOCATION)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI and return the process exit code; TauError never becomes a traceback."""
     args = sys.argv[1:] if argv is None else argv
+    _INVOCATION[:] = args
     from cyclopts import CycloptsError
 
     try:

@@ -82,6 +82,14 @@ def _display(path: Path) -> Path:
         return path
 
 
+def _provenance(valid: Any) -> Any:
+    """The run's code-sha (its config's Git commit) and this command line."""
+    from tau.cli import invocation
+    from tau.provenance import collect
+
+    return collect(valid.config_dir, invocation())
+
+
 def _load_valid(target: str | None, config: Path | None):
     from tau.config import load, validate
     from tau.config import target as targets
@@ -136,7 +144,9 @@ def run(
             fmt=fmt,
             service_account=service_account,
         )
-    result = pipeline.client_preview(valid, os.environ, service_account=service_account)
+    result = pipeline.client_preview(
+        valid, os.environ, _provenance(valid), service_account=service_account
+    )
     for line in result.warnings:
         print(line, file=sys.stderr)
     text = pipeline.dump(result.documents, fmt)
@@ -210,10 +220,16 @@ def _submit(
     api, target = session.api, session.target
     assert target is not None  # the session looked the workspace up
     ns = target.namespace
+    provenance = _provenance(valid)
     # --service-account overrides the workspace's; every pod of the run runs as it.
     account = service_account or target.service_account
     rendered = pipeline.cluster_render(
-        valid, os.environ, namespace=ns, queue=target.queue, service_account=account
+        valid,
+        os.environ,
+        namespace=ns,
+        queue=target.queue,
+        service_account=account,
+        provenance=provenance,
     )
     for line in rendered.warnings:
         print(line, file=sys.stderr)
@@ -230,6 +246,7 @@ def _submit(
     print(f"{verb} {plan.name} (profile={pipeline.profile_name(plan)}, ns={ns})")
     print(f"status:  tau run status {plan.name} -n {ns}{ctx}")
     print(f"logs:    tau run logs {plan.name} -n {ns} -f{ctx}")
+    print(f"profile: tau run status {plan.name} -n {ns} --run-profile{ctx}")
     from tau.runs import retry
 
     policy = retry.policy_of(valid)
@@ -241,7 +258,15 @@ def _submit(
         policy,
         ns,
         plan.name,
-        ClusterRun(api, ns, valid, os.environ, queue=target.queue, service_account=account),
+        ClusterRun(
+            api,
+            ns,
+            valid,
+            os.environ,
+            queue=target.queue,
+            service_account=account,
+            provenance=provenance,
+        ),
     )
 
 
@@ -439,6 +464,7 @@ def status(
     watch: bool = False,
     interval: float = 2.0,
     max_iterations: int = 0,
+    run_profile: bool = False,
 ) -> int:
     """The startup phase tree of a run: read it top down; the first phase not done is the layer.
 
@@ -456,6 +482,8 @@ def status(
         Minimum seconds between redraws with --watch.
     max_iterations
         Stop --watch after this many redraws (0: until done).
+    run_profile
+        Add where the time went, phase by phase (queueing, startup, running), and the results.
     """
     from datetime import UTC, datetime
 
@@ -468,6 +496,8 @@ def status(
     fmt = check_output(output, ("table", "json"))
     if watch and fmt == "json":
         raise UsageError("--watch redraws a terminal view; use -o json without --watch")
+    if watch and run_profile:
+        raise UsageError("--run-profile is a snapshot view; drop --watch to see it")
     if interval <= 0 or max_iterations < 0:
         raise UsageError("--interval must be > 0 and --max-iterations >= 0")
     api, ns = where.connect()
@@ -482,9 +512,9 @@ def status(
         return int(result.exit_code)
     run_status = interpret.interpret(fetch.fetch(api, ns, name), datetime.now(UTC))
     if fmt == "json":
-        sys.stdout.write(document.to_json(run_status))
+        sys.stdout.write(document.to_json(run_status, run_profile=run_profile))
     else:
-        text.render(run_status, Console())
+        text.render(run_status, Console(), run_profile=run_profile)
     return 1 if run_status.state in (State.FAILED, State.NOT_FOUND) else 0
 
 
@@ -542,6 +572,7 @@ def resume(
         os.environ,
         queue=target.queue,
         service_account=target.service_account,
+        provenance=_provenance(valid),
     )
     plan = plan_resume(run, retry.policy_of(valid), force=force, resume_from=from_)
     for line in plan.warnings:

@@ -195,6 +195,7 @@ def connection(
     from tau.connection.descriptor import Discovery, discover, find_repository_root, load
     from tau.connection.files import config_dir
     from tau.connection.state import load_state, state_path
+    from tau.workspaces import connection_report
 
     check_output(output, ("table", "json", "yaml"))
     start = path or Path.cwd()
@@ -209,66 +210,11 @@ def connection(
             f"no tau/workspace.connection.yaml between {start} and the Git root",
             hint="ask your platform operator for the repository's descriptor",
         )
-    desc = found.descriptor
-    state = load_state(state_path(config_dir(), found))
-    info: dict[str, Any] = {
-        "descriptor": str(found.path),
-        "digest": desc.digest,
-        "workspace": desc.workspace,
-        "context": desc.context_name,
-        "systemNamespace": desc.system_namespace,
-        "access": desc.access_method,
-        "authorization": desc.authorization_mode,
-        "trusted": bool(state and state.descriptor_digest == desc.digest),
-    }
-    if desc.aks:
-        info["resourceID"], info["tenantID"] = desc.aks.resource_id, desc.aks.tenant_id
+    info = connection_report.offline(found, load_state(state_path(config_dir(), found)))
     if trust or live:
         from tau.session import connect
 
         session = connect(context, lookup=live, trust=trust, start=start)
-        conn = session.connection
-        info.update(
-            trusted=conn.state is not None or info["trusted"],
-            kubeconfig=str(conn.kubeconfig),
-            context=conn.context,
-        )
-        if session.target is not None:
-            target = session.target
-            info.update(status="Ready", namespace=target.namespace, queue=target.queue)
-    _print_connection(info, output, live)
+        info = connection_report.connected(info, session.connection, session.target)
+    print(connection_report.render(info, output, live=live), end="")
     return int(ExitCode.OK)
-
-
-def _print_connection(info: dict[str, Any], output: str, live: bool) -> None:
-    if output == "json":
-        print(json.dumps(info, indent=2, sort_keys=True))
-        return
-    if output == "yaml":
-        import yaml
-
-        print(yaml.safe_dump(info, sort_keys=True), end="")
-        return
-    print("Connected." if live else "Workspace connection configuration is valid.")
-    labels = [
-        ("Workspace", "workspace"),
-        ("Context", "context"),
-        ("Access", "access"),
-        ("Resource", "resourceID"),
-        ("Tenant", "tenantID"),
-        ("Authorization", "authorization"),
-        ("System namespace", "systemNamespace"),
-        ("Descriptor", "descriptor"),
-        ("Digest", "digest"),
-        ("Kubeconfig", "kubeconfig"),
-        ("Status", "status"),
-        ("Namespace", "namespace"),
-        ("Queue", "queue"),
-    ]
-    for label, key in labels:
-        if info.get(key):
-            print(f"{label + ':':<18}{info[key]}")
-    trusted = "yes" if info["trusted"] else "no (run: tau workspace connection --trust)"
-    print(f"{'Trusted:':<18}{trusted}")
-    if not live:
-        print("Cluster access was not checked.")

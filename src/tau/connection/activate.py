@@ -103,6 +103,7 @@ def activate(
     trust: bool = False,
     refresh: bool = False,
     aks_options: Mapping[str, Any] | None = None,
+    tau_version: str | None = None,
 ) -> Connection:
     """Resolve the cluster for a command run in `start` (default cwd).
 
@@ -114,19 +115,26 @@ def activate(
         trust: the user already confirmed (`tau workspace connection --trust`).
         refresh: fetch AKS credentials again even when a dedicated kubeconfig exists.
         aks_options: keyword arguments for `aks.fetch_kubeconfig` (credential, transport).
+        tau_version: this tau's version, checked against the descriptor's
+            requirements.minTauVersion before anything else (None: not checked).
 
     Returns:
         The connection; its kubeconfig file exists and holds exactly one context.
 
     Raises:
         TrustRequired: review is needed and neither `confirm` nor `trust` was given.
-        UsageError: context conflicts, unknown contexts, declined confirmation.
+        UsageError: context conflicts, unknown contexts, declined confirmation, or this tau
+            is older than the descriptor's requirements.minTauVersion.
         ClusterError: AKS credential retrieval failed.
     """
     env = os.environ if env is None else env
     discovery = discover(start)
     name, source = choose_context(context, env_context(env), discovery)
     if source == "descriptor" and discovery is not None:
+        if tau_version is not None:
+            from tau.connection import version
+
+            version.check(discovery.descriptor.min_tau_version, tau_version, str(discovery.path))
         return _activate_descriptor(discovery, env, confirm, trust, refresh, aks_options or {})
     return direct(name, source, env)
 

@@ -42,6 +42,11 @@ class ConnectionState:
     queue: str = ""
     service_account: str = ""
     workspace_uid: str = ""
+    # The rest of the workspace target, and when it and the RBAC checks last passed (RFC 3339):
+    # within READINESS_TTL a command trusts them instead of asking the cluster again.
+    priority: str = ""
+    output_root: str = ""
+    verified_at: str = ""
     schema: str = field(default=STATE_SCHEMA)
 
     @property

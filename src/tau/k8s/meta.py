@@ -55,6 +55,10 @@ ANNOTATION_NAMESPACE = _P + "namespace"
 ANNOTATION_CONFIG_HASH = _P + "config-hash"
 ANNOTATION_IMAGE = _P + "image"
 ANNOTATION_IMAGE_DIGEST = _P + "image-digest"
+# The Git commit of the config's repository (`-dirty` when the work tree differs) and the tau
+# command line that submitted the run (secret values redacted); set by tau.provenance.
+ANNOTATION_CODE_SHA = _P + "code-sha"
+ANNOTATION_TAU_COMMAND = _P + "tau-command"
 ANNOTATION_SUBMISSION_ID = _P + "submission-id"
 ANNOTATION_PAYLOAD_DIGEST = _P + "payload-digest"
 ANNOTATION_SCRIPT_PAYLOAD_DIGEST = _P + "script-payload-digest"

@@ -16,6 +16,7 @@ from typing import Any
 from tau.config.validate import ValidConfig
 from tau.errors import TauError
 from tau.k8s import meta, paths
+from tau.provenance import Provenance
 from tau.runs.retry import Outcome, Policy, retry_env
 
 POLL_SECONDS = 5.0
@@ -38,6 +39,8 @@ class ClusterRun:
     sleep: Callable[[float], None] = time.sleep
     clock: Callable[[], datetime] = _now
     echo: Callable[[str], None] = print
+    #: Code-sha and command annotations for every object this run (re)submits.
+    provenance: Provenance | None = None
     _last: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -86,6 +89,7 @@ class ClusterRun:
             service_account=self.service_account,
             retry_env=env,
             redact=redact,
+            provenance=self.provenance,
         ).documents
 
     def resubmit(self, env: dict[str, str]) -> None:

@@ -98,17 +98,18 @@ def _evidence(e: Evidence | None) -> dict[str, Any] | None:
     }
 
 
-def to_dict(status: RunStatus) -> dict[str, Any]:
+def to_dict(status: RunStatus, *, run_profile: bool = False) -> dict[str, Any]:
     """The RunStatus document as plain data.
 
     Args:
         status: the interpreted run.
+        run_profile: add the `profile` key (`--run-profile`).
 
     Returns:
         A dict with keys apiVersion, kind, metadata, status, phases, workloads, pods,
         diagnostics, actions, evidence, in that order.
     """
-    return {
+    doc = {
         "apiVersion": API_VERSION,
         "kind": KIND,
         "metadata": {"name": status.name, "namespace": status.namespace},
@@ -128,8 +129,13 @@ def to_dict(status: RunStatus) -> dict[str, Any]:
         "actions": [_action(a) for a in status.actions],
         "evidence": _evidence(status.evidence),
     }
+    if run_profile:
+        from tau.status.profile import as_dict
+
+        doc["profile"] = as_dict(status)
+    return doc
 
 
-def to_json(status: RunStatus) -> str:
+def to_json(status: RunStatus, *, run_profile: bool = False) -> str:
     """The document as indented JSON with a trailing newline (what `-o json` prints)."""
-    return json.dumps(to_dict(status), indent=2, ensure_ascii=False) + "\n"
+    return json.dumps(to_dict(status, run_profile=run_profile), indent=2, ensure_ascii=False) + "\n"

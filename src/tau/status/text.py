@@ -188,8 +188,14 @@ def _resources(status: RunStatus) -> Text:
     return text
 
 
-def renderable(status: RunStatus) -> Group:
-    """The whole view as one rich renderable."""
+def _profile(status: RunStatus) -> Group:
+    from tau.status.profile import lines
+
+    return Group(Text("Run profile", style="bold"), *(Text(f"  {line}") for line in lines(status)))
+
+
+def renderable(status: RunStatus, *, run_profile: bool = False) -> Group:
+    """The whole view as one rich renderable (with the Run profile section when asked)."""
     parts: list[RenderableType] = [_header(status), Text(""), _phase_tree(status), Text("")]
     if status.kind is not None:
         parts.extend(
@@ -205,16 +211,18 @@ def renderable(status: RunStatus) -> Group:
         containers = _containers(status.pods)
         if containers is not None:
             parts.extend((containers, Text("")))
+        if run_profile:
+            parts.extend((_profile(status), Text("")))
     parts.extend((_attention(status), Text(""), _next(status)))
     return Group(*parts)
 
 
-def render(status: RunStatus, console: Console) -> None:
+def render(status: RunStatus, console: Console, *, run_profile: bool = False) -> None:
     """Print the view to `console` (the CLI's, or a recording one in tests)."""
-    console.print(renderable(status))
+    console.print(renderable(status, run_profile=run_profile))
 
 
-def to_text(status: RunStatus, width: int = 100) -> str:
+def to_text(status: RunStatus, width: int = 100, *, run_profile: bool = False) -> str:
     """The view as plain text for a fixed-width, colourless console (tests, snapshots)."""
     console = Console(
         width=width,
@@ -224,5 +232,5 @@ def to_text(status: RunStatus, width: int = 100) -> str:
         force_terminal=False,
         legacy_windows=False,
     )
-    render(status, console)
+    render(status, console, run_profile=run_profile)
     return "\n".join(line.rstrip() for line in console.export_text().splitlines()) + "\n"

@@ -19,12 +19,19 @@ def as_row(record: object) -> dict[str, Any]:
     return dict(vars(record))
 
 
+#: Field names per record class, computed once (`fields()` per row showed in status profiles).
+_NAMES: dict[type, tuple[str, ...]] = {}
+
+
 class _FromRow:
     @classmethod
     def from_row(cls, row: Mapping[str, Any]) -> Self:
         """Build from a SQLite row; unknown columns are ignored, missing ones are None."""
-        names = [f.name for f in fields(cls)]  # type: ignore[arg-type]
-        return cls(**{n: row.get(n) for n in names})
+        names = _NAMES.get(cls)
+        if names is None:
+            names = _NAMES[cls] = tuple(f.name for f in fields(cls))  # type: ignore[arg-type]
+        get = row.get
+        return cls(*[get(n) for n in names])
 
 
 @dataclass(frozen=True)

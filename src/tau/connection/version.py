@@ -1,0 +1,52 @@
+"""`requirements.minTauVersion` of a workspace connection: refuse a tau too old for the repository.
+
+Pure. A development build (`dev`, or a PEP 440 `.devN` release) skips the check: it is built
+from a checkout and has no release number to compare.
+"""
+
+from __future__ import annotations
+
+import re
+
+from tau.errors import UsageError
+
+#: How a user upgrades tau (the product contract's installer).
+UPGRADE_COMMAND = (
+    "curl -fsSL https://github.com/Azure/taugrid/releases/latest/download/install.sh | sh"
+)
+_RELEASE = re.compile(r"^v?(\d+)\.(\d+)\.(\d+)")
+
+
+def is_dev_build(version: str) -> bool:
+    """A build without a release number: `dev`, or a `.devN` pre-release."""
+    text = version.strip().lower()
+    return text == "dev" or ".dev" in text or text.endswith("+dev")
+
+
+def parse(version: str) -> tuple[int, int, int] | None:
+    """(major, minor, patch) of `version`, ignoring any suffix; None when it has none."""
+    match = _RELEASE.match(version.strip())
+    return (int(match[1]), int(match[2]), int(match[3])) if match else None
+
+
+def check(required: str, current: str, where: str) -> None:
+    """Refuse when `current` is older than `required` (both major.minor.patch).
+
+    Args:
+        required: the descriptor's requirements.minTauVersion.
+        current: this tau's version.
+        where: the descriptor path, for the message.
+
+    Raises:
+        UsageError: this tau is too old, naming both versions and the upgrade command.
+    """
+    if is_dev_build(current):
+        return
+    have, need = parse(current), parse(required)
+    if have is None or need is None or have >= need:
+        return
+    raise UsageError(
+        f"tau {current} is too old for this repository: {where} requires "
+        f"requirements.minTauVersion {required} or newer",
+        hint=f"upgrade tau: {UPGRADE_COMMAND}",
+    )
