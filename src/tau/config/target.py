@@ -5,16 +5,15 @@ Performs I/O (checks which files exist).
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from tau.config.probe import is_file
 from tau.errors import UsageError
+from tau.k8s.names import DNS_1123_LABEL
 
 DEFAULT_FILES = ("tau.yaml", "tau.yml", ".tau.yaml")
 SMOKE_CONFIG = "smoke/tau.yaml"
-_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 
 
 @dataclass(frozen=True)
@@ -38,7 +37,7 @@ def resolve(target: str | None, config: Path | None, cwd: Path) -> Target:
         raise UsageError(
             f'run target "{target}" must be a name, not a path; use --config for explicit paths'
         )
-    if target is not None and not _NAME.match(target):
+    if target is not None and not DNS_1123_LABEL.match(target):
         raise UsageError(
             f"run target \"{target}\" is not a valid run name (lowercase letters, digits and '-')"
         )

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from tau.k8s.names import DNS_1123_LABEL
 from tau.registry.errors import RegistryError
 
 SCHEMA_VERSION = 1
@@ -35,7 +36,6 @@ LATEST_ALIAS = "latest"
 DEFAULT_MODEL_ALIAS = "default"
 
 _MAX_LEN = 63
-_SLUG = re.compile(r"^[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$")
 _DOTTED_SLUG = re.compile(r"^[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?$")
 
 _NAME_HINT = "use lowercase letters, digits and inner hyphens, at most 63 characters"
@@ -53,7 +53,7 @@ def check_slug(kind: str, value: str, *, dots: bool = False) -> str:
     Raises:
         RegistryError: the value is empty, too long or not DNS-label-like.
     """
-    pattern = _DOTTED_SLUG if dots else _SLUG
+    pattern = _DOTTED_SLUG if dots else DNS_1123_LABEL
     if len(value) <= _MAX_LEN and pattern.match(value) and ".." not in value:
         return value
     raise RegistryError(f'invalid {kind} "{value}"', hint=_VERSION_HINT if dots else _NAME_HINT)

@@ -12,11 +12,10 @@ from pathlib import PurePosixPath
 from typing import Protocol
 
 from tau.k8s import paths
+from tau.k8s.names import DNS_1123_LABEL, DNS_1123_SUBDOMAIN
 
 DATA_ROOT = paths.DATA_ROOT
-_DNS_1123 = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 _DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
-_DNS_1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 #: --volume kinds as the contract spells them, by their lower-case form.
 VOLUME_KINDS = {"pvc": "pvc", "emptydir": "emptyDir", "configmap": "configMap", "secret": "secret"}
 #: The volume name --checkpoint uses for the PVC at /data (serve.render.DATA_VOLUME).
@@ -88,7 +87,7 @@ def containers(
                 f'{flag} "{item}" must be NAME=IMAGE', f"e.g. {flag} fetch=ghcr.io/org/fetch:1.0.0"
             )
             continue
-        if not _DNS_1123_LABEL.match(name) or len(name) > 63:
+        if not DNS_1123_LABEL.match(name) or len(name) > 63:
             p.add(
                 f'{flag} "{item}": container name "{name}" must be a DNS-1123 label',
                 "lower-case letters, digits and '-', at most 63 characters",
@@ -117,7 +116,7 @@ def volumes(values: tuple[str, ...], p: Problems) -> tuple[Volume, ...]:
                 "e.g. --volume cache=emptyDir or --volume weights=pvc:model-store",
             )
             continue
-        if not _DNS_1123_LABEL.match(name) or len(name) > 63:
+        if not DNS_1123_LABEL.match(name) or len(name) > 63:
             p.add(f'--volume "{item}": volume name "{name}" must be a DNS-1123 label')
             continue
         if name == CHECKPOINT_VOLUME:
@@ -131,7 +130,7 @@ def volumes(values: tuple[str, ...], p: Problems) -> tuple[Volume, ...]:
             p.add(f'--volume "{name}" is given twice', "declare each volume once")
         if kind == "emptyDir" and colon:
             p.add(f'--volume "{item}": emptyDir takes no source', f"write --volume {name}=emptyDir")
-        elif kind != "emptyDir" and not _DNS_1123.match(source):
+        elif kind != "emptyDir" and not DNS_1123_SUBDOMAIN.match(source):
             p.add(
                 f'--volume "{item}": {kind} needs the name of its source',
                 f"e.g. --volume {name}={kind}:my-{kind.lower()}",

@@ -13,6 +13,7 @@ from pathlib import PurePosixPath
 from tau.config.presets import Catalog, Preset
 from tau.errors import ConfigError, Diagnostic
 from tau.k8s import meta, paths
+from tau.k8s.names import DNS_1035_LABEL, DNS_1123_SUBDOMAIN, ENV_NAME, SECRET_KEY
 from tau.plan.model import UNRESOLVED_NAMESPACE, SecretRef
 from tau.serve import pod_parts
 from tau.serve.pod_parts import DATA_ROOT, Container, Mount, Volume, image_problem
@@ -36,10 +37,6 @@ _GPU_CLASS_ALIASES = {
 }
 _MANAGED_SERIES = ("ndm-a100-v4", "nd-h200-v5")
 
-_DNS_1035 = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
-_DNS_1123 = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
-_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-_SECRET_KEY = re.compile(r"^[-._a-zA-Z0-9]+$")
 _RAY_VERSION = re.compile(r"^\d+\.\d+\.\d+$")
 _IMPORT_PATH = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
 
@@ -214,7 +211,7 @@ def _env(values: tuple[str, ...], p: _Problems) -> dict[str, str]:
     out: dict[str, str] = {}
     for item in values:
         key, sep, value = item.partition("=")
-        if not sep or not _ENV_NAME.match(key):
+        if not sep or not ENV_NAME.match(key):
             p.add(
                 f'--env "{item}" must be KEY=VALUE with KEY a valid env name',
                 "e.g. --env LOG_LEVEL=info",
@@ -236,9 +233,9 @@ def _secrets(
         if not (
             sep
             and colon
-            and _ENV_NAME.match(env)
-            and _DNS_1123.match(secret)
-            and _SECRET_KEY.match(key)
+            and ENV_NAME.match(env)
+            and DNS_1123_SUBDOMAIN.match(secret)
+            and SECRET_KEY.match(key)
         ):
             p.add(
                 f'--env-secret "{item}" must be KEY=SECRET:KEY',
@@ -405,7 +402,7 @@ def _checkpoint(flags: DeployFlags, env: dict[str, str], p: _Problems) -> Checkp
             p.add("--checkpoint-pvc needs --checkpoint", "add --checkpoint PATH")
         return None
     pvc = flags.checkpoint_pvc or DEFAULT_CHECKPOINT_PVC
-    if not _DNS_1123.match(pvc):
+    if not DNS_1123_SUBDOMAIN.match(pvc):
         p.add(f'--checkpoint-pvc "{pvc}" is not a valid PersistentVolumeClaim name')
     try:
         path = checkpoint_path(flags.checkpoint)
@@ -422,7 +419,7 @@ def _checkpoint(flags: DeployFlags, env: dict[str, str], p: _Problems) -> Checkp
 
 
 def _misc(flags: DeployFlags, p: _Problems) -> None:
-    if not _DNS_1035.match(flags.name) or len(flags.name) > 63:
+    if not DNS_1035_LABEL.match(flags.name) or len(flags.name) > 63:
         p.add(
             f'service name "{flags.name}" must be a DNS-1035 label: lower-case letters, '
             "digits and '-', starting with a letter, at most 63 characters"
@@ -441,7 +438,7 @@ def _misc(flags: DeployFlags, p: _Problems) -> None:
         p.add("--image is required", "pass a pinned image, e.g. ghcr.io/org/server:1.4.2")
     elif (problem := image_problem(flags.image)) is not None:
         p.add(*problem)
-    if flags.namespace is not None and not _DNS_1123.match(flags.namespace):
+    if flags.namespace is not None and not DNS_1123_SUBDOMAIN.match(flags.namespace):
         p.add(f'--namespace "{flags.namespace}" is not a valid namespace name')
 
 

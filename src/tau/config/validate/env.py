@@ -6,9 +6,8 @@ rendered topology; users may set only the four retry keys of the TAU_ namespace.
 
 from __future__ import annotations
 
-import re
-
 from tau.config.validate.context import Context
+from tau.k8s.names import DNS_1123_SUBDOMAIN, ENV_NAME, SECRET_KEY
 
 #: The stage that runs these rules: `tau run validate` (schema and offline rules).
 STAGE = "offline"
@@ -17,9 +16,6 @@ STAGE = "offline"
 SETTABLE_TAU_KEYS = ("TAU_RESUME_FROM", "TAU_RETRY_ATTEMPT", "TAU_RETRY_MAX", "TAU_RETRY_REASON")
 MAX_VALUE_BYTES = 64 * 1024
 MAX_TOTAL_BYTES = 128 * 1024
-_C_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-_SECRET_NAME = re.compile(r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$")
-_SECRET_KEY = re.compile(r"^[-._a-zA-Z0-9]+$")
 
 
 def is_reserved(name: str, allow_nccl: bool) -> bool:
@@ -59,7 +55,7 @@ def check(ctx: Context) -> None:
         ("runtime.env_kv", kv),
     ):
         for name in table:
-            if not _C_IDENTIFIER.match(name):
+            if not ENV_NAME.match(name):
                 ctx.error(
                     (*group.split("."), name),
                     f'env var name "{name}" is invalid (use C_IDENTIFIER format)',
@@ -142,13 +138,13 @@ def _secret_refs(ctx: Context, env: dict[str, str], secrets: dict[str, str]) -> 
             )
             continue
         secret, key = ref
-        if not _SECRET_NAME.match(secret) or len(secret) > 253:
+        if not DNS_1123_SUBDOMAIN.match(secret) or len(secret) > 253:
             ctx.error(
                 path,
                 f'runtime.env_secret.{name}: secret name "{secret}" is not a valid '
                 "Kubernetes name (lowercase letters, digits, '-' and '.')",
             )
-        if not _SECRET_KEY.match(key):
+        if not SECRET_KEY.match(key):
             ctx.error(
                 path,
                 f'runtime.env_secret.{name}: secret key "{key}" is not a valid '

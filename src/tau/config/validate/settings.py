@@ -2,19 +2,15 @@
 
 from __future__ import annotations
 
-import re
-
 from tau.config.duration import DurationError, parse_duration
 from tau.config.validate.context import Context
+from tau.k8s.names import DNS_1123_SUBDOMAIN, LABEL_NAME, LABEL_VALUE
 from tau.k8s.quantity import parse_quantity
 
 #: The stage that runs these rules: `tau run validate` (schema and offline rules).
 STAGE = "offline"
 
 RETRY_REASONS = ("Preempted", "Evicted", "OOMKilled")
-_LABEL_VALUE = re.compile(r"^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?$")
-_LABEL_NAME = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
-_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 _DURATIONS = (
     "resilience.backoff_initial",
     "resilience.backoff_max",
@@ -144,7 +140,7 @@ def _policy(ctx: Context) -> None:
         where = ("policy", "node_selector", key)
         if not _label_key(key):
             ctx.error(where, f'policy.node_selector key "{key}" is not a valid label key')
-        if len(value) > 63 or not _LABEL_VALUE.match(value):
+        if len(value) > 63 or not LABEL_VALUE.match(value):
             ctx.error(
                 where,
                 f'policy.node_selector value "{value}" for "{key}" is not a valid '
@@ -154,9 +150,9 @@ def _policy(ctx: Context) -> None:
 
 def _label_key(key: str) -> bool:
     prefix, sep, name = key.rpartition("/")
-    if sep and (not prefix or len(prefix) > 253 or not _DNS_SUBDOMAIN.match(prefix)):
+    if sep and (not prefix or len(prefix) > 253 or not DNS_1123_SUBDOMAIN.match(prefix)):
         return False
-    return 0 < len(name) <= 63 and bool(_LABEL_NAME.match(name))
+    return 0 < len(name) <= 63 and bool(LABEL_NAME.match(name))
 
 
 def _quantities(ctx: Context) -> None:

@@ -11,6 +11,7 @@ import re
 
 from tau.config.validate.context import Context
 from tau.k8s import paths
+from tau.k8s.names import DNS_1123_LABEL
 
 #: The stage that runs these rules: `tau run validate` (schema and offline rules).
 STAGE = "offline"
@@ -21,7 +22,6 @@ _DIGEST_REF = re.compile(
     r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*"
     r"(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?@sha256:[a-f0-9]{64}$"
 )
-_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _TELEMETRY_ID = re.compile(r"^[a-z0-9]([a-z0-9._-]*[a-z0-9])?$")
 RESERVED_MOUNTS = (
     paths.DATA_ROOT,
@@ -143,7 +143,7 @@ def _assets(ctx: Context) -> None:
     for i, asset in enumerate(assets):
         base = f"storage.image_assets[{i}]"
         name = asset.get("name")
-        if not name or not _DNS_LABEL.match(name) or len(name) > 50:
+        if not name or not DNS_1123_LABEL.match(name) or len(name) > 50:
             ctx.error(
                 f"{base}.name",
                 f'{base}.name "{name or ""}" must be a DNS label of at most 50 characters',
