@@ -161,7 +161,8 @@ def client_preview(
     """Render offline with placeholders and redacted Secret references.
 
     The service account is the workspace's, known only at submit: a placeholder unless
-    --service-account names it (`service_account`)."""
+    --service-account names it (`service_account`).
+    """
     resolved = resolve(
         valid,
         catalog_for(valid, env),
@@ -192,7 +193,8 @@ def cluster_render(
 ) -> Preview:
     """Render for a real submit: the namespace, the queue and the service account (when the
     workspace or --service-account gives them) known, Secret references intact unless `redact`.
-    Everything else is the client dry-run's path."""
+    Everything else is the client dry-run's path.
+    """
     resolved = resolve(
         valid,
         catalog_for(valid, env),

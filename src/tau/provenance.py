@@ -59,7 +59,8 @@ def _git(directory: Path, *args: str) -> str | None:
 
 def code_sha(directory: Path) -> str | None:
     """HEAD of the repository holding `directory`, with `-dirty` when tracked files differ from
-    it (untracked files do not count, as with `git describe --dirty`); None outside Git."""
+    it (untracked files do not count, as with `git describe --dirty`); None outside Git.
+    """
     head = _git(directory, "rev-parse", "--verify", "--quiet", "HEAD")
     if not head or not head.strip():
         return None
@@ -69,7 +70,8 @@ def code_sha(directory: Path) -> str | None:
 
 def command_line(argv: Sequence[str]) -> str:
     """`tau ARGS...` shell-quoted, with the value of any secret-named flag or KEY=VALUE and any
-    URL credentials replaced by <redacted>."""
+    URL credentials replaced by <redacted>.
+    """
     out: list[str] = []
     hide_next = False
     for arg in argv:

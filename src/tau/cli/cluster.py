@@ -74,34 +74,20 @@ def install(
     Prints the installation plan first; runs a bootstrap pass when the release does not exist,
     then `helm upgrade --install --reset-values`, then the readiness report.
 
-    Parameters
-    ----------
-    release
-        Helm release name.
-    namespace
-        Namespace of the release.
-    chart
-        Chart reference.
-    version
-        Chart version.
-    timeout
-        Time limit of each helm step and of the readiness wait (Go duration).
-    values
-        Values file (repeatable).
-    set
-        KEY=VALUE chart value (repeatable).
-    set_string
-        KEY=VALUE chart value forced to a string (repeatable).
-    create_namespace
-        Create the release namespace when missing.
-    wait
-        Let helm wait for the resources of the main pass.
-    atomic
-        Roll back a failed upgrade (--rollback-on-failure on Helm 4).
-    dependency_update
-        Update chart dependencies before installing.
-    dry_run
-        Render offline with `helm template --include-crds`; nothing is applied.
+    Args:
+        release: Helm release name.
+        namespace: Namespace of the release.
+        chart: Chart reference.
+        version: Chart version.
+        timeout: Time limit of each helm step and of the readiness wait (Go duration).
+        values: Values file (repeatable).
+        set: KEY=VALUE chart value (repeatable).
+        set_string: KEY=VALUE chart value forced to a string (repeatable).
+        create_namespace: Create the release namespace when missing.
+        wait: Let helm wait for the resources of the main pass.
+        atomic: Roll back a failed upgrade (--rollback-on-failure on Helm 4).
+        dependency_update: Update chart dependencies before installing.
+        dry_run: Render offline with `helm template --include-crds`; nothing is applied.
     """
     from tau.cluster import install as flow
     from tau.cluster import plan, readiness
@@ -167,28 +153,17 @@ def uninstall(
     Phase 1 drains the queue policy while Kueue still runs; phase 2 runs `helm uninstall`.
     PVCs, StorageClasses, Secrets and user namespaces are never deleted.
 
-    Parameters
-    ----------
-    release
-        Helm release name.
-    namespace
-        Namespace of the release.
-    chart
-        Chart reference (the drain runs only when the deployed chart has the same name).
-    timeout
-        Time limit of each helm step (Go duration).
-    wait
-        Wait until the release's resources are deleted.
-    dry_run
-        Print what would run; change nothing.
-    keep_history
-        Keep the release history (helm uninstall --keep-history).
-    no_hooks
-        Skip the chart's uninstall hooks.
-    yes
-        Confirm the uninstall (required unless --dry-run).
-    drain_queue
-        Remove the baseline queue objects while Kueue still runs, before uninstalling.
+    Args:
+        release: Helm release name.
+        namespace: Namespace of the release.
+        chart: Chart reference (the drain runs only when the deployed chart has the same name).
+        timeout: Time limit of each helm step (Go duration).
+        wait: Wait until the release's resources are deleted.
+        dry_run: Print what would run; change nothing.
+        keep_history: Keep the release history (helm uninstall --keep-history).
+        no_hooks: Skip the chart's uninstall hooks.
+        yes: Confirm the uninstall (required unless --dry-run).
+        drain_queue: Remove the baseline queue objects while Kueue still runs, before uninstalling.
     """
     from tau.cluster import plan
     from tau.cluster import uninstall as flow
@@ -220,10 +195,8 @@ def uninstall(
 def explain_values(*, output: Annotated[str, Parameter(name=["--output", "-o"])] = "table") -> int:
     """Explain the chart values tau reads or sets: meaning and defaults (offline).
 
-    Parameters
-    ----------
-    output
-        table or json.
+    Args:
+        output: table or json.
     """
     from tau.cluster.values import explain_json, explain_table
 
@@ -241,12 +214,9 @@ def installation(
 ) -> int:
     """Re-run the install readiness report, read-only (needs cluster-admin-level access).
 
-    Parameters
-    ----------
-    release
-        Helm release name.
-    namespace
-        Namespace of the release.
+    Args:
+        release: Helm release name.
+        namespace: Namespace of the release.
     """
     from tau.cluster import readiness
     from tau.cluster.checks import has_errors, summary
@@ -271,16 +241,13 @@ def nodes(
 ) -> int:
     """Probe GPU node health with one privileged pod per node (needs cluster-admin-level access).
 
-    Parameters
-    ----------
-    gpu_class
-        any, a100-80gb, h100-95gb or h200-141gb (matched against the gpu-class node label).
-    selector
-        Label selector narrowing the nodes.
-    min_healthy
-        Exit 1 when fewer nodes are healthy (default 0: exit 1 on any unhealthy or unknown).
-    timeout
-        Time limit per probe pod (Go duration).
+    Args:
+        gpu_class: any, a100-80gb, h100-95gb or h200-141gb (matched against the gpu-class node
+            label).
+        selector: Label selector narrowing the nodes.
+        min_healthy: Exit 1 when fewer nodes are healthy (default 0: exit 1 on any unhealthy or
+            unknown).
+        timeout: Time limit per probe pod (Go duration).
     """
     from tau.cluster import nodes as n
     from tau.cluster.options import parse_timeout
@@ -321,12 +288,9 @@ def topology(
 ) -> int:
     """Check a ClusterQueue's flavors against the nodes, or a preset's objects (cluster-admin).
 
-    Parameters
-    ----------
-    preset
-        Check the queue, topology and priority objects of this preset, and its flavors.
-    cluster_queue
-        The ClusterQueue to check (default taugrid-cq; with --preset, the preset's).
+    Args:
+        preset: Check the queue, topology and priority objects of this preset, and its flavors.
+        cluster_queue: The ClusterQueue to check (default taugrid-cq; with --preset, the preset's).
     """
     import os
 

@@ -58,7 +58,8 @@ class Where:
         queue: str | None = None,
     ) -> Session:
         """The run's cluster session; the arguments are the config's own values, which the
-        flags override."""
+        flags override.
+        """
         from tau.session import connect
 
         return connect(
@@ -113,18 +114,12 @@ def run(
 ) -> int:
     """Submit a run, or preview it with --dry-run.
 
-    Parameters
-    ----------
-    target
-        Run name: resolves tau/TARGET.yaml; with --config it overrides the run name.
-    config
-        Explicit config file.
-    dry_run
-        client (offline render) or server (API-server dry run).
-    output
-        Manifest format of --dry-run: yaml or json.
-    service_account
-        ServiceAccount every pod of the run uses (default: the workspace's).
+    Args:
+        target: Run name: resolves tau/TARGET.yaml; with --config it overrides the run name.
+        config: Explicit config file.
+        dry_run: client (offline render) or server (API-server dry run).
+        output: Manifest format of --dry-run: yaml or json.
+        service_account: ServiceAccount every pod of the run uses (default: the workspace's).
     """
     import os
 
@@ -158,12 +153,9 @@ def run(
 def validate(target: str | None = None, *, config: ConfigFlag = None) -> int:
     """Check a run config offline: schema, engine vocabulary, env, storage; no render.
 
-    Parameters
-    ----------
-    target
-        Run name: resolves tau/TARGET.yaml; with --config it overrides the run name.
-    config
-        Explicit config file.
+    Args:
+        target: Run name: resolves tau/TARGET.yaml; with --config it overrides the run name.
+        config: Explicit config file.
     """
     valid = _load_valid(target, config)
     print(f"{valid.path} is valid")
@@ -174,10 +166,8 @@ def validate(target: str | None = None, *, config: ConfigFlag = None) -> int:
 def schema(*, output: OutputFlag = "json") -> int:
     """Print the JSON Schema of tau.yaml.
 
-    Parameters
-    ----------
-    output
-        Only json.
+    Args:
+        output: Only json.
     """
     from tau.config.spec import run_config_schema_bytes
 
@@ -191,10 +181,8 @@ def schema(*, output: OutputFlag = "json") -> int:
 def explain_config(*, output: OutputFlag = "markdown") -> int:
     """Print the field reference: path, type, status, values and defaults, description.
 
-    Parameters
-    ----------
-    output
-        markdown or json.
+    Args:
+        output: markdown or json.
     """
     from tau.config import explain
 
@@ -283,20 +271,14 @@ def list_(
 ) -> int:
     """List Tau-managed Jobs and RayJobs, newest first.
 
-    Parameters
-    ----------
-    queue
-        Only runs of this Kueue LocalQueue.
-    output
-        table or json.
-    include_external
-        Also list Kueue-managed Jobs and RayJobs tau did not create (adds a SOURCE column).
-    history_limit
-        Show at most this many runs, newest first.
-    kusto_endpoint
-        Kusto-backed run history: not built (exits 2).
-    kusto_database
-        Kusto-backed run history: not built (exits 2).
+    Args:
+        queue: Only runs of this Kueue LocalQueue.
+        output: table or json.
+        include_external: Also list Kueue-managed Jobs and RayJobs tau did not create (adds a SOURCE
+            column).
+        history_limit: Show at most this many runs, newest first.
+        kusto_endpoint: Kusto-backed run history: not built (exits 2).
+        kusto_database: Kusto-backed run history: not built (exits 2).
     """
     from datetime import UTC, datetime
 
@@ -333,14 +315,10 @@ def get(
 ) -> int:
     """Durable results recorded by storage.output.
 
-    Parameters
-    ----------
-    name
-        Run name.
-    artifact
-        A file inside the results to print.
-    output
-        table, json or raw (raw prints the --artifact bytes).
+    Args:
+        name: Run name.
+        artifact: A file inside the results to print.
+        output: table, json or raw (raw prints the --artifact bytes).
     """
     from tau.runs import results
 
@@ -374,24 +352,15 @@ def logs(
 ) -> int:
     """Ray driver output, or Job pod logs.
 
-    Parameters
-    ----------
-    name
-        Run name.
-    follow
-        Keep streaming.
-    tail
-        Lines from the end (-1: all).
-    container
-        Container of a Job pod (default main).
-    all_containers
-        Every container of each Job pod, init containers first.
-    previous
-        The previous (crashed) container instance of a Job pod.
-    timestamps
-        Start each line with its RFC3339 timestamp.
-    prefix
-        Start each line of a Job pod with [pod/POD/CONTAINER].
+    Args:
+        name: Run name.
+        follow: Keep streaming.
+        tail: Lines from the end (-1: all).
+        container: Container of a Job pod (default main).
+        all_containers: Every container of each Job pod, init containers first.
+        previous: The previous (crashed) container instance of a Job pod.
+        timestamps: Start each line with its RFC3339 timestamp.
+        prefix: Start each line of a Job pod with [pod/POD/CONTAINER].
     """
     from tau.runs import logs as run_logs
 
@@ -416,14 +385,10 @@ def logs(
 def cancel(name: str, *, where: Where = Where(), wait: bool = True, timeout: float = 300.0) -> int:
     """Delete a run's workload; Kueue reclaims the quota.
 
-    Parameters
-    ----------
-    name
-        Run name.
-    wait
-        Wait until pods and the RayCluster are gone.
-    timeout
-        Seconds to wait for teardown.
+    Args:
+        name: Run name.
+        wait: Wait until pods and the RayCluster are gone.
+        timeout: Seconds to wait for teardown.
     """
     from tau.runs.cancel import cancel as do_cancel
 
@@ -437,12 +402,9 @@ def cancel(name: str, *, where: Where = Where(), wait: bool = True, timeout: flo
 def history(name: str, *, where: Where = Where(), output: OutputFlag = "table") -> int:
     """The attempts of a run, from its retry Events.
 
-    Parameters
-    ----------
-    name
-        Run name.
-    output
-        table or json.
+    Args:
+        name: Run name.
+        output: table or json.
     """
     from tau.runs import events
 
@@ -470,20 +432,14 @@ def status(
 
     Exits 1 when the run failed (or is not found), 0 otherwise.
 
-    Parameters
-    ----------
-    name
-        Run name.
-    output
-        table or json (the RunStatus document).
-    watch
-        Follow the run (Kubernetes watch streams) until it completes or fails.
-    interval
-        Minimum seconds between redraws with --watch.
-    max_iterations
-        Stop --watch after this many redraws (0: until done).
-    run_profile
-        Add where the time went, phase by phase (queueing, startup, running), and the results.
+    Args:
+        name: Run name.
+        output: table or json (the RunStatus document).
+        watch: Follow the run (Kubernetes watch streams) until it completes or fails.
+        interval: Minimum seconds between redraws with --watch.
+        max_iterations: Stop --watch after this many redraws (0: until done).
+        run_profile: Add where the time went, phase by phase (queueing, startup, running), and the
+            results.
     """
     from datetime import UTC, datetime
 
@@ -531,20 +487,13 @@ def resume(
 ) -> int:
     """Replace a failed run with one that resumes from its durable checkpoint.
 
-    Parameters
-    ----------
-    name
-        Run name.
-    config
-        The run's config file (required: resume re-renders it).
-    from_
-        Checkpoint directory to resume from (default resilience.checkpoint_path).
-    force
-        Resume an OOMKilled run (raise its memory first).
-    dry_run
-        client: print the replacement and change nothing.
-    output
-        Format of --dry-run=client: yaml or json.
+    Args:
+        name: Run name.
+        config: The run's config file (required: resume re-renders it).
+        from_: Checkpoint directory to resume from (default resilience.checkpoint_path).
+        force: Resume an OOMKilled run (raise its memory first).
+        dry_run: client: print the replacement and change nothing.
+        output: Format of --dry-run=client: yaml or json.
     """
     import os
 

@@ -55,7 +55,8 @@ def _source_refused(
 
 def _connect(context: str | None) -> tuple[Any, str]:
     """(ApiClient, context name): serving uses --context/$TAU_CONTEXT or the current context
-    directly, without activating tau/workspace.connection.yaml; its namespace is always -n."""
+    directly, without activating tau/workspace.connection.yaml; its namespace is always -n.
+    """
     from tau.session import connect
 
     session = connect(context, lookup=False, descriptor=False)
@@ -89,7 +90,8 @@ def _resolve_source(
 @dataclass(frozen=True)
 class DeployArgs:
     """Every `tau serve deploy` flag as typed (numbers stay text until spec.parse_numbers, so
-    a bad number is reported with the flag's other problems)."""
+    a bad number is reported with the flag's other problems).
+    """
 
     kind: Kind = "rayservice"
     """rayservice (KubeRay RayService) or deployment (Deployment + Service)."""
@@ -213,10 +215,8 @@ class DeployArgs:
 def deploy(name: str, *, opts: DeployArgs = DeployArgs()) -> int:
     """Render a service and apply it, or print it with --dry-run=client.
 
-    Parameters
-    ----------
-    name
-        Service name (a DNS-1035 label).
+    Args:
+        name: Service name (a DNS-1035 label).
     """
     import os
 
@@ -286,16 +286,11 @@ def status(
 ) -> int:
     """Show a service: RayService serve status and endpoints, or Deployment replicas.
 
-    Parameters
-    ----------
-    name
-        Service name.
-    kind
-        rayservice or deployment.
-    namespace
-        Namespace of the service (required).
-    output
-        table or json.
+    Args:
+        name: Service name.
+        kind: rayservice or deployment.
+        namespace: Namespace of the service (required).
+        output: table or json.
     """
     import datetime as dt
 
@@ -326,16 +321,11 @@ def scale(
 ) -> int:
     """Set the replica count of a Deployment service (a RayService is redeployed instead).
 
-    Parameters
-    ----------
-    name
-        Service name.
-    replicas
-        New replica count.
-    kind
-        deployment (rayservice is refused: redeploy, or autoscale with --max-replicas).
-    namespace
-        Namespace of the service (required).
+    Args:
+        name: Service name.
+        replicas: New replica count.
+        kind: deployment (rayservice is refused: redeploy, or autoscale with --max-replicas).
+        namespace: Namespace of the service (required).
     """
     from tau.serve import apply, kube
     from tau.serve.spec import parse_numbers
@@ -359,14 +349,10 @@ def delete(
 ) -> int:
     """Delete a service; deleting one that is not there succeeds.
 
-    Parameters
-    ----------
-    name
-        Service name.
-    kind
-        rayservice or deployment (a deployment's Service is deleted with it).
-    namespace
-        Namespace of the service (required).
+    Args:
+        name: Service name.
+        kind: rayservice or deployment (a deployment's Service is deleted with it).
+        namespace: Namespace of the service (required).
     """
     from tau.serve import apply, kube
 

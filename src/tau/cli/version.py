@@ -16,10 +16,8 @@ app = App(name="version", help="Print the tau version.")
 def version(*, short: bool = False) -> int:
     """Print the tau version.
 
-    Parameters
-    ----------
-    short
-        Print only the bare version.
+    Args:
+        short: Print only the bare version.
     """
     if short:
         print(__version__)

@@ -40,12 +40,10 @@ def list_(
 ) -> int:
     """List the TauWorkspaces of the cluster.
 
-    Parameters
-    ----------
-    namespace
-        The system namespace holding TauWorkspaces (default: the descriptor's, else tau-system).
-    output
-        table or json.
+    Args:
+        namespace: The system namespace holding TauWorkspaces (default: the descriptor's, else
+            tau-system).
+        output: table or json.
     """
     from tau.kube.workspaces import list_workspaces
     from tau.workspaces import report
@@ -84,14 +82,10 @@ def status(
 ) -> int:
     """Show one TauWorkspace: phase, namespace, queue, conditions.
 
-    Parameters
-    ----------
-    name
-        Workspace name (default: the repository descriptor's workspace).
-    namespace
-        The system namespace holding TauWorkspaces.
-    output
-        table or json.
+    Args:
+        name: Workspace name (default: the repository descriptor's workspace).
+        namespace: The system namespace holding TauWorkspaces.
+        output: table or json.
     """
     from tau.workspaces import report
 
@@ -112,16 +106,12 @@ def check(
 ) -> int:
     """Exit non-zero unless the workspace is Ready.
 
-    Parameters
-    ----------
-    name
-        Workspace name (default: the repository descriptor's workspace).
-    namespace
-        The system namespace holding TauWorkspaces.
-    data_pvc
-        Also check that this PVC exists and is Bound in the workspace namespace (warning only).
-    output
-        table or json.
+    Args:
+        name: Workspace name (default: the repository descriptor's workspace).
+        namespace: The system namespace holding TauWorkspaces.
+        data_pvc: Also check that this PVC exists and is Bound in the workspace namespace (warning
+            only).
+        output: table or json.
     """
     from tau.kube.workspaces import get_pvc
     from tau.workspaces.readiness import not_ready_reason, readiness_hint, view
@@ -180,17 +170,13 @@ def connection(
 ) -> int:
     """Inspect tau/workspace.connection.yaml (offline unless --trust or --live).
 
-    Parameters
-    ----------
-    path
-        The descriptor file, or a directory to discover it from (default: cwd).
-    trust
-        Confirm this repository's connection without a prompt (for CI and scripts), writing the
-        dedicated kubeconfig and the local trust record.
-    live
-        Also activate the connection and read the workspace from the cluster.
-    output
-        table, json or yaml.
+    Args:
+        path: The descriptor file, or a directory to discover it from (default: cwd).
+        trust: Confirm this repository's connection without a prompt (for CI and scripts), writing
+            the
+            dedicated kubeconfig and the local trust record.
+        live: Also activate the connection and read the workspace from the cluster.
+        output: table, json or yaml.
     """
     from tau.connection.descriptor import Discovery, discover, find_repository_root, load
     from tau.connection.files import config_dir

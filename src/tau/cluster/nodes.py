@@ -83,7 +83,7 @@ def _quantity(value: Any) -> int:
 
 
 def dra_devices(slices: Iterable[dict[str, Any]] | None) -> dict[str, int]:
-    """node name → number of NVIDIA GPU devices its DRA ResourceSlices publish. Pure."""
+    """Node name → number of NVIDIA GPU devices its DRA ResourceSlices publish. Pure."""
     out: dict[str, int] = {}
     for item in slices or ():
         spec = item.get("spec") or {}

@@ -129,7 +129,7 @@ def count_kinds(rendered: str) -> Counter[str]:
 
 
 def render_summary(counts: Counter[str], options: InstallOptions) -> str:
-    """ "TauGrid render summary (nothing was applied)", per-kind counts and a Total line."""
+    """The "TauGrid render summary (nothing was applied)", per-kind counts and a Total line."""
     t = options.target
     lines = [
         "TauGrid render summary (nothing was applied)",

@@ -64,7 +64,7 @@ def _is_gpu(resource: str) -> bool:
 
 
 def flavor_quotas(cluster_queue: dict[str, Any]) -> dict[str, dict[str, str]]:
-    """flavor name → {resource: nominalQuota} from the ClusterQueue's resource groups. Pure."""
+    """Flavor name → {resource: nominalQuota} from the ClusterQueue's resource groups. Pure."""
     quotas: dict[str, dict[str, str]] = {}
     for group in (cluster_queue.get("spec") or {}).get("resourceGroups") or []:
         for flavor in group.get("flavors") or []:

@@ -103,7 +103,7 @@ def _exec(plan: Plan, argv: str) -> str:
 
 
 def main_command(plan: Plan) -> list[str] | None:
-    """argv of the main container, or None to run the image's own ENTRYPOINT."""
+    """Argv of the main container, or None to run the image's own ENTRYPOINT."""
     flags = _flags(plan)
     if plan.storage.source_image:
         path = shlex.quote(f"/tau/source/{plan.storage.source_entrypoint}")

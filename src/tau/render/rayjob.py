@@ -197,7 +197,7 @@ def _mounts(*, ray_tmp: bool) -> list[dict[str, Any]]:
 
 
 def _service_account(plan: Plan) -> dict[str, str]:
-    """serviceAccountName for a Ray pod: the head and every worker group run as the workspace's."""
+    """ServiceAccountName for a Ray pod: the head and every worker group run as the workspace's."""
     return {"serviceAccountName": plan.service_account} if plan.service_account else {}
 
 

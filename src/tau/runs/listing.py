@@ -80,7 +80,8 @@ def rows(
     include_external: bool = False,
 ) -> list[RunRow]:
     """Rows of the managed runs (plus Kueue-managed external ones when asked), newest first;
-    Jobs a RayJob owns (its submitter) are dropped."""
+    Jobs a RayJob owns (its submitter) are dropped.
+    """
     out = []
     for kind, items, status in (("Job", jobs, job_status), ("RayJob", rayjobs, rayjob_status)):
         for obj in items:

@@ -22,7 +22,8 @@ DRIVER_LOG_CONTAINER = "ray-driver-log-offload"
 @dataclass(frozen=True)
 class LogOptions:
     """What to read of each pod. `container`, `all_containers`, `previous` and `prefix` apply
-    to Job pods only: a RayJob's driver log has one fixed source."""
+    to Job pods only: a RayJob's driver log has one fixed source.
+    """
 
     follow: bool = False
     tail: int = 200

@@ -62,7 +62,7 @@ def policy_of(valid: ValidConfig) -> Policy:
 
 
 def backoff(policy: Policy, attempt: int) -> float:
-    """initial × 2^(attempt−1), capped at backoff_max."""
+    """Initial × 2^(attempt−1), capped at backoff_max."""
     return min(policy.backoff_initial * (2 ** (attempt - 1)), policy.backoff_max)
 
 

@@ -107,7 +107,8 @@ def _owned_by_tau(existing: dict[str, Any], name: str) -> bool:
 
 def _replacement(doc: dict[str, Any], existing: dict[str, Any]) -> dict[str, Any]:
     """The rendered object as an update of `existing`: its resourceVersion (custom resources
-    refuse unconditional updates) and, for a Service, its immutable cluster IPs."""
+    refuse unconditional updates) and, for a Service, its immutable cluster IPs.
+    """
     body = copy.deepcopy(doc)
     body["metadata"]["resourceVersion"] = existing["metadata"]["resourceVersion"]
     if doc["kind"] == "Service":

@@ -183,7 +183,8 @@ def command(
     command: tuple[str, ...], args: str | None, arg: tuple[str, ...], p: Problems
 ) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """(command, args) of the Deployment's server container: --command elements, then the
-    literal --arg values or the legacy --args string split on whitespace."""
+    literal --arg values or the legacy --args string split on whitespace.
+    """
     if command and not command[0].strip():
         p.add("--command needs a non-empty executable as its first value")
     if args is not None and arg:

@@ -43,7 +43,8 @@ _SYSTEM_AFFINITY = {
 
 def labels(spec: ServeSpec) -> dict[str, str]:
     """Identity labels of every object and pod of the service; the Deployment selects on
-    the service label."""
+    the service label.
+    """
     out = {
         meta.LABEL_MANAGED_BY: meta.MANAGED_BY_VALUE,
         meta.LABEL_SERVICE: spec.name,
@@ -113,7 +114,8 @@ def _volume(volume: pod_parts.Volume, *, redact: bool) -> dict[str, Any]:
 
 def volumes(spec: ServeSpec, *, redact: bool) -> list[dict[str, Any]]:
     """The checkpoint PVC (read-only: a service reads a checkpoint; only training writes to the
-    durable PVC), then the --volume volumes in flag order."""
+    durable PVC), then the --volume volumes in flag order.
+    """
     out = []
     if spec.checkpoint:
         out.append(
@@ -166,7 +168,8 @@ def _pod_spec(
     spec: ServeSpec, pod_spec: dict[str, Any], *, gpu_pod: bool, redact: bool
 ) -> dict[str, Any]:
     """The pod spec around its containers: GPU tolerations and the preset's node selector (GPU
-    pods), the preset's pod priority class, and the checkpoint volume."""
+    pods), the preset's pod priority class, and the checkpoint volume.
+    """
     if gpu_pod and spec.gpus > 0:
         pod_spec["tolerations"] = [dict(t) for t in pod.GPU_TOLERATIONS]
     if gpu_pod and spec.node_selector:
@@ -183,7 +186,8 @@ def _pod_spec(
 
 def serve_config(spec: ServeSpec) -> str:
     """serveConfigV2: one application at route "/"; the app's own deployments set replica counts
-    (Serve rejects a config naming a deployment the app lacks, so tau names none)."""
+    (Serve rejects a config naming a deployment the app lacks, so tau names none).
+    """
     app: dict[str, Any] = {"name": spec.name, "import_path": spec.import_path, "route_prefix": "/"}
     if spec.runtime_pip:
         app["runtime_env"] = {"pip": list(spec.runtime_pip)}
@@ -257,7 +261,8 @@ def _worker_group(spec: ServeSpec, *, redact: bool) -> dict[str, Any]:
 
 def spec_to_rayservice(spec: ServeSpec, *, redact: bool) -> dict[str, Any]:
     """The RayService; with autoscaling the Ray autoscaler adds worker pods between
-    --min-replicas and --max-replicas as Serve replicas need room."""
+    --min-replicas and --max-replicas as Serve replicas need room.
+    """
     cluster: dict[str, Any] = {
         "rayVersion": spec.ray_version,
         "headGroupSpec": _head_group(spec, redact=redact),
@@ -297,7 +302,8 @@ def _deployment_container(spec: ServeSpec, *, redact: bool) -> dict[str, Any]:
 
 def _deployment_pod(spec: ServeSpec, *, redact: bool) -> dict[str, Any]:
     """The server container, then --sidecar containers after it and --init containers before
-    it (each runs its image's own entrypoint)."""
+    it (each runs its image's own entrypoint).
+    """
     pod_spec: dict[str, Any] = {
         "containers": [
             _deployment_container(spec, redact=redact),

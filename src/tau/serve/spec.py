@@ -196,7 +196,8 @@ def parse_numbers(raw: dict[str, str | None]) -> dict[str, int | None]:
 
 def checkpoint_path(raw: str) -> str:
     """The in-pod path of --checkpoint: absolute kept, `projects/...` under /data, else under
-    /data/checkpoints. Raises ValueError on an empty path or a `..` segment."""
+    /data/checkpoints. Raises ValueError on an empty path or a `..` segment.
+    """
     path = PurePosixPath(raw)
     if not raw.strip() or ".." in path.parts:
         raise ValueError(raw)

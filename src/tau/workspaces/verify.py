@@ -165,7 +165,8 @@ def resolve_verified(
 
 def _record(connection: Connection, target: WorkspaceTarget, now: datetime) -> None:
     """Write the verified target and time into the state file (re-read: the lookup may have
-    pinned a new contract)."""
+    pinned a new contract).
+    """
     from tau.connection.state import load_state, save_state
 
     path = connection.state_file

@@ -29,7 +29,8 @@ __all__ = ["RunConfig", "ValidConfig", "lookup", "validate"]
 @dataclass(frozen=True)
 class ValidConfig:
     """A config that passed every offline check: the typed config, where it came from, and
-    where each of its values was written (for render-time diagnostics)."""
+    where each of its values was written (for render-time diagnostics).
+    """
 
     path: Path
     config: RunConfig

@@ -58,7 +58,7 @@ def elastic(
 
 
 def torchrun_gpu_count(launcher: str, processes_per_node: int, gpus: int) -> list[Problem]:
-    """torchrun starts one process per GPU: several processes need a GPU count to split."""
+    """Torchrun starts one process per GPU: several processes need a GPU count to split."""
     if launcher != "torchrun" or processes_per_node <= 1:
         return []
     if gpus == 0:

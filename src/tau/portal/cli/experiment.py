@@ -73,20 +73,13 @@ def init(
 ) -> int:
     """Create a store, or attach to an existing one.
 
-    Parameters
-    ----------
-    name
-        The store's default experiment id.
-    project
-        Project of the store (default: NAME).
-    description
-        Description of the experiment.
-    group
-        The first run group.
-    idempotency_key
-        Reuse the earlier result when the same request is repeated.
-    output
-        table or json.
+    Args:
+        name: The store's default experiment id.
+        project: Project of the store (default: NAME).
+        description: Description of the experiment.
+        group: The first run group.
+        idempotency_key: Reuse the earlier result when the same request is repeated.
+        output: table or json.
     """
     from tau.portal.store.core import Store as _Store
     from tau.portal.store.ids import validate_id
@@ -180,56 +173,31 @@ def track(
 ) -> int:
     """Record run metadata, configs, artifact pointers, tags and scalar metrics.
 
-    Parameters
-    ----------
-    run
-        Run id.
-    project
-        Project (default: tau.yaml experiment.project, the store's project, else default).
-    experiment
-        Experiment id (default: tau.yaml experiment.name, else the store's experiment).
-    group
-        Run group (default: tau.yaml experiment.group, else default).
-    parent_run
-        Parent run id (retry/lineage).
-    state
-        Run state (default succeeded).
-    created_at
-        RFC3339.
-    started_at
-        RFC3339.
-    completed_at
-        RFC3339.
-    config_hash
-        Used when no --config file is given.
-    command
-        Stored as tau_command.
-    config
-        Config file (repeatable); hashed and indexed.
-    config_format
-        json, yaml or raw (default: from the file extension).
-    artifact
-        Repeatable: a URI, type:name=URI, or a JSON object.
-    runtime
-        JSON or text; goes into the run context.
-    dependencies
-        JSON or text; goes into the run context.
-    log_uri
-        Goes into the run context.
-    tag
-        key=value (repeatable).
-    metric
-        name=value (repeatable).
-    step
-        Step for all --metric rows.
-    wall_time
-        RFC3339 time of the --metric rows.
-    metric_source
-        Source of the --metric rows.
-    idempotency_key
-        Reuse the earlier result when the same request is repeated.
-    output
-        table or json.
+    Args:
+        run: Run id.
+        project: Project (default: tau.yaml experiment.project, the store's project, else default).
+        experiment: Experiment id (default: tau.yaml experiment.name, else the store's experiment).
+        group: Run group (default: tau.yaml experiment.group, else default).
+        parent_run: Parent run id (retry/lineage).
+        state: Run state (default succeeded).
+        created_at: RFC3339.
+        started_at: RFC3339.
+        completed_at: RFC3339.
+        config_hash: Used when no --config file is given.
+        command: Stored as tau_command.
+        config: Config file (repeatable); hashed and indexed.
+        config_format: json, yaml or raw (default: from the file extension).
+        artifact: Repeatable: a URI, type:name=URI, or a JSON object.
+        runtime: JSON or text; goes into the run context.
+        dependencies: JSON or text; goes into the run context.
+        log_uri: Goes into the run context.
+        tag: key=value (repeatable).
+        metric: name=value (repeatable).
+        step: Step for all --metric rows.
+        wall_time: RFC3339 time of the --metric rows.
+        metric_source: Source of the --metric rows.
+        idempotency_key: Reuse the earlier result when the same request is repeated.
+        output: table or json.
     """
     from tau.portal.capture.defaults import discover
     from tau.portal.capture.track import TrackRequest, track_run
@@ -318,38 +286,22 @@ def import_jsonl(
 ) -> int:
     """Import JSONL scalar history (metrics.history rows: _step, _timestamp, numeric metrics).
 
-    Parameters
-    ----------
-    run
-        Run id (default: tau.yaml run.name, else its top-level name).
-    history
-        JSONL file or glob (repeatable, required).
-    project
-        Project (default: tau.yaml experiment.project, the store's project, else default).
-    experiment
-        Experiment id (default: tau.yaml experiment.name).
-    group
-        Run group (default: tau.yaml experiment.group, else default).
-    owner
-        Run owner.
-    state
-        Run state (default succeeded).
-    metric_prefix
-        Prefix added to every metric name.
-    source
-        Metric source.
-    tag
-        key=value run tag (repeatable).
-    step_field
-        Field holding the step.
-    time_field
-        Field holding the wall time in epoch seconds.
-    idempotency_key
-        Default jsonl-<run>-<hash>.
-    dry_run
-        Parse and plan; write nothing.
-    output
-        table or json.
+    Args:
+        run: Run id (default: tau.yaml run.name, else its top-level name).
+        history: JSONL file or glob (repeatable, required).
+        project: Project (default: tau.yaml experiment.project, the store's project, else default).
+        experiment: Experiment id (default: tau.yaml experiment.name).
+        group: Run group (default: tau.yaml experiment.group, else default).
+        owner: Run owner.
+        state: Run state (default succeeded).
+        metric_prefix: Prefix added to every metric name.
+        source: Metric source.
+        tag: key=value run tag (repeatable).
+        step_field: Field holding the step.
+        time_field: Field holding the wall time in epoch seconds.
+        idempotency_key: Default jsonl-<run>-<hash>.
+        dry_run: Parse and plan; write nothing.
+        output: table or json.
     """
     from tau.portal.capture.defaults import discover
     from tau.portal.capture.jsonl import ImportRequest
@@ -456,32 +408,19 @@ def search(
 ) -> int:
     """Search indexed runs.
 
-    Parameters
-    ----------
-    query
-        Free text over run id, project, experiment, group, tags and metric names.
-    target
-        Limit to an experiment, run group or run id.
-    group
-        Run group id.
-    state
-        Raw run state.
-    lifecycle
-        pending, running, failed, succeeded or incomplete.
-    tag
-        key=value (repeatable).
-    metric_name
-        The run must have this metric (repeatable).
-    metric_filter
-        e.g. eval/score>=0.8 or loss@max<1 (repeatable).
-    since
-        RFC3339, a Go duration such as 24h, or Nd.
-    min_step
-        Require derived success to reach at least this max step.
-    limit
-        At most this many runs (max 1000).
-    output
-        table, json, jsonl or csv.
+    Args:
+        query: Free text over run id, project, experiment, group, tags and metric names.
+        target: Limit to an experiment, run group or run id.
+        group: Run group id.
+        state: Raw run state.
+        lifecycle: pending, running, failed, succeeded or incomplete.
+        tag: key=value (repeatable).
+        metric_name: The run must have this metric (repeatable).
+        metric_filter: e.g. eval/score>=0.8 or loss@max<1 (repeatable).
+        since: RFC3339, a Go duration such as 24h, or Nd.
+        min_step: Require derived success to reach at least this max step.
+        limit: At most this many runs (max 1000).
+        output: table, json, jsonl or csv.
     """
     from tau.portal.store.search import RunQuery, search_runs
     from tau.portal.store.since import parse_since
@@ -564,24 +503,15 @@ def experiments_search(
 ) -> int:
     """Search experiments.
 
-    Parameters
-    ----------
-    query
-        Free text over experiment id, name, description, tags and metric names.
-    lifecycle
-        Keep experiments with at least one run in this lifecycle state.
-    tag
-        key=value run tag (repeatable).
-    metric_name
-        Some run must have this metric (repeatable).
-    metric_filter
-        e.g. eval/score>=0.8 (repeatable).
-    since
-        RFC3339, a Go duration such as 24h, or Nd.
-    limit
-        At most this many experiments (max 1000).
-    output
-        table, json, jsonl or csv.
+    Args:
+        query: Free text over experiment id, name, description, tags and metric names.
+        lifecycle: Keep experiments with at least one run in this lifecycle state.
+        tag: key=value run tag (repeatable).
+        metric_name: Some run must have this metric (repeatable).
+        metric_filter: e.g. eval/score>=0.8 (repeatable).
+        since: RFC3339, a Go duration such as 24h, or Nd.
+        limit: At most this many experiments (max 1000).
+        output: table, json, jsonl or csv.
     """
     from tau.portal.store.search import ExperimentQuery, search_experiments
     from tau.portal.store.since import parse_since
@@ -619,16 +549,11 @@ def tag_run(
 ) -> int:
     """Set a run's experiment (the experiment's source is explicit).
 
-    Parameters
-    ----------
-    run_id
-        The run.
-    experiment
-        Experiment id (required).
-    name
-        Experiment name (default: the id).
-    description
-        Experiment description.
+    Args:
+        run_id: The run.
+        experiment: Experiment id (required).
+        name: Experiment name (default: the id).
+        description: Experiment description.
     """
     from tau.portal.store.experiments import assign
 
@@ -657,20 +582,13 @@ def list_(
 ) -> int:
     """List runs, groups or experiments.
 
-    Parameters
-    ----------
-    kind
-        runs, groups or experiments.
-    group
-        Run group id (runs only).
-    state
-        Raw run state (runs only).
-    tag
-        key=value (runs only; repeatable).
-    limit
-        At most this many rows (max 1000).
-    output
-        table or json.
+    Args:
+        kind: runs, groups or experiments.
+        group: Run group id (runs only).
+        state: Raw run state (runs only).
+        tag: key=value (runs only; repeatable).
+        limit: At most this many rows (max 1000).
+        output: table or json.
     """
     from tau.portal.store import read
     from tau.portal.store.search import experiment_summary
@@ -734,12 +652,9 @@ def status(
 ) -> int:
     """Summarize an experiment, run group or run: the durable lifecycle record.
 
-    Parameters
-    ----------
-    name
-        A run group id, run id, or experiment id or name (resolved in that order).
-    output
-        table or json.
+    Args:
+        name: A run group id, run id, or experiment id or name (resolved in that order).
+        output: table or json.
     """
     from tau.portal.store.status import status as build
 
@@ -794,12 +709,9 @@ def sql(
 ) -> int:
     """Read-only SQL (one SELECT/WITH statement) over index.sqlite.
 
-    Parameters
-    ----------
-    query
-        One SELECT or WITH statement.
-    format
-        table, json, jsonl or csv.
+    Args:
+        query: One SELECT or WITH statement.
+        format: table, json, jsonl or csv.
     """
     from tau.portal.store.sql import run_query
 
@@ -828,20 +740,13 @@ def compare(
 ) -> int:
     """Compare run groups on one scalar metric; --configs shows only differing config fields.
 
-    Parameters
-    ----------
-    target
-        An experiment, run group or run.
-    metric
-        The metric (default: Stellar's primary outcome metric).
-    direction
-        max or min: which value is best.
-    configs
-        Show the config fields that differ between the compared runs instead.
-    output
-        table, json, jsonl or csv.
-    format
-        Overrides --output.
+    Args:
+        target: An experiment, run group or run.
+        metric: The metric (default: Stellar's primary outcome metric).
+        direction: max or min: which value is best.
+        configs: Show the config fields that differ between the compared runs instead.
+        output: table, json, jsonl or csv.
+        format: Overrides --output.
     """
     from tau.portal.store.compare import COLUMNS, CONFIG_COLUMNS, config_diff
     from tau.portal.store.compare import compare as run_compare
@@ -887,26 +792,16 @@ def observe(
 ) -> int:
     """Append a structured observation.
 
-    Parameters
-    ----------
-    scope
-        type:id, type one of experiment, run_group, run, artifact, event, metric (required).
-    type
-        observation, decision, blocker, next-experiment or exclusion.
-    text
-        The observation (required).
-    author
-        Default $GITHUB_ACTOR, else $USER, else $USERNAME, else unknown.
-    source
-        Who records it.
-    evidence
-        JSON or text.
-    id
-        Observation id (default: generated).
-    idempotency_key
-        Reuse the earlier observation when the same request is repeated.
-    output
-        table or json.
+    Args:
+        scope: type:id, type one of experiment, run_group, run, artifact, event, metric (required).
+        type: observation, decision, blocker, next-experiment or exclusion.
+        text: The observation (required).
+        author: Default $GITHUB_ACTOR, else $USER, else $USERNAME, else unknown.
+        source: Who records it.
+        evidence: JSON or text.
+        id: Observation id (default: generated).
+        idempotency_key: Reuse the earlier observation when the same request is repeated.
+        output: table or json.
     """
     from tau.portal.store.observe import observe as record
 
@@ -957,14 +852,10 @@ def export(
 ) -> int:
     """Copy the packet (manifest, index, append-log, metrics, artifacts) and write README.json.
 
-    Parameters
-    ----------
-    out
-        Destination directory (required).
-    force
-        Overwrite packet files in a non-empty --out.
-    output
-        table or json.
+    Args:
+        out: Destination directory (required).
+        force: Overwrite packet files in a non-empty --out.
+        output: table or json.
     """
     from tau.portal.store.export import export_packet
 
@@ -997,18 +888,12 @@ def export_adx(
 ) -> int:
     """Write the ADX/Kusto projection as offline files (no credentials, no network).
 
-    Parameters
-    ----------
-    out
-        Destination directory.
-    format
-        jsonl or csv.
-    force
-        Overwrite files in a non-empty --out.
-    dry_run
-        Only count rows.
-    output
-        table or json.
+    Args:
+        out: Destination directory.
+        format: jsonl or csv.
+        force: Overwrite files in a non-empty --out.
+        dry_run: Only count rows.
+        output: table or json.
     """
     from tau.portal.store.export import export_adx as run_export
 
@@ -1074,26 +959,16 @@ def capture_run_profile(
 ) -> int:
     """Persist a run's profile (labels, annotations, Kueue and Pod state) and lifecycle events.
 
-    Parameters
-    ----------
-    run
-        The Job or RayJob name.
-    namespace
-        Namespace of the run (default: from the workspace).
-    context
-        kubectl context (default: $TAU_CONTEXT or the repository connection).
-    workspace
-        TauWorkspace name.
-    project
-        Project (default: the store's).
-    group
-        Run group (default: default).
-    owner
-        Run owner.
-    state
-        Override the state derived from the run.
-    output
-        table or json.
+    Args:
+        run: The Job or RayJob name.
+        namespace: Namespace of the run (default: from the workspace).
+        context: kubectl context (default: $TAU_CONTEXT or the repository connection).
+        workspace: TauWorkspace name.
+        project: Project (default: the store's).
+        group: Run group (default: default).
+        owner: Run owner.
+        state: Override the state derived from the run.
+        output: table or json.
     """
     from tau.portal.capture.cluster import capture_run_profile as capture
 
@@ -1140,26 +1015,16 @@ def autocapture(
 ) -> int:
     """Reconcile the namespace's tau-managed Jobs and RayJobs into runs and lifecycle events.
 
-    Parameters
-    ----------
-    namespace
-        Namespace to reconcile (default: from the workspace).
-    context
-        kubectl context (default: $TAU_CONTEXT or the repository connection).
-    workspace
-        TauWorkspace name.
-    cluster
-        Cluster name recorded in the run context (default: the context).
-    project
-        Project (default: the store's).
-    group
-        Run group (default: default).
-    owner
-        Owner of new runs.
-    watch
-        Keep reconciling on watch streams (not built yet).
-    output
-        table or json.
+    Args:
+        namespace: Namespace to reconcile (default: from the workspace).
+        context: kubectl context (default: $TAU_CONTEXT or the repository connection).
+        workspace: TauWorkspace name.
+        cluster: Cluster name recorded in the run context (default: the context).
+        project: Project (default: the store's).
+        group: Run group (default: default).
+        owner: Owner of new runs.
+        watch: Keep reconciling on watch streams (not built yet).
+        output: table or json.
     """
     from tau.portal.capture.cluster import reconcile
 

@@ -13,10 +13,8 @@ app = App(name="version", help="Print the taugrid-portal version.")
 def version(*, short: bool = False) -> int:
     """Print the taugrid-portal version.
 
-    Parameters
-    ----------
-    short
-        Print only the bare version.
+    Args:
+        short: Print only the bare version.
     """
     if short:
         print(__version__)

@@ -15,7 +15,8 @@ T = TypeVar("T")
 
 def as_row(record: object) -> dict[str, Any]:
     """A record as a plain dict: a shallow copy (`dataclasses.asdict` deep-copies, which
-    dominated search time)."""
+    dominated search time).
+    """
     return dict(vars(record))
 
 
