@@ -9,8 +9,8 @@ import urllib3
 from kubernetes.client import ApiException
 
 from tau.errors import ClusterError, ExitCode
+from tau.k8s.kinds import JOB, LOCALQUEUE, RAYJOB, TAU_WORKSPACE, WORKLOAD
 from tau.kube.errors import api_call, translate
-from tau.kube.resources import JOB, LOCALQUEUE, RAYJOB, TAU_WORKSPACE, WORKLOAD
 
 
 def api_error(status: int, body: dict | str | None = None) -> ApiException:

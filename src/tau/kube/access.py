@@ -8,9 +8,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from tau.k8s.kinds import ResourceType
 from tau.kube.client import DEFAULT_TIMEOUT
 from tau.kube.errors import api_call
-from tau.kube.resources import ResourceType
 
 SELF_SUBJECT_ACCESS_REVIEW = ResourceType(
     "authorization.k8s.io", "v1", "selfsubjectaccessreviews", "SelfSubjectAccessReview"

@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from tau.errors import ClusterError
-from tau.kube.resources import ResourceType
+from tau.k8s.kinds import ResourceType
 
 _ASK = "ask your platform operator"
 

@@ -12,8 +12,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from tau.kube.raw import RAW, decode
-from tau.kube.resources import (
+from tau.k8s.kinds import (
     CLUSTERQUEUE,
     JOB,
     LOCALQUEUE,
@@ -23,6 +22,7 @@ from tau.kube.resources import (
     WORKLOAD,
     ResourceType,
 )
+from tau.kube.raw import RAW, decode
 
 NODE = ResourceType("", "v1", "nodes", "Node")
 #: Items per list call; a larger cluster gets a truncated board rather than an unbounded read.

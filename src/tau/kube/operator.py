@@ -11,11 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from tau.errors import ClusterError
-from tau.kube import apis
-from tau.kube.client import DEFAULT_TIMEOUT
-from tau.kube.errors import api_call
-from tau.kube.raw import RAW, decode
-from tau.kube.resources import (
+from tau.k8s.kinds import (
     CLUSTERQUEUE,
     DEPLOYMENT,
     LOCALQUEUE,
@@ -30,6 +26,10 @@ from tau.kube.resources import (
     WORKLOAD_PRIORITY_CLASS,
     ResourceType,
 )
+from tau.kube import apis
+from tau.kube.client import DEFAULT_TIMEOUT
+from tau.kube.errors import api_call
+from tau.kube.raw import RAW, decode
 
 __all__ = [
     "CLUSTERQUEUE",

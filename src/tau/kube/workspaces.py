@@ -9,9 +9,9 @@ from __future__ import annotations
 from typing import Any
 
 from tau.errors import ClusterError
+from tau.k8s.kinds import PVC, TAU_WORKSPACE
 from tau.kube.client import DEFAULT_TIMEOUT
 from tau.kube.errors import api_call
-from tau.kube.resources import PVC, TAU_WORKSPACE
 
 W = TAU_WORKSPACE
 

@@ -13,8 +13,8 @@ from typing import Any
 
 from tau.errors import ClusterError
 from tau.k8s import meta
+from tau.k8s.kinds import JOB, POD, RAYCLUSTER, RAYJOB, SERVICE, ResourceType
 from tau.kube.errors import api_call
-from tau.kube.resources import JOB, POD, RAYCLUSTER, RAYJOB, SERVICE, ResourceType
 from tau.runs.workload import find
 
 RAY_CLUSTER_LABEL = meta.RAY_CLUSTER_LABEL

@@ -12,8 +12,8 @@ from datetime import datetime
 from typing import Any
 
 from tau.errors import ClusterError
+from tau.k8s.kinds import EVENT
 from tau.kube.errors import api_call
-from tau.kube.resources import EVENT
 from tau.runs.retry import EVENT_REPORTER
 
 RETRY_REASONS = ("RayJobAttempt", "RayJobRetriesExhausted", "RayJobRetrySucceeded")

@@ -167,10 +167,10 @@ def fetch_runs(
 ) -> list[RunRow]:
     """List Jobs and RayJobs (a cluster without KubeRay simply has no RayJobs)."""
     from tau.errors import ClusterError
+    from tau.k8s.kinds import JOB, RAYJOB
     from tau.kube import apis
     from tau.kube.errors import api_call
     from tau.kube.raw import decode
-    from tau.kube.resources import JOB, RAYJOB
 
     with api_call("list", JOB, namespace=namespace):
         jobs = apis.batch(api_client).list_namespaced_job(namespace, _preload_content=False)

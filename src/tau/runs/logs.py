@@ -12,8 +12,8 @@ from typing import Any
 
 from tau.errors import ClusterError, UsageError
 from tau.k8s import meta
+from tau.k8s.kinds import POD
 from tau.kube.errors import api_call
-from tau.kube.resources import POD
 from tau.runs.workload import find
 
 DRIVER_LOG_CONTAINER = "ray-driver-log-offload"

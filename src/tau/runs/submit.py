@@ -13,9 +13,9 @@ from typing import Any
 
 from tau.errors import ClusterError
 from tau.k8s import meta
+from tau.k8s.kinds import BY_KIND
 from tau.kube.errors import api_call
 from tau.kube.raw import RAW, decode
-from tau.kube.resources import BY_KIND
 
 
 @dataclass(frozen=True)

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from tau.errors import ClusterError
+from tau.k8s.kinds import BY_KIND
 from tau.kube.errors import api_call
-from tau.kube.resources import BY_KIND
 
 
 def find(api_client: Any, namespace: str, name: str) -> tuple[str, dict[str, Any]]:

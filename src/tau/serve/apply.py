@@ -14,8 +14,8 @@ from typing import Any
 
 from tau.errors import ClusterError, UsageError
 from tau.k8s import meta
+from tau.k8s.kinds import RAYSERVICE, ResourceType
 from tau.kube.errors import api_call
-from tau.kube.resources import RAYSERVICE, ResourceType
 
 DEPLOYMENT = ResourceType("apps", "v1", "deployments", "Deployment")
 SERVICE = ResourceType("", "v1", "services", "Service")

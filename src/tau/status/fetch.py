@@ -59,8 +59,8 @@ class _Reader:
 
     def required(self, kind: str, name: str, call: Callable[[], Any]) -> Obj | None:
         """A get that may 404 (absent, or its type not served) but must not fail otherwise."""
+        from tau.k8s.kinds import BY_KIND
         from tau.kube.errors import api_call
-        from tau.kube.resources import BY_KIND
 
         try:
             with api_call("get", BY_KIND[kind], namespace=self.namespace, name=name):

@@ -47,8 +47,8 @@ def capture_run_profile(
 def reconcile(store: Store, api: Any, namespace: str, scope: Scope) -> tuple[Counts, list[str]]:
     """One pass over the namespace's tau-managed Jobs and RayJobs; returns counts, warnings."""
     from tau.k8s import meta
+    from tau.k8s.kinds import JOB, RAYJOB
     from tau.kube.lists import list_kind
-    from tau.kube.resources import JOB, RAYJOB
     from tau.status.fetch import fetch
     from tau.status.interpret import interpret
 

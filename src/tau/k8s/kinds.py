@@ -1,4 +1,7 @@
-"""The Kubernetes resource types tau reads or writes, and who installs each. Pure."""
+"""The resource types (kind, group, version) tau reads or writes, and who installs each.
+
+Pure vocabulary: the API layer (tau.kube) and everything above it name resources from here.
+"""
 
 from __future__ import annotations
 
