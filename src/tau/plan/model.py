@@ -2,11 +2,16 @@
 
 Pure. Generated models stop at resolve; render sees only these types, so a change of the
 config schema cannot silently change a manifest.
+
+Nested like the typed config (tau.config.runconfig): the job shape, the Ray shape, resources,
+environment, storage, Ray Tune, the profiler and capture are each one group. Typed NamedTuples
+for the same reason as RunConfig: immutable and typed, without the per-class cost the
+dataclass decorator pays at import on every command that renders.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from typing import NamedTuple
 
 UNRESOLVED_QUEUE = "<unresolved-queue>"
 UNRESOLVED_NAMESPACE = "<unresolved-namespace>"
@@ -14,8 +19,7 @@ UNRESOLVED_SERVICE_ACCOUNT = "<unresolved-service-account>"
 REDACTED = "<redacted>"
 
 
-@dataclass(frozen=True)
-class SecretRef:
+class SecretRef(NamedTuple):
     """An env var read from a Secret key."""
 
     env: str
@@ -23,8 +27,7 @@ class SecretRef:
     key: str
 
 
-@dataclass(frozen=True)
-class Resources:
+class Resources(NamedTuple):
     """CPU and memory requests and limits (Kubernetes quantities), any of them unset."""
 
     cpu_request: str | None = None
@@ -33,8 +36,7 @@ class Resources:
     memory_limit: str | None = None
 
 
-@dataclass(frozen=True)
-class Volume:
+class Volume(NamedTuple):
     """A PVC volume and where it is mounted."""
 
     name: str
@@ -43,16 +45,14 @@ class Volume:
     read_only: bool = False
 
 
-@dataclass(frozen=True)
-class ImageAsset:
+class ImageAsset(NamedTuple):
     name: str
     image: str
     source_path: str
     mount_path: str
 
 
-@dataclass(frozen=True)
-class Script:
+class Script(NamedTuple):
     """The entrypoint file, read from disk, embedded in the manifest."""
 
     filename: str
@@ -60,8 +60,7 @@ class Script:
     shebang: str | None
 
 
-@dataclass(frozen=True)
-class Placement:
+class Placement(NamedTuple):
     """Where and at what priority the workload runs: the preset merged with policy.*."""
 
     preset: str = ""
@@ -87,8 +86,93 @@ class Placement:
     node_selector: tuple[tuple[str, str], ...] = ()
 
 
-@dataclass(frozen=True)
-class Plan:
+class JobShape(NamedTuple):
+    """The Job's shape: GPUs per pod, pods, processes per pod, lifetime."""
+
+    gpus: int = 0
+    nodes: int = 1
+    processes_per_node: int = 1
+    ttl_seconds: int = 28800
+    #: run.execution_deadline_seconds: activeDeadlineSeconds and Kueue's max execution time.
+    execution_deadline: int | None = None
+    working_dir: str | None = None
+    #: A Job script run as its own executable (its shebang), not under python3.
+    shebang_script: bool = False
+
+    @property
+    def multi_node(self) -> bool:
+        return self.nodes > 1
+
+
+class RayShape(NamedTuple):
+    """The RayJob's shape: the worker group and the driver's runtime environment."""
+
+    workers: int = 1
+    gpus_per_worker: int = 1
+    mig_profile: str | None = None
+    pip: tuple[str, ...] = ()
+    #: run.working_dir: the zipped project and the entrypoint's module inside it.
+    project_zip: bytes | None = None
+    project_module: str | None = None
+
+
+class PodResources(NamedTuple):
+    """Resources of the Job main container / every Ray pod, then of the Ray head and workers."""
+
+    main: Resources = Resources()
+    head: Resources = Resources()
+    worker: Resources = Resources()
+
+
+class Environment(NamedTuple):
+    """The env of the workload container: plain values, Secret references, launcher configs."""
+
+    values: tuple[tuple[str, str], ...] = ()
+    secrets: tuple[SecretRef, ...] = ()
+    launcher_configs: tuple[tuple[str, object], ...] = ()
+
+
+class Storage(NamedTuple):
+    """Volumes, the result location, the checkpoint artifact, source and image assets."""
+
+    data_pvc: str | None = None
+    volumes: tuple[Volume, ...] = ()
+    output: str | None = None
+    result_pvc: str | None = None
+    checkpoint_artifact: str | None = None
+    source_image: str | None = None
+    source_path: str | None = None
+    source_entrypoint: str | None = None
+    image_assets: tuple[ImageAsset, ...] = ()
+
+
+class Tune(NamedTuple):
+    """Ray Tune's search settings."""
+
+    metric: str | None = None
+    mode: str | None = None
+    num_samples: int | None = None
+    max_concurrent: int | None = None
+
+
+class Profiler(NamedTuple):
+    """The Nsight profiler: unset mode means no profiling."""
+
+    mode: str | None = None
+    rank: str = "0"
+    warmup: str | None = None
+    duration: str | None = None
+
+
+class Capture(NamedTuple):
+    """What the run records about itself: workspace, experiment fields, retry attempt env."""
+
+    workspace: str | None = None
+    experiment: tuple[tuple[str, str], ...] = ()
+    retry_env: tuple[tuple[str, str], ...] = ()
+
+
+class Plan(NamedTuple):
     """A resolved run, ready to render into a Job (+ Service) or a RayJob."""
 
     name: str
@@ -99,60 +183,14 @@ class Plan:
     launcher: str
     script: Script | None
     config_hash: str
-    #: A Job script run as its own executable (its shebang), not under python3.
-    shebang_script: bool = False
     #: serviceAccountName of every pod; None leaves the namespace's default.
     service_account: str | None = None
-    # Job shape.
-    gpus: int = 0
-    nodes: int = 1
-    processes_per_node: int = 1
-    ttl_seconds: int = 28800
-    #: run.execution_deadline_seconds: activeDeadlineSeconds and Kueue's max execution time.
-    execution_deadline: int | None = None
-    working_dir: str | None = None
     security_restricted: bool = False
-    # Ray shape.
-    workers: int = 1
-    gpus_per_worker: int = 1
-    mig_profile: str | None = None
-    pip: tuple[str, ...] = ()
-    #: run.working_dir: the zipped project and the entrypoint's module inside it.
-    project_zip: bytes | None = None
-    project_module: str | None = None
-    # Resources: Job main container / every Ray pod, then Ray head and workers.
-    resources: Resources = field(default_factory=Resources)
-    head_resources: Resources = field(default_factory=Resources)
-    worker_resources: Resources = field(default_factory=Resources)
-    # Environment.
-    env: tuple[tuple[str, str], ...] = ()
-    secrets: tuple[SecretRef, ...] = ()
-    launcher_configs: tuple[tuple[str, object], ...] = ()
-    # Storage.
-    data_pvc: str | None = None
-    volumes: tuple[Volume, ...] = ()
-    output: str | None = None
-    result_pvc: str | None = None
-    checkpoint_artifact: str | None = None
-    source_image: str | None = None
-    source_path: str | None = None
-    source_entrypoint: str | None = None
-    image_assets: tuple[ImageAsset, ...] = ()
-    # Ray Tune.
-    tune_metric: str | None = None
-    tune_mode: str | None = None
-    tune_num_samples: int | None = None
-    tune_max_concurrent: int | None = None
-    # Profiler.
-    profiler_mode: str | None = None
-    profiler_rank: str = "0"
-    profiler_warmup: str | None = None
-    profiler_duration: str | None = None
-    # Capture.
-    workspace: str | None = None
-    experiment: tuple[tuple[str, str], ...] = ()
-    retry_env: tuple[tuple[str, str], ...] = ()
-
-    @property
-    def multi_node(self) -> bool:
-        return self.nodes > 1
+    job: JobShape = JobShape()
+    ray: RayShape = RayShape()
+    resources: PodResources = PodResources()
+    env: Environment = Environment()
+    storage: Storage = Storage()
+    tune: Tune = Tune()
+    profiler: Profiler = Profiler()
+    capture: Capture = Capture()

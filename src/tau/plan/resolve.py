@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from tau.config.presets import Catalog, Preset, label_normal
@@ -22,12 +22,20 @@ from tau.k8s import paths
 from tau.plan.model import (
     UNRESOLVED_NAMESPACE,
     UNRESOLVED_QUEUE,
+    Capture,
+    Environment,
     ImageAsset,
+    JobShape,
     Placement,
     Plan,
+    PodResources,
+    Profiler,
+    RayShape,
     Resources,
     Script,
     SecretRef,
+    Storage,
+    Tune,
     Volume,
 )
 
@@ -453,11 +461,11 @@ def resolve(
     if queue is None and not placement.queue:
         if engine == "job":
             placeholders.insert(0, "queue")
-            placement = replace(placement, queue=UNRESOLVED_QUEUE)
+            placement = placement._replace(queue=UNRESOLVED_QUEUE)
         else:
-            placement = replace(placement, queue="jobqueue")
+            placement = placement._replace(queue="jobqueue")
     elif queue is not None:
-        placement = replace(placement, queue=queue)
+        placement = placement._replace(queue=queue)
     f.raise_errors()
     source = config.run.source
     compute, execution, profiler = config.compute, config.execution, config.profiler
@@ -470,50 +478,66 @@ def resolve(
         placement=placement,
         launcher=launcher,
         script=script,
-        shebang_script=shebang_script,
         config_hash=config_hash(valid),
-        gpus=gpus,
-        nodes=nodes,
-        processes_per_node=ppn,
-        ttl_seconds=config.run.ttl_seconds_after_finished,
-        execution_deadline=config.run.execution_deadline_seconds,
-        working_dir=config.runtime.working_dir,
         security_restricted=config.runtime.security.mode == "restricted",
-        workers=compute.workers,
-        gpus_per_worker=compute.gpus_per_worker,
-        mig_profile=compute.mig_profile,
-        pip=config.runtime.pip,
-        project_zip=project[0] if project else None,
-        project_module=project[1] if project else None,
-        resources=_resources(compute.resources),
-        head_resources=_resources(compute.head),
-        worker_resources=_resources(compute.worker),
-        env=tuple(sorted(config.runtime.env)),
-        secrets=tuple(secrets),
-        launcher_configs=tuple(sorted(execution.configs)),
-        data_pvc=storage["data_pvc"],
-        volumes=storage["volumes"],
-        output=storage["output"],
-        result_pvc=storage["result_pvc"],
-        checkpoint_artifact=config.storage.checkpoint,
-        source_image=source.image if source else None,
-        source_path=source.path if source else None,
-        source_entrypoint=entry if source else None,
-        image_assets=tuple(
-            ImageAsset(a.name, a.image, a.source_path, a.mount_path)
-            for a in config.storage.image_assets
+        job=JobShape(
+            gpus=gpus,
+            nodes=nodes,
+            processes_per_node=ppn,
+            ttl_seconds=config.run.ttl_seconds_after_finished,
+            execution_deadline=config.run.execution_deadline_seconds,
+            working_dir=config.runtime.working_dir,
+            shebang_script=shebang_script,
         ),
-        tune_metric=execution.metric,
-        tune_mode=execution.mode,
-        tune_num_samples=execution.num_samples,
-        tune_max_concurrent=execution.max_concurrent_trials,
-        profiler_mode=profiler.mode,
-        profiler_rank=profiler.rank,
-        profiler_warmup=profiler.warmup,
-        profiler_duration=profiler.effective_duration,
-        workspace=config.policy.workspace,
-        experiment=config.experiment.pairs(),
-        retry_env=tuple(sorted((retry_env or {}).items())),
+        ray=RayShape(
+            workers=compute.workers,
+            gpus_per_worker=compute.gpus_per_worker,
+            mig_profile=compute.mig_profile,
+            pip=config.runtime.pip,
+            project_zip=project[0] if project else None,
+            project_module=project[1] if project else None,
+        ),
+        resources=PodResources(
+            main=_resources(compute.resources),
+            head=_resources(compute.head),
+            worker=_resources(compute.worker),
+        ),
+        env=Environment(
+            values=tuple(sorted(config.runtime.env)),
+            secrets=tuple(secrets),
+            launcher_configs=tuple(sorted(execution.configs)),
+        ),
+        storage=Storage(
+            data_pvc=storage["data_pvc"],
+            volumes=storage["volumes"],
+            output=storage["output"],
+            result_pvc=storage["result_pvc"],
+            checkpoint_artifact=config.storage.checkpoint,
+            source_image=source.image if source else None,
+            source_path=source.path if source else None,
+            source_entrypoint=entry if source else None,
+            image_assets=tuple(
+                ImageAsset(a.name, a.image, a.source_path, a.mount_path)
+                for a in config.storage.image_assets
+            ),
+        ),
+        tune=Tune(
+            metric=execution.metric,
+            mode=execution.mode,
+            num_samples=execution.num_samples,
+            max_concurrent=execution.max_concurrent_trials,
+        ),
+        profiler=Profiler(
+            mode=profiler.mode,
+            rank=profiler.rank,
+            warmup=profiler.warmup,
+            duration=profiler.effective_duration,
+        ),
+        capture=Capture(
+            workspace=config.policy.workspace,
+            experiment=config.experiment.pairs(),
+            retry_env=tuple(sorted((retry_env or {}).items())),
+        ),
     )
     return Resolved(plan, f.warnings, tuple(placeholders))
 

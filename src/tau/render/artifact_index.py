@@ -99,10 +99,10 @@ def script(plan: Plan) -> str:
     Only the first pod of an Indexed Job (JOB_COMPLETION_INDEX 0, or unset) writes: every
     rank sees the same PVC.
     """
-    if not plan.checkpoint_artifact:
+    if not plan.storage.checkpoint_artifact:
         return ""
     values = (
-        ("TAU_ARTIFACT_CHECKPOINT", plan.checkpoint_artifact),
+        ("TAU_ARTIFACT_CHECKPOINT", plan.storage.checkpoint_artifact),
         ("TAU_ARTIFACT_RUN", plan.name),
         ("TAU_ARTIFACT_RESOURCE", plan.name),
         ("TAU_ARTIFACT_NAMESPACE", plan.namespace),

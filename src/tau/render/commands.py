@@ -44,7 +44,7 @@ exec "$@\""""
 
 def _flags(plan: Plan) -> str:
     parts = []
-    for key, value in plan.launcher_configs:
+    for key, value in plan.env.launcher_configs:
         text = "true" if value is True else "false" if value is False else str(value)
         parts.append(f" --{key}" if text == "" else f" --{key}={shlex.quote(text)}")
     return "".join(parts)
@@ -55,13 +55,13 @@ def headless_host(plan: Plan) -> str:
 
 
 def torchrun_args(plan: Plan) -> str:
-    if plan.multi_node:
+    if plan.job.multi_node:
         return (
-            f"--nnodes={plan.nodes} --node_rank=$JOB_COMPLETION_INDEX --rdzv-backend=c10d "
+            f"--nnodes={plan.job.nodes} --node_rank=$JOB_COMPLETION_INDEX --rdzv-backend=c10d "
             f"--rdzv-endpoint={headless_host(plan)}:{MASTER_PORT} --rdzv-id={plan.name} "
-            f"--nproc_per_node={plan.processes_per_node}"
+            f"--nproc_per_node={plan.job.processes_per_node}"
         )
-    return f"--standalone --nproc_per_node={plan.processes_per_node}"
+    return f"--standalone --nproc_per_node={plan.job.processes_per_node}"
 
 
 # A missing Nsight binary would otherwise end the pod with a bare "nsys: not found".
@@ -78,26 +78,26 @@ def _exec(plan: Plan, argv: str) -> str:
     profiler.rank picks the pod by its rank (JOB_COMPLETION_INDEX; 0 for one pod), or `all`.
     The profile is written to TAU_PROFILE_OUT, or per rank after TAU_PROFILE_OUT_PATTERN.
     """
-    if not plan.profiler_mode:
+    if not plan.profiler.mode:
         return f"exec {argv}"
-    if plan.profiler_rank == "all":
+    if plan.profiler.rank == "all":
         out = '"$TAU_PROFILE_OUT_DIR/rank-${JOB_COMPLETION_INDEX:-0}.$TAU_PROFILE_EXT"'
     else:
         out = '"$TAU_PROFILE_OUT"'
-    if plan.profiler_mode == "nsys":
+    if plan.profiler.mode == "nsys":
         tool = f"nsys profile --force-overwrite=true -o {out}"
-        if plan.profiler_warmup:
-            tool += f" --delay={int(parse_duration(plan.profiler_warmup))}"
-        if plan.profiler_duration:
-            tool += f" --duration={int(parse_duration(plan.profiler_duration))}"
+        if plan.profiler.warmup:
+            tool += f" --delay={int(parse_duration(plan.profiler.warmup))}"
+        if plan.profiler.duration:
+            tool += f" --duration={int(parse_duration(plan.profiler.duration))}"
     else:
         tool = f"ncu --target-processes all --force-overwrite -o {out}"
     profiled = f'{PROFILER_GUARD} && mkdir -p "$TAU_PROFILE_OUT_DIR" && exec {tool} {argv}'
-    if plan.profiler_rank == "all":
+    if plan.profiler.rank == "all":
         return f"{{ {profiled}; }}"
     # Braced so a failed decode before `&&` skips the whole group, as with a plain exec.
     return (
-        f'{{ if [ "${{JOB_COMPLETION_INDEX:-0}}" = "{plan.profiler_rank}" ]; then '
+        f'{{ if [ "${{JOB_COMPLETION_INDEX:-0}}" = "{plan.profiler.rank}" ]; then '
         f"{profiled}; fi; exec {argv}; }}"
     )
 
@@ -105,11 +105,11 @@ def _exec(plan: Plan, argv: str) -> str:
 def main_command(plan: Plan) -> list[str] | None:
     """Argv of the main container, or None to run the image's own ENTRYPOINT."""
     flags = _flags(plan)
-    if plan.source_image:
-        path = shlex.quote(f"/tau/source/{plan.source_entrypoint}")
+    if plan.storage.source_image:
+        path = shlex.quote(f"/tau/source/{plan.storage.source_entrypoint}")
         if plan.launcher == "torchrun":
             argv = f"python3 -m torch.distributed.run {torchrun_args(plan)}{flags} {path}"
-        elif (plan.source_entrypoint or "").endswith(".py"):
+        elif (plan.storage.source_entrypoint or "").endswith(".py"):
             argv = f"python3 {path}{flags}"
         else:
             argv = f"{path}{flags}"
@@ -121,7 +121,7 @@ def main_command(plan: Plan) -> list[str] | None:
         line = f"{decode}{PY_TARGET} && " + _exec(
             plan, f"python3 -m torch.distributed.run {torchrun_args(plan)}{flags} {PY_TARGET}"
         )
-    elif not plan.shebang_script:
+    elif not plan.job.shebang_script:
         line = f"{decode}{PY_TARGET} && " + _exec(plan, f"python3 {PY_TARGET}{flags}")
     else:
         line = f"{decode}{SH_TARGET} && chmod +x {SH_TARGET} && " + _exec(
@@ -131,7 +131,7 @@ def main_command(plan: Plan) -> list[str] | None:
 
 
 def _wrap(plan: Plan, line: str) -> list[str]:
-    if any(v.path == paths.DATA_ROOT for v in plan.volumes):
+    if any(v.path == paths.DATA_ROOT for v in plan.storage.volumes):
         argv = ["bash", "-lc", STORAGE_PREFLIGHT, "tau-entrypoint", "bash", "-c", line]
     else:
         argv = ["bash", "-c", line]

@@ -41,22 +41,22 @@ def plan_to_service(plan: Plan) -> dict[str, Any]:
 
 def _env(plan: Plan, *, redact: bool) -> list[dict[str, Any]]:
     env: dict[str, str] = {"TAU_PROFILE": common.profile_name(plan)}
-    if plan.script is not None and not plan.source_image:
+    if plan.script is not None and not plan.storage.source_image:
         env["TAU_SCRIPT_B64"] = base64.b64encode(plan.script.content).decode()
         env["TAU_SCRIPT_SRC"] = plan.script.filename
-    if any(v.path == pod.DATA_ROOT for v in plan.volumes):
+    if any(v.path == pod.DATA_ROOT for v in plan.storage.volumes):
         env.update(pod.STORAGE_ENV)
     env.update(pod.output_env(plan))
     if plan.launcher == "torchrun":
-        env["MASTER_ADDR"] = headless_host(plan) if plan.multi_node else "localhost"
+        env["MASTER_ADDR"] = headless_host(plan) if plan.job.multi_node else "localhost"
         env["MASTER_PORT"] = str(MASTER_PORT)
-        if plan.processes_per_node > 1 or plan.multi_node:
+        if plan.job.processes_per_node > 1 or plan.job.multi_node:
             env["OMP_NUM_THREADS"] = "1"
     env.update(common.profiler_env(plan))
-    env.update(dict(plan.env))
+    env.update(dict(plan.env.values))
     # A retry's values replace the user's own TAU_RESUME_FROM / TAU_RETRY_* entries.
-    env.update(plan.retry_env)
-    return pod.env_list(env, plan.secrets, redact=redact)
+    env.update(plan.capture.retry_env)
+    return pod.env_list(env, plan.env.secrets, redact=redact)
 
 
 def _volumes(plan: Plan) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
@@ -64,39 +64,43 @@ def _volumes(plan: Plan) -> tuple[list[dict[str, Any]], list[dict[str, Any]], li
     volumes: list[dict[str, Any]] = []
     mounts: list[dict[str, Any]] = []
     inits: list[dict[str, Any]] = []
-    for vol in plan.volumes:
+    for vol in plan.storage.volumes:
         volumes.append({"name": vol.name, "persistentVolumeClaim": {"claimName": vol.claim}})
         mount: dict[str, Any] = {"name": vol.name, "mountPath": vol.path}
         if vol.read_only:
             mount["readOnly"] = True
         mounts.append(mount)
-    paths = {v.path for v in plan.volumes}
+    paths = {v.path for v in plan.storage.volumes}
     if pod.DATA_ROOT in paths and pod.HOT_ROOT not in paths:
         # Node-local scratch for hot datasets and checkpoints; the preflight checks it.
         volumes.append({"name": "tau-hot", "emptyDir": {}})
         mounts.append({"name": "tau-hot", "mountPath": pod.HOT_ROOT})
-    if plan.launcher == "torchrun" and (plan.processes_per_node > 1 or plan.multi_node):
+    if plan.launcher == "torchrun" and (plan.job.processes_per_node > 1 or plan.job.multi_node):
         # NCCL and dataloader workers share memory through /dev/shm; the default 64Mi is too small.
         volumes.append({"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": SHM_SIZE}})
         mounts.append({"name": "dshm", "mountPath": "/dev/shm"})
-    if plan.source_image:
+    if plan.storage.source_image:
         volumes.append({"name": "tau-source", "emptyDir": {}})
         mounts.append({"name": "tau-source", "mountPath": "/tau/source"})
         inits.append(
             {
                 "name": "tau-source",
-                "image": plan.source_image,
+                "image": plan.storage.source_image,
                 "command": [
                     "/bin/sh",
                     "-c",
                     'cp -R -- "$1"/. /tau-source/ && chmod -R a+rwX '
                     '/tau-source && chmod a+x "/tau-source/$2"',
                 ],
-                "args": ["tau-source", plan.source_path or "", plan.source_entrypoint or ""],
+                "args": [
+                    "tau-source",
+                    plan.storage.source_path or "",
+                    plan.storage.source_entrypoint or "",
+                ],
                 "volumeMounts": [{"name": "tau-source", "mountPath": "/tau-source"}],
             }
         )
-    for asset in plan.image_assets:
+    for asset in plan.storage.image_assets:
         asset_vol = f"tau-asset-{asset.name}"
         volumes.append({"name": asset_vol, "emptyDir": {}})
         mounts.append({"name": asset_vol, "mountPath": asset.mount_path, "readOnly": True})
@@ -120,13 +124,13 @@ def _container(plan: Plan, mounts: list[dict[str, Any]], *, redact: bool) -> dic
     command = main_command(plan)
     if command is not None:
         container["command"] = command
-    res = pod.resources(plan.resources, plan.gpus)
+    res = pod.resources(plan.resources.main, plan.job.gpus)
     if res:
         container["resources"] = res
     if mounts:
         container["volumeMounts"] = mounts
-    working_dir = plan.working_dir or ("/tau/source" if plan.source_image else None)
-    if working_dir is None and any(v.path == pod.DATA_ROOT for v in plan.volumes):
+    working_dir = plan.job.working_dir or ("/tau/source" if plan.storage.source_image else None)
+    if working_dir is None and any(v.path == pod.DATA_ROOT for v in plan.storage.volumes):
         working_dir = pod.DATA_ROOT
     if working_dir:
         container["workingDir"] = working_dir
@@ -140,21 +144,22 @@ def _annotations(plan: Plan) -> dict[str, str]:
     if plan.script is not None:
         digest = hashlib.sha256(plan.script.content).hexdigest()
         notes[meta.ANNOTATION_SCRIPT_PAYLOAD_DIGEST] = digest
-    if plan.source_image:
-        source = f"{plan.source_image}\n{plan.source_path}\n{plan.source_entrypoint}"
+    store = plan.storage
+    if store.source_image:
+        source = f"{store.source_image}\n{store.source_path}\n{store.source_entrypoint}"
         notes[meta.ANNOTATION_PAYLOAD_DIGEST] = hashlib.sha256(source.encode()).hexdigest()
-    if plan.gpus > 0:
-        notes[meta.ANNOTATION_GPU_COUNT] = str(plan.gpus)
+    if plan.job.gpus > 0:
+        notes[meta.ANNOTATION_GPU_COUNT] = str(plan.job.gpus)
     if plan.launcher == "torchrun":
         notes[meta.ANNOTATION_WORKLOADSPEC_EXECUTION] = json.dumps(
             {
                 "launcher": "torchrun",
-                "processes_per_node": max(plan.processes_per_node, 1),
-                "nodes": max(plan.nodes, 1),
+                "processes_per_node": max(plan.job.processes_per_node, 1),
+                "nodes": max(plan.job.nodes, 1),
             },
             separators=(",", ":"),
         )
-    extra = [v for v in plan.volumes if v.name != "data"]
+    extra = [v for v in plan.storage.volumes if v.name != "data"]
     if extra:
         notes[meta.ANNOTATION_STORAGE_MOUNTS] = json.dumps(
             [
@@ -177,13 +182,13 @@ def plan_to_job(plan: Plan, *, redact: bool) -> dict[str, Any]:
     }
     if plan.service_account:
         pod_spec["serviceAccountName"] = plan.service_account
-    if plan.gpus > 0:
+    if plan.job.gpus > 0:
         pod_spec["tolerations"] = [dict(t) for t in pod.GPU_TOLERATIONS]
     if plan.placement.pod_priority_class:
         pod_spec["priorityClassName"] = plan.placement.pod_priority_class
     if plan.placement.node_selector:
         pod_spec["nodeSelector"] = dict(plan.placement.node_selector)
-    if plan.multi_node:
+    if plan.job.multi_node:
         pod_spec["subdomain"] = f"{plan.name}-headless"
     if volumes:
         pod_spec["volumes"] = volumes
@@ -201,23 +206,27 @@ def plan_to_job(plan: Plan, *, redact: bool) -> dict[str, Any]:
         "suspend": True,
         # tau's own retry loop decides about retries; Kubernetes must not restart silently.
         "backoffLimit": 0,
-        "ttlSecondsAfterFinished": plan.ttl_seconds,
+        "ttlSecondsAfterFinished": plan.job.ttl_seconds,
         "template": {"metadata": template_meta, "spec": pod_spec},
     }
-    if plan.execution_deadline is not None:
-        spec["activeDeadlineSeconds"] = plan.execution_deadline
-    if plan.multi_node:
+    if plan.job.execution_deadline is not None:
+        spec["activeDeadlineSeconds"] = plan.job.execution_deadline
+    if plan.job.multi_node:
         spec.update(
-            {"completionMode": "Indexed", "completions": plan.nodes, "parallelism": plan.nodes}
+            {
+                "completionMode": "Indexed",
+                "completions": plan.job.nodes,
+                "parallelism": plan.job.nodes,
+            }
         )
     metadata: dict[str, Any] = {
         "name": plan.name,
         "namespace": plan.namespace,
         "labels": common.workload_labels(plan, "job"),
     }
-    if plan.execution_deadline is not None:
+    if plan.job.execution_deadline is not None:
         # Kueue deactivates the workload once it has run this long (its maximum execution time).
-        metadata["labels"][meta.KUEUE_MAX_EXEC_TIME] = str(plan.execution_deadline)
+        metadata["labels"][meta.KUEUE_MAX_EXEC_TIME] = str(plan.job.execution_deadline)
     notes = _annotations(plan)
     if notes:
         metadata["annotations"] = notes
@@ -227,4 +236,4 @@ def plan_to_job(plan: Plan, *, redact: bool) -> dict[str, Any]:
 def plan_to_documents(plan: Plan, *, redact: bool) -> list[dict[str, Any]]:
     """Every object of a Job run, in the order they are applied."""
     job = plan_to_job(plan, redact=redact)
-    return [plan_to_service(plan), job] if plan.multi_node else [job]
+    return [plan_to_service(plan), job] if plan.job.multi_node else [job]

@@ -20,7 +20,7 @@ def experiment_id(plan: Plan) -> str:
 
     A blank name is not a name: it falls through like an absent one.
     """
-    fields = {k: v.strip() for k, v in plan.experiment}
+    fields = {k: v.strip() for k, v in plan.capture.experiment}
     if fields.get("name"):
         return fields["name"]
     if fields.get("title"):
@@ -30,7 +30,7 @@ def experiment_id(plan: Plan) -> str:
 
 def correlation_annotations(plan: Plan) -> dict[str, str]:
     """The experiment identity as written, for the evidence portal; on workloads and pods."""
-    fields = {k: v.strip() for k, v in plan.experiment}
+    fields = {k: v.strip() for k, v in plan.capture.experiment}
     notes = {
         meta.ANNOTATION_STELLAR_PROJECT_VALUE: fields.get("project", ""),
         meta.ANNOTATION_STELLAR_EXPERIMENT_ID: experiment_id(plan),
@@ -60,9 +60,9 @@ def _identity(plan: Plan, kind: str) -> dict[str, str]:
         out[meta.LABEL_RECLAIMABLE] = "true"
     if p.gpu_class:
         out[meta.LABEL_GPU_CLASS] = p.gpu_class
-    if plan.workspace:
-        out[meta.LABEL_WORKSPACE] = meta.label_value(plan.workspace)
-    experiment = {**dict(plan.experiment), "name": experiment_id(plan)}
+    if plan.capture.workspace:
+        out[meta.LABEL_WORKSPACE] = meta.label_value(plan.capture.workspace)
+    experiment = {**dict(plan.capture.experiment), "name": experiment_id(plan)}
     for key, label in _EXPERIMENT_LABELS.items():
         value = meta.label_value(experiment.get(key, ""))
         if value:
@@ -116,16 +116,16 @@ def workload_annotations(plan: Plan) -> dict[str, str]:
         (meta.ANNOTATION_KUEUE_TOPOLOGY, p.kueue_topology),
         (meta.ANNOTATION_WORKLOAD_PRIORITY_CLASS, p.workload_priority_class),
         (meta.ANNOTATION_POD_PRIORITY_CLASS, p.pod_priority_class),
-        (meta.ANNOTATION_CHECKPOINT_ARTIFACT, plan.checkpoint_artifact or ""),
+        (meta.ANNOTATION_CHECKPOINT_ARTIFACT, plan.storage.checkpoint_artifact or ""),
     ):
         if value:
             notes[key] = value
-    if plan.output and plan.result_pvc:
-        notes[meta.ANNOTATION_RESULT_PATH] = plan.output
-        notes[meta.ANNOTATION_RESULT_PVC] = plan.result_pvc
-    if plan.profiler_mode:
+    if plan.storage.output and plan.storage.result_pvc:
+        notes[meta.ANNOTATION_RESULT_PATH] = plan.storage.output
+        notes[meta.ANNOTATION_RESULT_PVC] = plan.storage.result_pvc
+    if plan.profiler.mode:
         notes.update(profiler_annotations(plan))
-    retry = dict(plan.retry_env)
+    retry = dict(plan.capture.retry_env)
     if retry.get("TAU_RETRY_ATTEMPT"):
         notes[meta.ANNOTATION_RETRY_ATTEMPT] = retry["TAU_RETRY_ATTEMPT"]
         notes[meta.ANNOTATION_RETRY_REASON] = retry.get("TAU_RETRY_REASON", "")
@@ -139,11 +139,11 @@ def profile_out(plan: Plan) -> tuple[str, str]:
 
     `{rank}` in TAU_PROFILE_OUT_PATTERN stands for each pod's rank (JOB_COMPLETION_INDEX).
     """
-    ext = "nsys-rep" if plan.profiler_mode == "nsys" else "ncu-rep"
-    directory = f"{plan.output or '/tmp/tau-profile'}/profile"
-    if plan.profiler_rank == "all":
+    ext = "nsys-rep" if plan.profiler.mode == "nsys" else "ncu-rep"
+    directory = f"{plan.storage.output or '/tmp/tau-profile'}/profile"
+    if plan.profiler.rank == "all":
         return "TAU_PROFILE_OUT_PATTERN", f"{directory}/rank-{{rank}}.{ext}"
-    return "TAU_PROFILE_OUT", f"{directory}/rank-{plan.profiler_rank}.{ext}"
+    return "TAU_PROFILE_OUT", f"{directory}/rank-{plan.profiler.rank}.{ext}"
 
 
 def profiler_annotations(plan: Plan) -> dict[str, str]:
@@ -151,43 +151,43 @@ def profiler_annotations(plan: Plan) -> dict[str, str]:
     from tau.config.duration import format_duration, parse_duration
 
     notes = {
-        meta.ANNOTATION_PROFILE_MODE: plan.profiler_mode or "",
-        meta.ANNOTATION_PROFILE_RANK: plan.profiler_rank,
+        meta.ANNOTATION_PROFILE_MODE: plan.profiler.mode or "",
+        meta.ANNOTATION_PROFILE_RANK: plan.profiler.rank,
         meta.ANNOTATION_PROFILE_PATH: profile_out(plan)[1],
     }
-    if plan.result_pvc:
-        notes[meta.ANNOTATION_PROFILE_PVC] = plan.result_pvc
-    if plan.profiler_warmup:
+    if plan.storage.result_pvc:
+        notes[meta.ANNOTATION_PROFILE_PVC] = plan.storage.result_pvc
+    if plan.profiler.warmup:
         notes[meta.ANNOTATION_PROFILE_WARMUP] = format_duration(
-            parse_duration(plan.profiler_warmup)
+            parse_duration(plan.profiler.warmup)
         )
-    if plan.profiler_duration:
+    if plan.profiler.duration:
         notes[meta.ANNOTATION_PROFILE_DURATION] = format_duration(
-            parse_duration(plan.profiler_duration)
+            parse_duration(plan.profiler.duration)
         )
     return notes
 
 
 def profiler_env(plan: Plan) -> dict[str, str]:
     """What the entrypoint needs to start Nsight itself on the chosen rank."""
-    if not plan.profiler_mode:
+    if not plan.profiler.mode:
         return {}
     from tau.config.duration import parse_duration
 
-    ext = "nsys-rep" if plan.profiler_mode == "nsys" else "ncu-rep"
+    ext = "nsys-rep" if plan.profiler.mode == "nsys" else "ncu-rep"
     out = {
-        "TAU_PROFILE_MODE": plan.profiler_mode,
-        "TAU_PROFILE_TOOL": plan.profiler_mode,
-        "TAU_PROFILE_RANK": plan.profiler_rank,
+        "TAU_PROFILE_MODE": plan.profiler.mode,
+        "TAU_PROFILE_TOOL": plan.profiler.mode,
+        "TAU_PROFILE_RANK": plan.profiler.rank,
         "TAU_PROFILE_RUN_ID": plan.name,
         "TAU_PROFILE_NAMESPACE": plan.namespace,
         "TAU_PROFILE_EXT": ext,
-        "TAU_PROFILE_OUT_DIR": f"{plan.output or '/tmp/tau-profile'}/profile",
+        "TAU_PROFILE_OUT_DIR": f"{plan.storage.output or '/tmp/tau-profile'}/profile",
     }
     key, value = profile_out(plan)
     out[key] = value
-    if plan.profiler_warmup:
-        out["TAU_PROFILE_WARMUP_SEC"] = str(int(parse_duration(plan.profiler_warmup)))
-    if plan.profiler_duration:
-        out["TAU_PROFILE_ACTIVE_SEC"] = str(int(parse_duration(plan.profiler_duration)))
+    if plan.profiler.warmup:
+        out["TAU_PROFILE_WARMUP_SEC"] = str(int(parse_duration(plan.profiler.warmup)))
+    if plan.profiler.duration:
+        out["TAU_PROFILE_ACTIVE_SEC"] = str(int(parse_duration(plan.profiler.duration)))
     return out

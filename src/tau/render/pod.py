@@ -88,7 +88,11 @@ def merge(*layers: Resources) -> Resources:
 
 
 def output_env(plan: Plan) -> dict[str, str]:
-    return {"TAU_OUTPUT_DIR": plan.output} if plan.output and plan.result_pvc else {}
+    return (
+        {"TAU_OUTPUT_DIR": plan.storage.output}
+        if plan.storage.output and plan.storage.result_pvc
+        else {}
+    )
 
 
 # The pod half of runtime.security.mode restricted: non-root, a shared fsGroup so volumes are

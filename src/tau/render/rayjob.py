@@ -76,8 +76,8 @@ def entrypoint(plan: Plan) -> str:
         "/script/requirements.txt; fi",
         'export PATH="$(python3 -m site --user-base)/bin:$PATH"',
     ]
-    if plan.pip:
-        pkgs = " ".join(shlex.quote(p) for p in plan.pip)
+    if plan.ray.pip:
+        pkgs = " ".join(shlex.quote(p) for p in plan.ray.pip)
         lines.append(
             f"python3 -m pip install --quiet --no-cache-dir {pkgs} || "
             f"python3 -m pip install --quiet --no-cache-dir --user {pkgs}"
@@ -85,9 +85,9 @@ def entrypoint(plan: Plan) -> str:
     lines.append("cd /data")
     if plan.launcher == "ray-tune":
         lines.append(f"python3 /script/{tune_driver.FILENAME}")
-    elif plan.project_module:
+    elif plan.ray.project_module:
         # Ray unpacks the project as the job's working_dir; the module runs from inside it.
-        lines.append(f"python3 -m {plan.project_module}")
+        lines.append(f"python3 -m {plan.ray.project_module}")
     else:
         lines.append(f"python3 /script/{_script_name(plan)}")
     # After the driver succeeded (`set -e`): record the declared checkpoint, if any.
@@ -104,7 +104,7 @@ def entrypoint(plan: Plan) -> str:
 
 
 def _env(plan: Plan, *, redact: bool, head: bool) -> list[dict[str, Any]]:
-    gpus = plan.gpus_per_worker
+    gpus = plan.ray.gpus_per_worker
     env: dict[str, str] = {
         "TAU_DATA_DIR": pod.DATA_ROOT,
         "TAU_HOT_DIR": pod.HOT_ROOT,
@@ -112,8 +112,8 @@ def _env(plan: Plan, *, redact: bool, head: bool) -> list[dict[str, Any]]:
         "NCCL_DEBUG": "WARN",
         "NCCL_SOCKET_IFNAME": "eth0",
     }
-    env.update(dict(plan.env))
-    world = plan.workers * gpus if gpus > 0 else plan.workers
+    env.update(dict(plan.env.values))
+    world = plan.ray.workers * gpus if gpus > 0 else plan.ray.workers
     env.update(
         {
             "TAU_DIST_BACKEND": "nccl" if gpus > 0 else "gloo",
@@ -121,7 +121,7 @@ def _env(plan: Plan, *, redact: bool, head: bool) -> list[dict[str, Any]]:
             "TAU_WORLD_SIZE": str(world),
         }
     )
-    configs = dict(plan.launcher_configs)
+    configs = dict(plan.env.launcher_configs)
     if plan.launcher == "ray-train":
         env["TAU_RAY_TRAIN_CONFIG_JSON"] = json.dumps(
             configs, sort_keys=True, separators=(",", ":")
@@ -132,21 +132,21 @@ def _env(plan: Plan, *, redact: bool, head: bool) -> list[dict[str, Any]]:
             {
                 "TAU_TUNE_TRAIN_PATH": f"/script/{script}",
                 "TAU_TUNE_TRAIN_MODULE": _module_name(script),
-                "TAU_TUNE_METRIC": plan.tune_metric or "",
+                "TAU_TUNE_METRIC": plan.tune.metric or "",
                 "TAU_TUNE_PARAM_SPACE": json.dumps(configs, sort_keys=True, separators=(",", ":")),
             }
         )
         for key, value in (
-            ("TAU_TUNE_MODE", plan.tune_mode),
-            ("TAU_TUNE_NUM_SAMPLES", plan.tune_num_samples),
-            ("TAU_TUNE_MAX_CONCURRENT_TRIALS", plan.tune_max_concurrent),
+            ("TAU_TUNE_MODE", plan.tune.mode),
+            ("TAU_TUNE_NUM_SAMPLES", plan.tune.num_samples),
+            ("TAU_TUNE_MAX_CONCURRENT_TRIALS", plan.tune.max_concurrent),
         ):
             if value is not None:
                 env[key] = str(value)
     env.update(pod.output_env(plan))
-    env.update(plan.retry_env)
+    env.update(plan.capture.retry_env)
     del head
-    return pod.env_list(env, plan.secrets, redact=redact)
+    return pod.env_list(env, plan.env.secrets, redact=redact)
 
 
 def _payload_init(plan: Plan, encoded: str, digest: str) -> dict[str, Any]:
@@ -172,8 +172,8 @@ def _payload_init(plan: Plan, encoded: str, digest: str) -> dict[str, Any]:
 
 def _shared_volumes(plan: Plan) -> list[dict[str, Any]]:
     data: dict[str, Any] = (
-        {"persistentVolumeClaim": {"claimName": plan.data_pvc}}
-        if plan.data_pvc
+        {"persistentVolumeClaim": {"claimName": plan.storage.data_pvc}}
+        if plan.storage.data_pvc
         else {"emptyDir": {}}
     )
     return [
@@ -231,7 +231,7 @@ def _head(plan: Plan, encoded: str, digest: str, *, redact: bool) -> dict[str, A
         ],
         "env": _env(plan, redact=redact, head=True),
         "resources": pod.resources(
-            pod.merge(plan.resources, plan.head_resources),
+            pod.merge(plan.resources.main, plan.resources.head),
             0,
             defaults=HEAD_DEFAULTS,
             limit_follows_request=True,
@@ -280,22 +280,24 @@ def _head(plan: Plan, encoded: str, digest: str, *, redact: bool) -> dict[str, A
 
 
 def _worker(plan: Plan, encoded: str, digest: str, *, redact: bool) -> dict[str, Any]:
-    gpus = plan.gpus_per_worker
-    gpu_resource = f"nvidia.com/mig-{plan.mig_profile}" if plan.mig_profile else pod.GPU_RESOURCE
+    gpus = plan.ray.gpus_per_worker
+    gpu_resource = (
+        f"nvidia.com/mig-{plan.ray.mig_profile}" if plan.ray.mig_profile else pod.GPU_RESOURCE
+    )
     defaults = GPU_WORKER_DEFAULTS if gpus > 0 else HEAD_DEFAULTS
     health = (
         "/api/healthz"
         if tuple(map(int, ray_version(plan.image).split("."))) >= (2, 53)
         else "/api/local_raylet_healthz"
     )
-    ships_payload = plan.launcher == "ray-tune" or plan.project_zip is not None
+    ships_payload = plan.launcher == "ray-tune" or plan.ray.project_zip is not None
     container = {
         "name": "ray-worker",
         "image": plan.image,
         "ports": [{"containerPort": 8080, "name": "metrics"}],
         "env": _env(plan, redact=redact, head=False),
         "resources": pod.resources(
-            pod.merge(plan.resources, plan.worker_resources),
+            pod.merge(plan.resources.main, plan.resources.worker),
             gpus,
             gpu_resource=gpu_resource,
             defaults=defaults,
@@ -348,9 +350,9 @@ def _worker(plan: Plan, encoded: str, digest: str, *, redact: bool) -> dict[str,
     notes = {**_MONITORING, **common.pod_annotations(plan)}
     return {
         "groupName": f"{plan.name}-w",
-        "replicas": plan.workers,
-        "minReplicas": plan.workers,
-        "maxReplicas": plan.workers,
+        "replicas": plan.ray.workers,
+        "minReplicas": plan.ray.workers,
+        "maxReplicas": plan.ray.workers,
         "rayStartParams": {"num-gpus": str(gpus)},
         "template": {
             "metadata": {"labels": common.workload_labels(plan, "rayjob"), "annotations": notes},
@@ -364,9 +366,12 @@ def plan_to_rayjob(plan: Plan, *, redact: bool) -> dict[str, Any]:
     from tau.config.project import ARCHIVE_NAME
 
     files = {_script_name(plan): plan.script.content if plan.script else b""}
-    if plan.project_zip is not None:
+    if plan.ray.project_zip is not None:
         # The project replaces the lone script; Ray Tune's driver still loads the script file.
-        files = {ARCHIVE_NAME: plan.project_zip, **(files if plan.launcher == "ray-tune" else {})}
+        files = {
+            ARCHIVE_NAME: plan.ray.project_zip,
+            **(files if plan.launcher == "ray-tune" else {}),
+        }
     if plan.launcher == "ray-tune":
         files[tune_driver.FILENAME] = tune_driver.SOURCE.encode()
     encoded, digest = payload.encode(files)
@@ -375,7 +380,7 @@ def plan_to_rayjob(plan: Plan, *, redact: bool) -> dict[str, Any]:
     notes[meta.ANNOTATION_WORKLOADSPEC_EXECUTION] = json.dumps(
         {"launcher": plan.launcher}, separators=(",", ":")
     )
-    gpus_total = plan.workers * plan.gpus_per_worker
+    gpus_total = plan.ray.workers * plan.ray.gpus_per_worker
     if gpus_total > 0:
         notes[meta.ANNOTATION_GPU_COUNT] = str(gpus_total)
     spec: dict[str, Any] = {
@@ -392,10 +397,10 @@ def plan_to_rayjob(plan: Plan, *, redact: bool) -> dict[str, Any]:
         },
     }
     runtime_env = ""
-    if plan.project_zip is not None:
+    if plan.ray.project_zip is not None:
         runtime_env += f'working_dir: "file:///script/{ARCHIVE_NAME}"\n'
-    if plan.pip:
-        runtime_env += "pip:\n" + "".join(f"  - {p}\n" for p in plan.pip)
+    if plan.ray.pip:
+        runtime_env += "pip:\n" + "".join(f"  - {p}\n" for p in plan.ray.pip)
     if runtime_env:
         spec["runtimeEnvYAML"] = runtime_env
     return {
