@@ -18,6 +18,7 @@ from tau.portal.stellar import svg
 from tau.portal.stellar.cards import CARD_ORDER, RUN_STATUS_METRIC, card_of, default_metric
 from tau.portal.stellar.downsample import DEFAULT_BUDGET, METHOD, downsample, ema
 from tau.portal.stellar.evidence import Evidence, Record
+from tau.portal.store.schema import TABLES
 
 SCHEMA_VERSION = "tau.exp.cockpit.v0"
 CLI = "taugrid-portal experiment"
@@ -70,23 +71,8 @@ _SYSTEMS = (
     ("Image digest", "image_digest"),
     ("Tau command", "tau_command"),
 )
-_RUN_FIELDS = (
-    "run_id",
-    "project",
-    "experiment_id",
-    "run_group_id",
-    "parent_run_id",
-    "state",
-    "owner",
-    "created_at",
-    "started_at",
-    "completed_at",
-    "config_hash",
-    "code_sha",
-    "image_digest",
-    "tau_command",
-    "result_uri",
-)
+# The run fields of the snapshot are the store's run columns, less its own bookkeeping.
+_RUN_FIELDS = tuple(c for c in TABLES["runs"][1] if c != "index_version")
 _RUN_STATUS_VALUES = {1.0: "succeeded", -1.0: "failed", -2.0: "cancelled"}
 
 
