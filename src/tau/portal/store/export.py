@@ -104,21 +104,13 @@ _TABLES: dict[str, tuple[str, tuple[str, ...]]] = {
     "TauExpObservations": ("observations", schema.TABLES["observations"][1]),
     "TauExpConfigs": ("configs", schema.TABLES["configs"][1]),
 }
+# The ADX metric table is the metric row with the file it came from and its experiment.
 _METRIC_COLUMNS = (
     "metric_file_id",
     "metric_file_path",
     "project",
     "experiment_id",
-    "run_group_id",
-    "run_id",
-    "metric_name",
-    "step",
-    "wall_time",
-    "value",
-    "unit",
-    "source",
-    "split",
-    "tags",
+    *schema.METRIC_COLUMNS[1:],
 )
 _QUOTED = {"project", "time", "type"}
 

@@ -135,17 +135,30 @@ def list_runs(
     return _page(rows, n, Run)
 
 
+def _newest_of_project(
+    store: Store,
+    table: str,
+    order_by: str,
+    record: Any,
+    project: str | None,
+    limit: int | None,
+) -> Page[Any]:
+    """A bounded page of one table's rows in `order_by` order, optionally of one project."""
+    n = clamp_limit(limit)
+    where, params = (" WHERE project = ?", (project,)) if project else ("", ())
+    # `table` and `order_by` are constants of this module, never user input.
+    rows = store.query(
+        f"SELECT * FROM {table}{where} ORDER BY {order_by} LIMIT ?", (*params, n + 1)
+    )
+    return _page(rows, n, record)
+
+
 def list_groups(
     store: Store, *, project: str | None = None, limit: int | None = None
 ) -> Page[RunGroup]:
-    n = clamp_limit(limit)
-    sql = "SELECT * FROM run_groups"
-    params: list[object] = []
-    if project:
-        sql += " WHERE project = ?"
-        params.append(project)
-    rows = store.query(sql + " ORDER BY created_at DESC, run_group_id LIMIT ?", (*params, n + 1))
-    return _page(rows, n, RunGroup)
+    return _newest_of_project(
+        store, "run_groups", "created_at DESC, run_group_id", RunGroup, project, limit
+    )
 
 
 def get_group(store: Store, group: str) -> RunGroup:
@@ -158,14 +171,9 @@ def get_group(store: Store, group: str) -> RunGroup:
 def list_experiments(
     store: Store, *, project: str | None = None, limit: int | None = None
 ) -> Page[Experiment]:
-    n = clamp_limit(limit)
-    sql = "SELECT * FROM experiments"
-    params: list[object] = []
-    if project:
-        sql += " WHERE project = ?"
-        params.append(project)
-    rows = store.query(sql + " ORDER BY updated_at DESC, experiment_id LIMIT ?", (*params, n + 1))
-    return _page(rows, n, Experiment)
+    return _newest_of_project(
+        store, "experiments", "updated_at DESC, experiment_id", Experiment, project, limit
+    )
 
 
 def get_experiment(store: Store, experiment: str) -> Experiment:
