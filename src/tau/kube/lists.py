@@ -40,12 +40,14 @@ class Listed:
         truncated: the server had more than `limit` items.
         error: why the list failed ("" when it did not).
         status: the HTTP status of the failure, when there was one.
+        resource_version: the list's resourceVersion, where a watch resumes (`tau.kube.streams`).
     """
 
     items: list[dict[str, Any]] = field(default_factory=list)
     truncated: bool = False
     error: str = ""
     status: int | None = None
+    resource_version: str = ""
 
     @property
     def ok(self) -> bool:
@@ -60,6 +62,37 @@ def _reason(exc: Any) -> str:
     return message or str(getattr(exc, "reason", "") or exc)
 
 
+def list_call(
+    api_client: Any, resource: ResourceType, namespace: str | None
+) -> tuple[Any, tuple[Any, ...]]:
+    """The official client's list function for `resource` and its positional arguments.
+
+    One mapping from a kind to its list call, shared by `list_kind` and the watch streams
+    (`tau.kube.streams`), which call the same function with `watch=True`.
+    """
+    from kubernetes import client
+
+    ns = None if resource.kind in CLUSTER_SCOPED else namespace
+    if resource.group in ("", "batch"):
+        core, batch = client.CoreV1Api(api_client), client.BatchV1Api(api_client)
+        if resource.kind == "Node":
+            return core.list_node, ()
+        calls = {
+            "Pod": (core.list_namespaced_pod, core.list_pod_for_all_namespaces),
+            "Event": (core.list_namespaced_event, core.list_event_for_all_namespaces),
+            "Job": (batch.list_namespaced_job, batch.list_job_for_all_namespaces),
+        }
+        if resource.kind not in calls:
+            raise ValueError(f"list_kind does not read {resource.kind}")
+        namespaced, everywhere = calls[resource.kind]
+        return (namespaced, (ns,)) if ns else (everywhere, ())
+    custom = client.CustomObjectsApi(api_client)
+    args = (resource.group, resource.version)
+    if ns:
+        return custom.list_namespaced_custom_object, (*args, ns, resource.plural)
+    return custom.list_cluster_custom_object, (*args, resource.plural)
+
+
 def list_kind(
     api_client: Any,
     resource: ResourceType,
@@ -70,45 +103,18 @@ def list_kind(
     timeout: float = 10.0,
 ) -> Listed:
     """All objects of `resource` (in `namespace`, or cluster-wide when None), one request."""
-    from kubernetes import client
     from kubernetes.client.exceptions import ApiException
     from urllib3.exceptions import HTTPError
 
-    ns = None if resource.kind in CLUSTER_SCOPED else namespace
     kwargs: dict[str, Any] = {
         "label_selector": selector,
         "limit": limit,
         "_request_timeout": timeout,
         **RAW,
     }
+    func, args = list_call(api_client, resource, namespace)
     try:
-        if resource.group in ("", "batch"):
-            if resource.kind == "Node":
-                response = client.CoreV1Api(api_client).list_node(**kwargs)
-            elif resource.kind == "Pod":
-                core = client.CoreV1Api(api_client)
-                response = (
-                    core.list_namespaced_pod(ns, **kwargs)
-                    if ns
-                    else core.list_pod_for_all_namespaces(**kwargs)
-                )
-            elif resource.kind == "Job":
-                batch = client.BatchV1Api(api_client)
-                response = (
-                    batch.list_namespaced_job(ns, **kwargs)
-                    if ns
-                    else batch.list_job_for_all_namespaces(**kwargs)
-                )
-            else:
-                raise ValueError(f"list_kind does not read {resource.kind}")
-        else:
-            custom = client.CustomObjectsApi(api_client)
-            args = (resource.group, resource.version)
-            response = (
-                custom.list_namespaced_custom_object(*args, ns, resource.plural, **kwargs)
-                if ns
-                else custom.list_cluster_custom_object(*args, resource.plural, **kwargs)
-            )
+        response = func(*args, **kwargs)
     except ApiException as exc:
         status = int(exc.status) if exc.status else None
         if status == 404:
@@ -122,7 +128,12 @@ def list_kind(
         return Listed(error=f"cannot reach the Kubernetes API: {type(exc).__name__}", status=None)
     body = decode(response)
     items = list(body.get("items") or [])
-    return Listed(items=items, truncated=bool((body.get("metadata") or {}).get("continue")))
+    meta = body.get("metadata") or {}
+    return Listed(
+        items=items,
+        truncated=bool(meta.get("continue")),
+        resource_version=str(meta.get("resourceVersion") or ""),
+    )
 
 
 #: What one portal refresh reads, in order: a constant eight calls.
