@@ -80,8 +80,10 @@ def complete(kube_api: KubeApiServer, name: str, namespace: str = NS) -> None:
     )
 
 
-@pytest.fixture
-def emulator(kube_api, kubeconfig_file, monkeypatch, tmp_path) -> KubeApiServer:
+def prepare(
+    kube_api: KubeApiServer, kubeconfig_file: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> KubeApiServer:
+    """The emulator with Kueue, KubeRay and DRA kinds, reachable as context `emulator`."""
     kube_api.register_kueue_kuberay_tau_kinds()
     kube_api.register_kind("resource.k8s.io", "v1", "resourceclaims", "ResourceClaim")
     monkeypatch.setenv("TAU_CONFIG_DIR", str(tmp_path / "tau-config"))
@@ -91,8 +93,8 @@ def emulator(kube_api, kubeconfig_file, monkeypatch, tmp_path) -> KubeApiServer:
     return kube_api
 
 
-@pytest.fixture
-def store(tmp_path: Path, capsys) -> Path:
+def new_store(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
+    """An initialised experiment store (project `demo`)."""
     root = tmp_path / "store"
     assert portal(capsys, "experiment", "init", "demo", "--store", root).code == 0
     return root

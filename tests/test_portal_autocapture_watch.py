@@ -21,19 +21,22 @@ from tau.portal.capture.follow import Feed, Pass, follow
 from tau.portal.cli import watch_output
 from tau.portal.store.core import Store
 from tau.session import connect
-from tests.portal_capture_seed import (  # noqa: F401 (fixtures)
-    CTX,
-    NS,
-    complete,
-    emulator,
-    job,
-    store,
-)
+from tests.portal_capture_seed import CTX, NS, complete, job, new_store, prepare
 from tests.portal_helpers import portal
 
 #: Passes a broken watch may make before the test gives up (each waits at most INTERVAL).
 BOUND = 40
 INTERVAL = 1.0
+
+
+@pytest.fixture
+def emulator(kube_api, kubeconfig_file, monkeypatch, tmp_path):
+    return prepare(kube_api, kubeconfig_file, monkeypatch, tmp_path)
+
+
+@pytest.fixture
+def store(tmp_path, capsys):
+    return new_store(tmp_path, capsys)
 
 
 class Interrupted(KeyboardInterrupt):
