@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tau.errors import ClusterError
+from tau.errors import ClusterError, TauError
 from tau.k8s import meta, paths
 from tau.portal.capture.cluster import Scope
 from tau.portal.store.core import Store
@@ -126,15 +126,19 @@ def pull_history(
         warnings = [f"{posixpath.join(str(path), n)} is empty; skipped" for n in empty]
         if not local:
             return History(files=shown, warnings=warnings)
-        result = import_jsonl(
-            store,
-            ImportRequest(
-                run=run_id,
-                history=local,
-                project=scope.project,
-                experiment=scope.experiment,
-                group=scope.group,
-                owner=scope.owner,
-            ),
+        request = ImportRequest(
+            run=run_id,
+            history=local,
+            project=scope.project,
+            experiment=scope.experiment,
+            group=scope.group,
+            owner=scope.owner,
         )
+        try:
+            result = import_jsonl(store, request)
+        except TauError as exc:
+            # Name the file where the user can find it, not the copy that is about to vanish.
+            exc.message = exc.message.replace(tmp, str(path).rstrip("/"))
+            exc.hint = exc.hint.replace(tmp, str(path).rstrip("/")) if exc.hint else exc.hint
+            raise
     return History(result.action, shown, result.rows, result.metric_file, warnings)
