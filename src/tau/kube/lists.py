@@ -8,7 +8,6 @@ is unavailable (no cluster, CRD not installed, forbidden).
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,15 +15,14 @@ from tau.k8s.kinds import (
     CLUSTERQUEUE,
     JOB,
     LOCALQUEUE,
+    NODE,
     POD,
     RAYCLUSTER,
     RAYJOB,
     WORKLOAD,
     ResourceType,
 )
-from tau.kube.raw import RAW, decode
 
-NODE = ResourceType("", "v1", "nodes", "Node")
 #: Items per list call; a larger cluster gets a truncated board rather than an unbounded read.
 DEFAULT_LIMIT = 5000
 #: Kinds listed cluster-wide even when a namespace is given.
@@ -54,45 +52,6 @@ class Listed:
         return not self.error
 
 
-def _reason(exc: Any) -> str:
-    try:
-        message = json.loads(getattr(exc, "body", "") or "{}").get("message", "")
-    except (TypeError, ValueError, AttributeError):
-        message = ""
-    return message or str(getattr(exc, "reason", "") or exc)
-
-
-def list_call(
-    api_client: Any, resource: ResourceType, namespace: str | None
-) -> tuple[Any, tuple[Any, ...]]:
-    """The official client's list function for `resource` and its positional arguments.
-
-    One mapping from a kind to its list call, shared by `list_kind` and the watch streams
-    (`tau.kube.streams`), which call the same function with `watch=True`.
-    """
-    from kubernetes import client
-
-    ns = None if resource.kind in CLUSTER_SCOPED else namespace
-    if resource.group in ("", "batch"):
-        core, batch = client.CoreV1Api(api_client), client.BatchV1Api(api_client)
-        if resource.kind == "Node":
-            return core.list_node, ()
-        calls = {
-            "Pod": (core.list_namespaced_pod, core.list_pod_for_all_namespaces),
-            "Event": (core.list_namespaced_event, core.list_event_for_all_namespaces),
-            "Job": (batch.list_namespaced_job, batch.list_job_for_all_namespaces),
-        }
-        if resource.kind not in calls:
-            raise ValueError(f"list_kind does not read {resource.kind}")
-        namespaced, everywhere = calls[resource.kind]
-        return (namespaced, (ns,)) if ns else (everywhere, ())
-    custom = client.CustomObjectsApi(api_client)
-    args = (resource.group, resource.version)
-    if ns:
-        return custom.list_namespaced_custom_object, (*args, ns, resource.plural)
-    return custom.list_cluster_custom_object, (*args, resource.plural)
-
-
 def list_kind(
     api_client: Any,
     resource: ResourceType,
@@ -103,36 +62,24 @@ def list_kind(
     timeout: float = 10.0,
 ) -> Listed:
     """All objects of `resource` (in `namespace`, or cluster-wide when None), one request."""
-    from kubernetes.client.exceptions import ApiException
-    from urllib3.exceptions import HTTPError
+    from tau.errors import ClusterError
+    from tau.kube.resources import list_page
 
-    kwargs: dict[str, Any] = {
-        "label_selector": selector,
-        "limit": limit,
-        "_request_timeout": timeout,
-        **RAW,
-    }
-    func, args = list_call(api_client, resource, namespace)
+    ns = None if resource.kind in CLUSTER_SCOPED else namespace
     try:
-        response = func(*args, **kwargs)
-    except ApiException as exc:
-        status = int(exc.status) if exc.status else None
-        if status == 404:
+        page = list_page(
+            api_client, resource, namespace=ns, selector=selector, limit=limit, timeout=timeout
+        )
+    except ClusterError as exc:
+        if exc.status == 404:
             detail = f"{resource.qualified} is not served (is {resource.owner or 'it'} installed?)"
-        elif status == 403:
-            detail = f"forbidden to list {resource.qualified}: {_reason(exc)}"
+        elif exc.status == 403:
+            detail = f"forbidden to list {resource.qualified}: {exc.message}"
         else:
-            detail = f"listing {resource.qualified} failed: {status} {_reason(exc)}"
-        return Listed(error=detail, status=status)
-    except (HTTPError, OSError) as exc:
-        return Listed(error=f"cannot reach the Kubernetes API: {type(exc).__name__}", status=None)
-    body = decode(response)
-    items = list(body.get("items") or [])
-    meta = body.get("metadata") or {}
+            detail = exc.message
+        return Listed(error=detail, status=exc.status)
     return Listed(
-        items=items,
-        truncated=bool(meta.get("continue")),
-        resource_version=str(meta.get("resourceVersion") or ""),
+        items=page.items, truncated=page.truncated, resource_version=page.resource_version
     )
 
 

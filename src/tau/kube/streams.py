@@ -20,6 +20,7 @@ never see an `ApiException`. `stop()` may be called from any thread and ends the
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -71,14 +72,12 @@ class WatchStream:
     def __iter__(self) -> Iterator[tuple[str, dict[str, Any]]]:
         from kubernetes import watch as kwatch
 
-        from tau.kube.lists import list_call
-
         # "object" keeps every kind as the plain JSON dict the server sent (the typed models
         # reject fields they do not know); the client still turns ERROR events into exceptions.
         self._watch = kwatch.Watch(return_type="object")
         if self._stopped.is_set():
             return
-        func, args = list_call(self.api_client, self.resource, self.namespace)
+        func, args = _list_call(self.api_client, self.resource, self.namespace)
         kwargs: dict[str, Any] = {
             "label_selector": self.selector,
             "timeout_seconds": self.timeout_seconds,
@@ -118,6 +117,29 @@ class WatchStream:
                 hint="list again and watch from the list's resourceVersion",
             )
         return translate(exc, "watch", self.resource, namespace=self.namespace)
+
+
+def _list_call(
+    api_client: Any, resource: ResourceType, namespace: str | None
+) -> tuple[Any, tuple[Any, ...]]:
+    """The list function a watch calls with `watch=True`, and its positional arguments.
+
+    The same mapping as `tau.kube.resources`: the core group through CoreV1Api, every other
+    group (batch Jobs included) through the generic custom-object calls.
+    """
+    from kubernetes import client
+
+    if resource.group == "":
+        core = client.CoreV1Api(api_client)
+        noun = re.sub(r"(?<!^)(?=[A-Z])", "_", resource.kind).lower()
+        if namespace is None:
+            return getattr(core, f"list_{noun}_for_all_namespaces"), ()
+        return getattr(core, f"list_namespaced_{noun}"), (namespace,)
+    custom = client.CustomObjectsApi(api_client)
+    gv = (resource.group, resource.version)
+    if namespace is None:
+        return custom.list_cluster_custom_object, (*gv, resource.plural)
+    return custom.list_namespaced_custom_object, (*gv, namespace, resource.plural)
 
 
 def watch_kind(
