@@ -210,3 +210,22 @@ def test_watch_table_rows_line_up_under_the_header_minutes_apart():
         len(later) - 1,
     ]
     assert err.text == "warning: pods: forbidden\n"
+
+
+def test_a_kind_the_watch_cannot_list_is_reported_once_and_runs_are_still_recorded(
+    emulator, store
+):
+    emulator.put(job("train-1"))
+    emulator.deny(403, f"/api/v1/namespaces/{NS}/pods")
+    (first,) = run(store, [])
+    assert first.counts.created_runs == 1
+    (warning,) = first.warnings
+    assert warning.startswith("forbidden to list pods") and "recorded without it" in warning
+
+
+def test_watch_stops_at_a_required_kind_it_cannot_list(emulator, store, capsys):
+    emulator.deny(403, f"/apis/batch/v1/namespaces/{NS}/jobs")
+    args = ["experiment", "autocapture", "--watch", "-n", NS, *CTX, "--store", store]
+    result = portal(capsys, *args)
+    assert result.code == 3 and "forbidden to list jobs.batch" in result.err
+    assert "Traceback" not in result.err and result.out == ""

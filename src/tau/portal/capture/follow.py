@@ -72,8 +72,10 @@ class Mirror:
         self.lists += 1
         self.warning = list_failure(self.kind, listed, self.namespace)
         if not listed.ok:
-            # Not served (a CRD that is not installed) is not watched; other failures retry.
+            # Not served (a CRD that is not installed) is not watched; other failures retry
+            # the list (no version: nothing to resume from).
             self.served = not (self.kind.optional and listed.status == 404)
+            self.version = ""
             return
         with self._lock:
             self._objects = {_key(o): o for o in listed.items}
@@ -83,6 +85,7 @@ class Mirror:
         """The watch thread: resume from the last version until stopped."""
         from tau.kube.streams import Expired, watch_kind
 
+        failures = 0
         while self.served and not self._stopped.is_set():
             if not self.version:
                 self._retry_sync()
@@ -99,19 +102,25 @@ class Mirror:
                 for change, obj in self._stream:
                     self._apply(change, obj)
                     self.version = self._stream.resource_version
+                failures = 0
             except Expired:
                 self._retry_sync()
             except ClusterError as exc:
                 self.warning = f"watching {self.kind.resource.qualified}: {exc.message}"
-                self._stopped.wait(RETRY_SECONDS)
+                failures += 1
+                # A dropped connection is retried at once; a lasting refusal (a watch that is
+                # forbidden) once per interval, not in a tight loop.
+                self._stopped.wait(RETRY_SECONDS if failures == 1 else self.timeout_seconds)
 
     def _retry_sync(self) -> None:
+        """List again; on failure, wait for the next try (an interval) without a pass."""
         try:
             self.sync()
         except ClusterError as exc:
             self.warning = exc.message
             self.version = ""
-            self._stopped.wait(RETRY_SECONDS)
+        if not self.version:
+            self._stopped.wait(self.timeout_seconds)
             return
         self.changed(self.kind.field)
 
