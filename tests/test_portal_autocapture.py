@@ -293,3 +293,10 @@ def test_a_run_captured_by_run_profile_is_enriched_by_autocapture(
     assert sql(capsys, store, "select state, owner from runs") == [
         {"state": "succeeded", "owner": "tau-status"}
     ]
+
+
+def test_run_profile_needs_one_namespace(emulator, store, capsys):
+    args = ["experiment", "capture", "run-profile", "train", "-n", "*", *CTX, "--store", store]
+    result = portal(capsys, *args)
+    assert result.code == 1
+    assert "--namespace '*' reads every namespace; capture run-profile needs" in result.err
