@@ -158,3 +158,18 @@ def test_only_the_catalog_at_the_git_root_counts(tmp_path: Path, monkeypatch) ->
     (inner / ".git").mkdir(parents=True)
     assert projects.find(inner) is None
     assert projects.find(tmp_path) is None  # no .git at or above tmp_path
+
+
+def test_the_readme_example_runs_offline(tmp_path: Path, monkeypatch, capsys) -> None:
+    """The README's catalog, as written, with the offline commands it shows."""
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    section = readme.split("## Monorepos (offline)")[1].split("\n## ")[0]
+    catalog = section.split("```yaml\n")[1].split("```")[0]
+    commands = section.split("```sh\n")[1].split("```")[0].splitlines()
+    monorepo(tmp_path, catalog)  # the helper's layout matches the README's paths
+    monkeypatch.chdir(tmp_path)
+    offline = [c.split("#")[0].split()[1:] for c in commands if "status" not in c]
+    assert len(offline) == 2
+    for argv in offline:
+        code, _, err = tau(capsys, *argv)
+        assert code == 0, (argv, err)

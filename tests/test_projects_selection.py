@@ -220,3 +220,13 @@ def test_without_a_catalog_targets_resolve_as_before(tmp_path: Path, monkeypatch
     monkeypatch.chdir(tmp_path)
     found = targets.resolve("train", None, tmp_path)
     assert found.project is None and found.path == tmp_path / "tau" / "train.yaml"
+
+
+def test_choosing_a_project_stays_offline(tmp_path: Path) -> None:
+    from tests.test_lazy_imports import imported, modules_after
+
+    monorepo(tmp_path)
+    code, modules = modules_after(["run", "validate", "train", "--project", "vision"], tmp_path)
+    assert code == 0 and "tau.config.projects" in modules
+    for package in ("kubernetes", "tau.kube", "tau.session", "urllib3"):
+        assert not imported(modules, package), package
