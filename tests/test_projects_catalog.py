@@ -173,3 +173,13 @@ def test_the_readme_example_runs_offline(tmp_path: Path, monkeypatch, capsys) ->
     for argv in offline:
         code, _, err = tau(capsys, *argv)
         assert code == 0, (argv, err)
+
+
+@pytest.mark.parametrize(
+    ("value", "message"), [("", "is empty"), (" projects/vision", "has surrounding whitespace")]
+)
+def test_blank_and_padded_paths_are_named(repo: Path, value: str, message: str) -> None:
+    text = CATALOG.replace("path: projects/vision", f'path: "{value}"')
+    (found,) = problems(repo, text)
+    assert found.startswith("tau.projects.yaml:4:11: error: projects.vision.path ")
+    assert message in found

@@ -302,7 +302,10 @@ class _Entry:
         at = ("projects", self.name, key)
         fix = f"write it relative to the Git root {self.root}, e.g. {_example(key, self.name)}"
         parts = value.split("/")
-        if value != value.strip() or not value:
+        if not value.strip():
+            findings.error(at, f"{dotted(at)} is empty", fix)
+            return None
+        if value != value.strip():
             findings.error(at, f"{dotted(at)} {value!r} has surrounding whitespace", fix)
             return None
         if value.startswith("/") or re.match(r"^[A-Za-z]:", value):
@@ -316,7 +319,11 @@ class _Entry:
                 fix,
             )
             return None
-        target = (self.root / value).resolve()
+        try:
+            target = (self.root / value).resolve()
+        except (OSError, RuntimeError):  # a symlink loop
+            findings.error(at, f'{dotted(at)} "{value}" cannot be resolved (a symlink loop?)', fix)
+            return None
         if not target.is_relative_to(self.root.resolve()):
             findings.error(at, f'{dotted(at)} "{value}" resolves outside the repository', fix)
             return None
