@@ -201,3 +201,14 @@ def test_a_project_runs_through_its_trusted_descriptor_on_the_cluster(
     assert job["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] == "vision-q"
     code, out, _ = tau(capsys, "run", "list", "--project", "vision", "-o", "json")
     assert code == 0 and [r["name"] for r in json.loads(out)["runs"]] == ["vision-detect"]
+
+
+def test_the_projects_descriptor_is_checked_when_it_connects(repo: Path, capsys: Cap) -> None:
+    # Like tau/workspace.connection.yaml: offline commands never read it, a connection does.
+    shared = repo / "connections" / "shared.yaml"
+    shared.write_text("schema: tau.workspace.connection.v1\nworkspace: Bad_Name\n")
+    assert tau(capsys, "run", "validate", "eval")[0] == 0
+    code, out, err = tau(capsys, "run", "status", "r1", "--project", "language")
+    assert (code, out) == (1, "")
+    assert f"{shared.resolve()}:2:12: error: workspace: " in err
+    assert "Traceback" not in err

@@ -228,5 +228,5 @@ def test_choosing_a_project_stays_offline(tmp_path: Path) -> None:
     monorepo(tmp_path)
     code, modules = modules_after(["run", "validate", "train", "--project", "vision"], tmp_path)
     assert code == 0 and "tau.config.projects" in modules
-    for package in ("kubernetes", "tau.kube", "tau.render", "urllib3"):
+    for package in ("kubernetes", "tau.kube", "tau.connection", "tau.render", "urllib3"):
         assert not imported(modules, package), package

@@ -1,7 +1,7 @@
 """The monorepo project catalog `tau.projects.yaml`, and which of its projects a command means.
 
-Performs I/O (reads the catalog and each project's connection descriptor, checks which files
-exist). A monorepo checks in one catalog at its Git root, schema `tau.projects.v1`:
+Performs I/O (reads the catalog, checks which files exist). A monorepo checks in one catalog
+at its Git root, schema `tau.projects.v1`:
 
     projects:
       vision: {path: projects/vision, connection: projects/vision/tau/workspace.connection.yaml}
@@ -52,7 +52,9 @@ class Project:
         path: the directory as written, relative to the Git root (used in messages).
         root: that directory, resolved.
         connection: the project's workspace connection descriptor, resolved; it stands in for
-            `tau/workspace.connection.yaml` discovery for everything the project runs.
+            `tau/workspace.connection.yaml` discovery for everything the project runs. Like a
+            discovered descriptor, its content is checked when a command connects through it:
+            the config layer never reads descriptors, so offline commands stay offline.
         workspace: the TauWorkspace the catalog names for the project, or None (the
             descriptor's).
     """
@@ -144,7 +146,7 @@ def load(file: Path, root: Path) -> Catalog:
     """Read and validate one catalog; `root` is the Git root its paths are relative to.
 
     Raises:
-        ConfigError: with every problem of the catalog, and of the descriptors it points at.
+        ConfigError: with every problem of the catalog.
     """
     where = Location(shown(file))
     try:
@@ -270,29 +272,11 @@ class _Entry:
         # A wrongly typed required value was left out by the walker, which reported it.
         if not ok or any(key not in self.data for key in self.schema["required"]):
             return None
-        connection = paths["connection"]
-        try:
-            from tau.connection.descriptor import load as load_descriptor
-
-            load_descriptor(Path(shown(connection)))
-        except ConfigError as exc:
-            # Named here, at the catalog entry; listing every problem of a file that may not be
-            # a descriptor at all would bury the catalog's own. The connection command lists them.
-            first, count = exc.diagnostics[0], len(exc.diagnostics)
-            more = f"; {count - 1} more" if count > 1 else ""
-            at = ("projects", self.name, "connection")
-            findings.error(
-                at,
-                f'{dotted(at)} "{self.data["connection"]}" is not a valid workspace connection '
-                f"descriptor ({first.location}: {first.message}{more})",
-                f"run `tau workspace connection {shown(connection)}` to see every problem",
-            )
-            return None
         return Project(
             self.name,
             self.data["path"],
             paths["path"],
-            connection,
+            paths["connection"],
             self.data.get("workspace"),
         )
 
