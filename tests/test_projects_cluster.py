@@ -196,7 +196,11 @@ def test_a_project_runs_through_its_trusted_descriptor_on_the_cluster(
     code, _, err = tau(capsys, "run", "status", "ghost", "--project", "vision")
     assert code == 1 and "tau workspace connection --trust" in err
     assert tau(capsys, "workspace", "connection", descriptor, "--trust")[0] == 0
-    assert tau(capsys, "run", "detect", "--project", "vision")[0] == 0
+    code, out, _ = tau(capsys, "run", "detect", "--project", "vision")
+    assert code == 0
+    assert (
+        out.splitlines()[1] == "status:  tau run status vision-detect -n vision-ns --project vision"
+    )
     job = kube_api.get_object("batch/v1", "Job", "vision-detect", namespace="vision-ns")
     assert job["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] == "vision-q"
     code, out, _ = tau(capsys, "run", "list", "--project", "vision", "-o", "json")

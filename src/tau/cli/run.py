@@ -263,6 +263,9 @@ def _submit(
     plan = rendered.resolved.plan
 
     ctx = f" --context {where.context}" if where.context else ""
+    if project is not None:
+        # From a monorepo's root a bare follow-up cannot tell whose cluster to ask.
+        ctx += f" --project {project.name}"
     verb = "recovered" if result.recovered else "submitted"
     print(f"{verb} {plan.name} (profile={pipeline.profile_name(plan)}, ns={ns})")
     print(f"status:  tau run status {plan.name} -n {ns}{ctx}")
