@@ -212,9 +212,7 @@ def test_watch_table_rows_line_up_under_the_header_minutes_apart():
     assert err.text == "warning: pods: forbidden\n"
 
 
-def test_a_kind_the_watch_cannot_list_is_reported_once_and_runs_are_still_recorded(
-    emulator, store
-):
+def test_a_kind_the_watch_cannot_list_is_reported_once_and_runs_are_still_recorded(emulator, store):
     emulator.put(job("train-1"))
     emulator.deny(403, f"/api/v1/namespaces/{NS}/pods")
     (first,) = run(store, [])
