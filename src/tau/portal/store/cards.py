@@ -8,7 +8,7 @@ tag first and falls back to these same rules (contract §7.1).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 #: Card order on every surface (contract §7.1).
@@ -125,6 +125,37 @@ def is_standard(name: str) -> bool:
     """Whether `name` is a standard research metric (the `tau.metric.standard` tag)."""
     lower = name.strip().lower()
     return lower in STANDARD_METRICS or lower.startswith("feature/")
+
+
+#: Chart defaults the reference tries before any ranking.
+_CHART_FIRST = ("train/return", "eval/mean_episode_return", "eval/score")
+_OUTCOME_PRIORITY = (
+    "final/macro_auprc",
+    "final/accuracy",
+    "final/score",
+    "eval/accuracy",
+    "eval/return",
+    "eval/score",
+)
+
+
+def default_metric(
+    names: Iterable[str], requested: str | None = None, card: Callable[[str], str] = card_of
+) -> str | None:
+    """The chart metric: the requested one, the reference's favourites, an outcome, else first.
+
+    `card` gives a metric's card (Stellar passes one that prefers the `tau.metric.card` tag).
+    """
+    available = sorted(n for n in set(names) if n != RUN_STATUS_METRIC)
+    if not available:
+        return None
+    if requested and requested in available:
+        return requested
+    for name in (*_CHART_FIRST, *_OUTCOME_PRIORITY):
+        if name in available:
+            return name
+    outcome = [n for n in available if card(n) == "Outcome"]
+    return outcome[0] if outcome else available[0]
 
 
 def card_from_tags(tags: Mapping[str, Any] | None, name: str) -> str:
