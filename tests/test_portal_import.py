@@ -238,7 +238,9 @@ def _histories(draw: st.DrawFn) -> list[dict[str, Any]]:
     return rows
 
 
-_layout = st.sampled_from(["plain", "compact", "crlf", "blank", "two-on-a-line", "split-object"])
+_layout = st.sampled_from(
+    ["plain", "compact", "crlf", "blank", "indent", "form-feed", "two-on-a-line", "split-object"]
+)
 
 
 def _render(rows: list[dict[str, Any]], layout: str) -> bytes:
@@ -250,6 +252,11 @@ def _render(rows: list[dict[str, Any]], layout: str) -> bytes:
         return "".join(line + "\r\n" for line in lines).encode()
     if layout == "blank" and lines:
         lines.insert(len(lines) // 2, "")
+        lines.append(" \t")
+    if layout == "indent":
+        lines = ["\t " + line + " " for line in lines]
+    if layout == "form-feed":  # blank to str.strip(), not JSON whitespace
+        lines.insert(0, "\x0c")
     if layout == "two-on-a-line" and len(lines) > 1:
         lines[0:2] = [lines[0] + lines[1]]
     if layout == "split-object" and lines and lines[0].startswith('{"'):
