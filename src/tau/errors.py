@@ -115,6 +115,17 @@ class ClusterError(TauError):
 
     exit_code = ExitCode.CLUSTER
 
-    def __init__(self, message: str, *, status: int | None = None, hint: str | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int | None = None,
+        hint: str | None = None,
+        reason: str | None = None,
+    ) -> None:
+        """`reason` tells a 404's two meanings apart: "NotFound" (the object is missing) or
+        "NotServed" (the cluster does not serve its resource type, e.g. a CRD not installed).
+        """
         super().__init__(message, hint=hint)
         self.status = status
+        self.reason = reason

@@ -58,6 +58,8 @@ WORKLOAD_PRIORITY_CLASS = ResourceType(
 )
 PRIORITY_CLASS = ResourceType("scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass")
 RESOURCE_SLICE = ResourceType("resource.k8s.io", "v1", "resourceslices", "ResourceSlice")
+#: DRA went GA in Kubernetes 1.34 as resource.k8s.io/v1.
+RESOURCE_CLAIM = ResourceType("resource.k8s.io", "v1", "resourceclaims", "ResourceClaim")
 QUOTA_REQUEST = ResourceType(
     "tau.azure.com", "v1alpha1", "quotarequests", "TauQuotaRequest", "TauGrid"
 )

@@ -153,18 +153,25 @@ def _not_found(
     # is the generic "the server could not find the requested resource" with no details.name.
     if name and details.get("name"):
         where = f' in namespace "{namespace}"' if namespace else ""
-        return ClusterError(f'{resource.kind} "{name}" not found{where}', status=404)
+        return ClusterError(
+            f'{resource.kind} "{name}" not found{where}', status=404, reason="NotFound"
+        )
     if resource.owner:
         return ClusterError(
             f"{resource.kind} CRD not installed: is {resource.owner} installed?",
             status=404,
+            reason="NotServed",
             hint=f"the cluster does not serve {resource.qualified}/{resource.version}; "
             f"{_ASK} to install {resource.owner}",
         )
     if name:
         where = f' in namespace "{namespace}"' if namespace else ""
-        return ClusterError(f'{resource.kind} "{name}" not found{where}', status=404)
-    return ClusterError(f"the cluster does not serve {resource.qualified}", status=404)
+        return ClusterError(
+            f'{resource.kind} "{name}" not found{where}', status=404, reason="NotFound"
+        )
+    return ClusterError(
+        f"the cluster does not serve {resource.qualified}", status=404, reason="NotServed"
+    )
 
 
 def _from_transport(exc: BaseException, context: str | None) -> ClusterError:

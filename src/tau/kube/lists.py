@@ -8,7 +8,6 @@ is unavailable (no cluster, CRD not installed, forbidden).
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,15 +15,14 @@ from tau.k8s.kinds import (
     CLUSTERQUEUE,
     JOB,
     LOCALQUEUE,
+    NODE,
     POD,
     RAYCLUSTER,
     RAYJOB,
     WORKLOAD,
     ResourceType,
 )
-from tau.kube.raw import RAW, decode
 
-NODE = ResourceType("", "v1", "nodes", "Node")
 #: Items per list call; a larger cluster gets a truncated board rather than an unbounded read.
 DEFAULT_LIMIT = 5000
 #: Kinds listed cluster-wide even when a namespace is given.
@@ -52,14 +50,6 @@ class Listed:
         return not self.error
 
 
-def _reason(exc: Any) -> str:
-    try:
-        message = json.loads(getattr(exc, "body", "") or "{}").get("message", "")
-    except (TypeError, ValueError, AttributeError):
-        message = ""
-    return message or str(getattr(exc, "reason", "") or exc)
-
-
 def list_kind(
     api_client: Any,
     resource: ResourceType,
@@ -70,59 +60,23 @@ def list_kind(
     timeout: float = 10.0,
 ) -> Listed:
     """All objects of `resource` (in `namespace`, or cluster-wide when None), one request."""
-    from kubernetes import client
-    from kubernetes.client.exceptions import ApiException
-    from urllib3.exceptions import HTTPError
+    from tau.errors import ClusterError
+    from tau.kube.resources import list_page
 
     ns = None if resource.kind in CLUSTER_SCOPED else namespace
-    kwargs: dict[str, Any] = {
-        "label_selector": selector,
-        "limit": limit,
-        "_request_timeout": timeout,
-        **RAW,
-    }
     try:
-        if resource.group in ("", "batch"):
-            if resource.kind == "Node":
-                response = client.CoreV1Api(api_client).list_node(**kwargs)
-            elif resource.kind == "Pod":
-                core = client.CoreV1Api(api_client)
-                response = (
-                    core.list_namespaced_pod(ns, **kwargs)
-                    if ns
-                    else core.list_pod_for_all_namespaces(**kwargs)
-                )
-            elif resource.kind == "Job":
-                batch = client.BatchV1Api(api_client)
-                response = (
-                    batch.list_namespaced_job(ns, **kwargs)
-                    if ns
-                    else batch.list_job_for_all_namespaces(**kwargs)
-                )
-            else:
-                raise ValueError(f"list_kind does not read {resource.kind}")
-        else:
-            custom = client.CustomObjectsApi(api_client)
-            args = (resource.group, resource.version)
-            response = (
-                custom.list_namespaced_custom_object(*args, ns, resource.plural, **kwargs)
-                if ns
-                else custom.list_cluster_custom_object(*args, resource.plural, **kwargs)
-            )
-    except ApiException as exc:
-        status = int(exc.status) if exc.status else None
-        if status == 404:
+        page = list_page(
+            api_client, resource, namespace=ns, selector=selector, limit=limit, timeout=timeout
+        )
+    except ClusterError as exc:
+        if exc.status == 404:
             detail = f"{resource.qualified} is not served (is {resource.owner or 'it'} installed?)"
-        elif status == 403:
-            detail = f"forbidden to list {resource.qualified}: {_reason(exc)}"
+        elif exc.status == 403:
+            detail = f"forbidden to list {resource.qualified}: {exc.message}"
         else:
-            detail = f"listing {resource.qualified} failed: {status} {_reason(exc)}"
-        return Listed(error=detail, status=status)
-    except (HTTPError, OSError) as exc:
-        return Listed(error=f"cannot reach the Kubernetes API: {type(exc).__name__}", status=None)
-    body = decode(response)
-    items = list(body.get("items") or [])
-    return Listed(items=items, truncated=bool((body.get("metadata") or {}).get("continue")))
+            detail = exc.message
+        return Listed(error=detail, status=exc.status)
+    return Listed(items=page.items, truncated=page.truncated)
 
 
 #: What one portal refresh reads, in order: a constant eight calls.

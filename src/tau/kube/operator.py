@@ -26,7 +26,7 @@ from tau.k8s.kinds import (
     WORKLOAD_PRIORITY_CLASS,
     ResourceType,
 )
-from tau.kube import apis
+from tau.kube import resources
 from tau.kube.client import DEFAULT_TIMEOUT
 from tau.kube.errors import api_call
 from tau.kube.raw import RAW, decode
@@ -54,10 +54,7 @@ def list_nodes(
     api: Any, *, label_selector: str | None = None, context: str | None = None
 ) -> list[dict[str, Any]]:
     """Every Node (matching `label_selector`), as plain dicts."""
-    kwargs: dict[str, Any] = {"label_selector": label_selector} if label_selector else {}
-    with api_call("list", NODE, context=context):
-        body = decode(apis.core(api).list_node(**kwargs, **RAW, _request_timeout=DEFAULT_TIMEOUT))
-    return list(body.get("items") or [])
+    return resources.list_items(api, NODE, selector=label_selector or "", context=context)
 
 
 def list_objects(
@@ -69,39 +66,20 @@ def list_objects(
     context: str | None = None,
     missing_ok: bool = False,
 ) -> list[dict[str, Any]] | None:
-    """Every object of a non-core resource (cluster-wide when `namespace` is None).
+    """Every object of a resource (cluster-wide when `namespace` is None).
 
     Returns:
         The items; None when `missing_ok` and the cluster does not serve the resource.
     """
-    kwargs: dict[str, Any] = {"label_selector": label_selector} if label_selector else {}
-    custom = apis.custom(api)
     try:
-        with api_call("list", resource, namespace=namespace, context=context):
-            if namespace is None:
-                response = custom.list_cluster_custom_object(
-                    resource.group,
-                    resource.version,
-                    resource.plural,
-                    **kwargs,
-                    **RAW,
-                    _request_timeout=DEFAULT_TIMEOUT,
-                )
-            else:
-                response = custom.list_namespaced_custom_object(
-                    resource.group,
-                    resource.version,
-                    namespace,
-                    resource.plural,
-                    **kwargs,
-                    **RAW,
-                    _request_timeout=DEFAULT_TIMEOUT,
-                )
+        page = resources.list_page(
+            api, resource, namespace=namespace, selector=label_selector or "", context=context
+        )
     except ClusterError as exc:
         if missing_ok and exc.status == 404:
             return None
         raise
-    return list(decode(response).get("items") or [])
+    return page.items
 
 
 def get_object(
@@ -113,33 +91,7 @@ def get_object(
     context: str | None = None,
 ) -> dict[str, Any] | None:
     """One object, or None when it (or its resource type) does not exist."""
-    custom = apis.custom(api)
-    try:
-        with api_call("get", resource, namespace=namespace, name=name, context=context):
-            if namespace is None:
-                response = custom.get_cluster_custom_object(
-                    resource.group,
-                    resource.version,
-                    resource.plural,
-                    name,
-                    **RAW,
-                    _request_timeout=DEFAULT_TIMEOUT,
-                )
-            else:
-                response = custom.get_namespaced_custom_object(
-                    resource.group,
-                    resource.version,
-                    namespace,
-                    resource.plural,
-                    name,
-                    **RAW,
-                    _request_timeout=DEFAULT_TIMEOUT,
-                )
-    except ClusterError as exc:
-        if exc.status == 404:
-            return None
-        raise
-    return decode(response)
+    return resources.find(api, resource, name, namespace=namespace, context=context)
 
 
 def list_deployments(
@@ -173,43 +125,23 @@ def quota_guard_served(api: Any, namespace: str, *, context: str | None = None) 
 
 
 def create_pod(api: Any, pod: dict[str, Any], *, context: str | None = None) -> None:
-    meta = pod["metadata"]
-    with api_call("create", POD, namespace=meta["namespace"], name=meta["name"], context=context):
-        response = apis.core(api).create_namespaced_pod(
-            meta["namespace"], pod, **RAW, _request_timeout=DEFAULT_TIMEOUT
-        )
-    # Reading the raw body returns the connection to the pool (else each call opens a new one).
-    _ = response.data
+    namespace = pod["metadata"]["namespace"]
+    resources.create(api, POD, pod, namespace=namespace, context=context)
 
 
 def list_pods(
     api: Any, namespace: str, *, label_selector: str, context: str | None = None
 ) -> list[dict[str, Any]]:
-    with api_call("list", POD, namespace=namespace, context=context):
-        body = decode(
-            apis.core(api).list_namespaced_pod(
-                namespace, label_selector=label_selector, **RAW, _request_timeout=DEFAULT_TIMEOUT
-            )
-        )
-    return list(body.get("items") or [])
+    return resources.list_items(
+        api, POD, namespace=namespace, selector=label_selector, context=context
+    )
 
 
 def pod_log(api: Any, name: str, namespace: str, *, context: str | None = None) -> str:
-    with api_call("read log of", POD, namespace=namespace, name=name, context=context):
-        response = apis.core(api).read_namespaced_pod_log(
-            name, namespace, limit_bytes=1 << 20, **RAW, _request_timeout=DEFAULT_TIMEOUT
-        )
-    return bytes(response.data or b"").decode("utf-8", "replace")
+    options = resources.LogOptions(limit_bytes=1 << 20)
+    return resources.pod_log(api, name, namespace, options, context=context)
 
 
 def delete_pod(api: Any, name: str, namespace: str, *, context: str | None = None) -> None:
     """Delete a pod now (grace period 0); a pod that is already gone is fine."""
-    try:
-        with api_call("delete", POD, namespace=namespace, name=name, context=context):
-            response = apis.core(api).delete_namespaced_pod(
-                name, namespace, grace_period_seconds=0, **RAW, _request_timeout=DEFAULT_TIMEOUT
-            )
-            _ = response.data
-    except ClusterError as exc:
-        if exc.status != 404:
-            raise
+    resources.delete(api, POD, name, namespace=namespace, grace_seconds=0, context=context)

@@ -15,10 +15,14 @@ import base64
 import hashlib
 import secrets
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from tau.errors import ClusterError
 from tau.k8s import meta
+from tau.k8s.kinds import POD
+from tau.kube import resources
 from tau.registry import layout
 from tau.registry.errors import RegistryError
 
@@ -69,15 +73,12 @@ class PvcBackend:
         poll: float = 0.1,
     ) -> None:
         """`api` is the session's client (`tau.session.connect`); `namespace` has no default."""
-        from tau.kube import apis
-
         self.pvc = pvc
         self.namespace = namespace
         self.image = image
         self.timeout = timeout
         self.poll = poll
-        self._core = apis.core(api)
-        self._api_exception = apis.ApiException
+        self._api = api
 
     def display(self, path: str) -> str:
         """The path as workloads see it on the mounted PVC."""
@@ -152,15 +153,14 @@ class PvcBackend:
         """Run one helper pod to completion and return its output lines (first is a marker)."""
         name = f"tau-{verb}-{secrets.token_hex(4)}"
         full_env = {"TAU_ROOT": layout.PVC_MOUNT, "TAU_PATH": path, **(env or {})}
+        with self._explained(f"cannot create helper pod {name}"):
+            resources.create(
+                self._api, POD, self._pod(name, script, full_env), namespace=self.namespace
+            )
         try:
-            self._core.create_namespaced_pod(self.namespace, self._pod(name, script, full_env))
-        except self._api_exception as exc:
-            raise self._cluster_error(f"cannot create helper pod {name}", exc) from exc
-        try:
-            phase = self._wait(name)
-            log = self._core.read_namespaced_pod_log(name, self.namespace)
-        except self._api_exception as exc:
-            raise self._cluster_error(f"helper pod {name} failed", exc) from exc
+            with self._explained(f"helper pod {name} failed"):
+                phase = self._wait(name)
+                log = resources.pod_log(self._api, name, self.namespace)
         finally:
             self._delete(name)
         lines = log.splitlines()
@@ -172,8 +172,8 @@ class PvcBackend:
     def _wait(self, name: str) -> str:
         deadline = time.monotonic() + self.timeout
         while time.monotonic() < deadline:
-            pod = self._core.read_namespaced_pod(name, self.namespace)
-            phase = getattr(pod.status, "phase", None) if pod.status else None
+            pod = resources.get(self._api, POD, name, namespace=self.namespace)
+            phase = (pod.get("status") or {}).get("phase")
             if phase in ("Succeeded", "Failed"):
                 return str(phase)
             time.sleep(self.poll)
@@ -184,17 +184,20 @@ class PvcBackend:
         )
 
     def _delete(self, name: str) -> None:
-        try:
-            self._core.delete_namespaced_pod(name, self.namespace, grace_period_seconds=0)
-        except self._api_exception as exc:
-            if exc.status != 404:
-                raise self._cluster_error(f"cannot delete helper pod {name}", exc) from exc
+        with self._explained(f"cannot delete helper pod {name}"):
+            resources.delete(self._api, POD, name, namespace=self.namespace, grace_seconds=0)
 
-    def _cluster_error(self, what: str, exc: Any) -> ClusterError:
-        reason = getattr(exc, "reason", "") or str(exc)
-        hint = None
-        if exc.status == 403:
-            hint = f"your identity may not create pods in namespace {self.namespace}"
-        elif exc.status == 404:
-            hint = f"namespace {self.namespace} may not exist"
-        return ClusterError(f"{what}: {exc.status} {reason}", status=exc.status, hint=hint)
+    @contextmanager
+    def _explained(self, what: str) -> Iterator[None]:
+        """Say which helper-pod step failed, with the likely cause for this backend."""
+        try:
+            yield
+        except ClusterError as exc:
+            hint = exc.hint
+            if exc.status == 403:
+                hint = f"your identity may not create pods in namespace {self.namespace}"
+            elif exc.status == 404:
+                hint = f"namespace {self.namespace} may not exist"
+            raise ClusterError(
+                f"{what}: {exc.message}", status=exc.status, hint=hint, reason=exc.reason
+            ) from exc

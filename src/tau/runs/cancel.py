@@ -13,8 +13,7 @@ from typing import Any
 
 from tau.errors import ClusterError
 from tau.k8s import meta
-from tau.k8s.kinds import JOB, POD, RAYCLUSTER, RAYJOB, SERVICE, ResourceType
-from tau.kube.errors import api_call
+from tau.k8s.kinds import JOB, POD, RAYCLUSTER, RAYJOB, SERVICE
 from tau.runs.workload import find
 
 RAY_CLUSTER_LABEL = meta.RAY_CLUSTER_LABEL
@@ -40,45 +39,15 @@ class CancelResult:
         )
 
 
-def _delete(resource: ResourceType, namespace: str, name: str, fn: Callable[[], Any]) -> None:
-    """Delete; an object already gone is what we wanted."""
-    try:
-        with api_call("delete", resource, namespace=namespace, name=name):
-            fn()
-    except ClusterError as exc:
-        if exc.status != 404:
-            raise
-
-
 def _remaining(api_client: Any, namespace: str, kind: str, name: str, cluster: str | None) -> int:
-    from tau.kube import apis
+    from tau.kube import resources
 
-    core = apis.core(api_client)
     selector = f"{RAY_CLUSTER_LABEL}={cluster}" if kind == "RayJob" else f"{JOB_NAME_LABEL}={name}"
     count = 0
     if kind == "Job" or cluster:
-        from tau.kube.raw import decode
-
-        with api_call("list", POD, namespace=namespace):
-            pods = core.list_namespaced_pod(
-                namespace, label_selector=selector, _preload_content=False
-            )
-        count = len(decode(pods).get("items", []))
+        count = len(resources.list_items(api_client, POD, namespace=namespace, selector=selector))
     if kind == "RayJob" and cluster:
-        try:
-            with api_call("get", RAYCLUSTER, namespace=namespace, name=cluster):
-                apis.custom(api_client).get_namespaced_custom_object(
-                    RAYCLUSTER.group,
-                    RAYCLUSTER.version,
-                    namespace,
-                    RAYCLUSTER.plural,
-                    cluster,
-                    _preload_content=False,
-                )
-            count += 1
-        except ClusterError as exc:
-            if exc.status != 404:
-                raise
+        count += resources.find(api_client, RAYCLUSTER, cluster, namespace=namespace) is not None
     return count
 
 
@@ -97,43 +66,16 @@ def cancel(
     Raises:
         ClusterError: the run does not exist, the API refused, or teardown timed out.
     """
-    from tau.kube import apis
+    from tau.kube import resources
 
     kind, obj = find(api_client, namespace, name)
     cluster = (obj.get("status") or {}).get("rayClusterName")
     if kind == "RayJob":
-        _delete(
-            RAYJOB,
-            namespace,
-            name,
-            lambda: apis.custom(api_client).delete_namespaced_custom_object(
-                RAYJOB.group,
-                RAYJOB.version,
-                namespace,
-                RAYJOB.plural,
-                name,
-                propagation_policy="Foreground",
-                _preload_content=False,
-            ),
-        )
+        resources.delete(api_client, RAYJOB, name, namespace=namespace, propagation="Foreground")
     else:
         # Background propagation deletes the pods too; the Job's default would orphan them.
-        _delete(
-            JOB,
-            namespace,
-            name,
-            lambda: apis.batch(api_client).delete_namespaced_job(
-                name, namespace, propagation_policy="Background", _preload_content=False
-            ),
-        )
-        _delete(
-            SERVICE,
-            namespace,
-            f"{name}-headless",
-            lambda: apis.core(api_client).delete_namespaced_service(
-                f"{name}-headless", namespace, _preload_content=False
-            ),
-        )
+        resources.delete(api_client, JOB, name, namespace=namespace, propagation="Background")
+        resources.delete(api_client, SERVICE, f"{name}-headless", namespace=namespace)
     if not wait:
         return CancelResult(kind, namespace, name, complete=False)
     deadline = clock() + timeout

@@ -13,7 +13,6 @@ from typing import Any
 
 from tau.errors import ClusterError
 from tau.k8s.kinds import EVENT
-from tau.kube.errors import api_call
 from tau.runs.retry import EVENT_REPORTER
 
 RETRY_REASONS = ("RayJobAttempt", "RayJobRetriesExhausted", "RayJobRetrySucceeded")
@@ -51,12 +50,10 @@ def event_body(
 
 def emit(api_client: Any, body: dict[str, Any]) -> None:
     """Create the Event; an existing one of the same name (a re-run) is left as it is."""
-    from tau.kube import apis
+    from tau.kube import resources
 
-    ns, name = body["metadata"]["namespace"], body["metadata"]["name"]
     try:
-        with api_call("create", EVENT, namespace=ns, name=name):
-            apis.core(api_client).create_namespaced_event(ns, body, _preload_content=False)
+        resources.create(api_client, EVENT, body, namespace=body["metadata"]["namespace"])
     except ClusterError as exc:
         if exc.status != 409:
             raise
@@ -156,11 +153,9 @@ def as_json(rows: list[Attempt], namespace: str, name: str) -> str:
 
 def fetch(api_client: Any, namespace: str, name: str) -> list[Attempt]:
     """One list call: the Events whose involved object is the run."""
-    from tau.kube import apis
-    from tau.kube.raw import decode
+    from tau.kube import resources
 
-    with api_call("list", EVENT, namespace=namespace):
-        raw = apis.core(api_client).list_namespaced_event(
-            namespace, field_selector=f"involvedObject.name={name}", _preload_content=False
-        )
-    return attempts(decode(raw).get("items", []), name)
+    items = resources.list_items(
+        api_client, EVENT, namespace=namespace, field_selector=f"involvedObject.name={name}"
+    )
+    return attempts(items, name)

@@ -170,23 +170,10 @@ def fetch_runs(
     api_client: Any, namespace: str, now: datetime, *, include_external: bool = False
 ) -> list[RunRow]:
     """List Jobs and RayJobs (a cluster without KubeRay simply has no RayJobs)."""
-    from tau.errors import ClusterError
     from tau.k8s.kinds import JOB, RAYJOB
-    from tau.kube import apis
-    from tau.kube.errors import api_call
-    from tau.kube.raw import decode
+    from tau.kube import resources
 
-    with api_call("list", JOB, namespace=namespace):
-        jobs = apis.batch(api_client).list_namespaced_job(namespace, _preload_content=False)
-    job_items = decode(jobs).get("items", [])
-    ray_items: list[dict[str, Any]] = []
-    try:
-        with api_call("list", RAYJOB, namespace=namespace):
-            rayjobs = apis.custom(api_client).list_namespaced_custom_object(
-                RAYJOB.group, RAYJOB.version, namespace, RAYJOB.plural, _preload_content=False
-            )
-        ray_items = decode(rayjobs).get("items", [])
-    except ClusterError as exc:
-        if exc.status != 404:  # a cluster without KubeRay simply has no RayJobs
-            raise
+    job_items = resources.list_items(api_client, JOB, namespace=namespace)
+    # A cluster without KubeRay simply has no RayJobs.
+    ray_items = resources.list_items(api_client, RAYJOB, namespace=namespace, missing_ok=True)
     return rows(job_items, ray_items, now, include_external=include_external)

@@ -13,7 +13,6 @@ from typing import Any
 from tau.errors import ClusterError, UsageError
 from tau.k8s import meta
 from tau.k8s.kinds import POD
-from tau.kube.errors import api_call
 from tau.runs.workload import find
 
 DRIVER_LOG_CONTAINER = "ray-driver-log-offload"
@@ -65,14 +64,9 @@ class LogOptions:
 
 
 def _pods(api_client: Any, namespace: str, selector: str) -> list[dict[str, Any]]:
-    from tau.kube import apis
-    from tau.kube.raw import decode
+    from tau.kube import resources
 
-    with api_call("list", POD, namespace=namespace):
-        pods = apis.core(api_client).list_namespaced_pod(
-            namespace, label_selector=selector, _preload_content=False
-        )
-    items = decode(pods).get("items", [])
+    items = resources.list_items(api_client, POD, namespace=namespace, selector=selector)
     return sorted(items, key=lambda p: str(p["metadata"]["name"]))
 
 
@@ -133,7 +127,7 @@ def stream(
         ClusterError: the run does not exist, has no pods yet, or the API refused.
         UsageError: Job-only flags on a RayJob, or conflicting flags.
     """
-    from tau.kube import apis
+    from tau.kube import resources
 
     opts = opts or LogOptions()
     opts.check()
@@ -144,16 +138,14 @@ def stream(
             f"{kind} {namespace}/{name} has no pods yet, so no logs",
             hint=f"`tau run status {name} -n {namespace}` shows where it waits",
         )
-    core = apis.core(api_client)
     several_pods = len({pod for pod, _ in sources}) > 1
     for pod_name, container in sources:
-        args: dict[str, Any] = {"container": container}
-        if opts.previous:
-            args["previous"] = True
-        if opts.timestamps:
-            args["timestamps"] = True
-        if opts.tail >= 0:
-            args["tail_lines"] = opts.tail
+        read = resources.LogOptions(
+            container=container,
+            previous=opts.previous,
+            timestamps=opts.timestamps,
+            tail_lines=opts.tail if opts.tail >= 0 else None,
+        )
         label = (
             f"[pod/{pod_name}/{container}] "
             if opts.prefix
@@ -161,16 +153,10 @@ def stream(
             if several_pods
             else ""
         )
-        with api_call("read logs of", POD, namespace=namespace, name=pod_name):
-            if opts.follow:
-                response = core.read_namespaced_pod_log(
-                    pod_name, namespace, follow=True, _preload_content=False, **args
-                )
-                yield from _prefixed(
-                    (c.decode(errors="replace") for c in response.stream(4096)), label
-                )
-                continue
-            text = core.read_namespaced_pod_log(pod_name, namespace, **args)
+        if opts.follow:
+            yield from _prefixed(resources.follow_log(api_client, pod_name, namespace, read), label)
+            continue
+        text = resources.pod_log(api_client, pod_name, namespace, read)
         yield "".join(f"{label}{line}\n" for line in text.splitlines()) if label else text
 
 

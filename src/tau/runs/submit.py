@@ -14,8 +14,6 @@ from typing import Any
 from tau.errors import ClusterError
 from tau.k8s import meta
 from tau.k8s.kinds import BY_KIND
-from tau.kube.errors import api_call
-from tau.kube.raw import RAW, decode
 
 
 @dataclass(frozen=True)
@@ -24,44 +22,6 @@ class SubmitResult:
 
     objects: list[dict[str, Any]] = field(default_factory=list)
     recovered: bool = False
-
-
-def _create(
-    api_client: Any, kind: str, namespace: str, body: dict[str, Any], dry_run: bool
-) -> dict[str, Any]:
-    """Create one object through the typed client; returns it as plain data."""
-    from tau.kube import apis
-
-    extra: dict[str, Any] = dict(RAW)
-    if dry_run:
-        extra["dry_run"] = "All"
-    if kind == "Job":
-        obj = apis.batch(api_client).create_namespaced_job(namespace, body, **extra)
-    elif kind == "Service":
-        obj = apis.core(api_client).create_namespaced_service(namespace, body, **extra)
-    else:
-        res = BY_KIND[kind]
-        obj = apis.custom(api_client).create_namespaced_custom_object(
-            res.group, res.version, namespace, res.plural, body, **extra
-        )
-    return decode(obj)
-
-
-def read(api_client: Any, kind: str, namespace: str, name: str) -> dict[str, Any]:
-    """Read one object of a kind tau creates, as plain data."""
-    from tau.kube import apis
-
-    raw = RAW
-    if kind == "Job":
-        obj = apis.batch(api_client).read_namespaced_job(name, namespace, **raw)
-    elif kind == "Service":
-        obj = apis.core(api_client).read_namespaced_service(name, namespace, **raw)
-    else:
-        res = BY_KIND[kind]
-        obj = apis.custom(api_client).get_namespaced_custom_object(
-            res.group, res.version, namespace, res.plural, name, **raw
-        )
-    return decode(obj)
 
 
 def _stamp(doc: dict[str, Any], submission_id: str) -> dict[str, Any]:
@@ -93,6 +53,8 @@ def submit(
     Raises:
         ClusterError: the run exists from another submission, or the API refused.
     """
+    from tau.kube import resources
+
     created: list[dict[str, Any]] = []
     owner: dict[str, Any] | None = None
     recovered = False
@@ -111,8 +73,9 @@ def submit(
                 }
             ]
         try:
-            with api_call("create", BY_KIND[kind], namespace=ns, name=name):
-                obj = _create(api_client, kind, ns, body, server_dry_run)
+            obj = resources.create(
+                api_client, BY_KIND[kind], body, namespace=ns, dry_run=server_dry_run
+            )
         except ClusterError as exc:
             if exc.status != 409:
                 raise
@@ -128,8 +91,9 @@ def _recover(
     api_client: Any, kind: str, namespace: str, name: str, submission_id: str
 ) -> dict[str, Any]:
     """On AlreadyExists: the same submission is a no-op; another one is a conflict."""
-    with api_call("get", BY_KIND[kind], namespace=namespace, name=name):
-        existing = read(api_client, kind, namespace, name)
+    from tau.kube import resources
+
+    existing = resources.get(api_client, BY_KIND[kind], name, namespace=namespace)
     theirs = (existing.get("metadata", {}).get("annotations") or {}).get(
         meta.ANNOTATION_SUBMISSION_ID
     )

@@ -6,7 +6,6 @@ from typing import Any
 
 from tau.errors import ClusterError
 from tau.k8s.kinds import BY_KIND
-from tau.kube.errors import api_call
 
 
 def find(api_client: Any, namespace: str, name: str) -> tuple[str, dict[str, Any]]:
@@ -15,16 +14,13 @@ def find(api_client: Any, namespace: str, name: str) -> tuple[str, dict[str, Any
     Raises:
         ClusterError: neither exists (404), or the API refused.
     """
-    from tau.runs.submit import read
+    from tau.kube import resources
 
     for kind in ("RayJob", "Job"):
-        try:
-            with api_call("get", BY_KIND[kind], namespace=namespace, name=name):
-                return kind, read(api_client, kind, namespace, name)
-        except ClusterError as exc:
-            # Not found, or no KubeRay on this cluster: try the next kind.
-            if exc.status != 404:
-                raise
+        # Not found, or no KubeRay on this cluster: try the next kind.
+        obj = resources.find(api_client, BY_KIND[kind], name, namespace=namespace)
+        if obj is not None:
+            return kind, obj
     raise ClusterError(
         f"run {namespace}/{name} not found: no RayJob or Job of that name",
         status=404,

@@ -8,17 +8,13 @@ nothing is re-rendered here. API failures become ClusterErrors at this boundary.
 from __future__ import annotations
 
 import copy
-import json
 from dataclasses import dataclass
 from typing import Any
 
 from tau.errors import ClusterError, UsageError
 from tau.k8s import meta
-from tau.k8s.kinds import RAYSERVICE, ResourceType
-from tau.kube.errors import api_call
+from tau.k8s.kinds import DEPLOYMENT, RAYSERVICE, SERVICE
 
-DEPLOYMENT = ResourceType("apps", "v1", "deployments", "Deployment")
-SERVICE = ResourceType("", "v1", "services", "Service")
 #: Each kind `tau serve` touches, by Kubernetes kind.
 RESOURCES = {r.kind: r for r in (RAYSERVICE, DEPLOYMENT, SERVICE)}
 #: --kind value → the Kubernetes kind of the service object.
@@ -40,47 +36,6 @@ class Applied:
     object: dict[str, Any]
 
 
-def _json(response: Any) -> dict[str, Any]:
-    data = json.loads(response.data or b"{}")
-    return data if isinstance(data, dict) else {}
-
-
-def call(
-    api_client: Any, verb: str, kind: str, namespace: str, name: str, body: Any = None, **extra: Any
-) -> dict[str, Any]:
-    """One API call (create, get, replace, patch or delete `kind` `name`) as plain data.
-
-    The response is read as JSON rather than typed models: the object tau compares and prints
-    is what the server sent, and a sparse object some other tool wrote cannot fail to parse.
-    """
-    from tau.kube import apis
-
-    extra["_preload_content"] = False
-    r = RESOURCES[kind]
-    group, version, plural = r.group, r.version, r.plural
-    if kind == "RayService":
-        api = apis.custom(api_client)
-        fn = {
-            "create": api.create_namespaced_custom_object,
-            "get": api.get_namespaced_custom_object,
-            "replace": api.replace_namespaced_custom_object,
-            "delete": api.delete_namespaced_custom_object,
-        }[verb]
-        head = (group, version, namespace, plural)
-        args = (
-            (*head, body)
-            if verb == "create"
-            else (*head, name) + ((body,) if body is not None else ())
-        )
-        return _json(fn(*args, **extra))
-    typed = apis.apps(api_client) if kind == "Deployment" else apis.core(api_client)
-    method = "read" if verb == "get" else verb
-    fn = getattr(typed, f"{method}_namespaced_{kind.lower()}")
-    if verb == "create":
-        return _json(fn(namespace, body, **extra))
-    return _json(fn(name, namespace, *((body,) if body is not None else ()), **extra))
-
-
 def guarded(
     api_client: Any,
     verb: str,
@@ -90,11 +45,29 @@ def guarded(
     body: Any = None,
     *,
     context: str | None = None,
-    **extra: Any,
+    dry_run: bool = False,
 ) -> dict[str, Any]:
-    """`call`, with any API or transport failure raised as a plain ClusterError."""
-    with api_call(verb, RESOURCES[kind], namespace=namespace, name=name, context=context):
-        return call(api_client, verb, kind, namespace, name, body, **extra)
+    """One API call (create, get, replace or patch `kind` `name`) as plain data; failures
+    leave as a plain ClusterError. Objects are read as JSON rather than typed models: the object
+    tau compares and prints is what the server sent, and a sparse object some other tool wrote
+    cannot fail to parse.
+    """
+    from tau.kube import resources
+
+    resource, ns = RESOURCES[kind], namespace
+    if verb == "get":
+        return resources.get(api_client, resource, name, namespace=ns, context=context)
+    if verb == "patch":
+        return resources.patch(api_client, resource, name, body, namespace=ns, context=context)
+    if verb == "create":
+        return resources.create(
+            api_client, resource, body, namespace=ns, dry_run=dry_run, context=context
+        )
+    if verb == "replace":
+        return resources.replace(
+            api_client, resource, body, namespace=ns, dry_run=dry_run, context=context
+        )
+    raise ValueError(f"unknown verb {verb!r}")
 
 
 def _owned_by_tau(existing: dict[str, Any], name: str) -> bool:
@@ -118,20 +91,16 @@ def _replacement(doc: dict[str, Any], existing: dict[str, Any]) -> dict[str, Any
     return body
 
 
-def _apply_one(
-    api_client: Any, doc: dict[str, Any], dry_run: dict[str, str], context: str | None
-) -> Applied:
-    from tau.kube.apis import ApiException
-
+def _apply_one(api_client: Any, doc: dict[str, Any], dry_run: bool, context: str | None) -> Applied:
     kind, name, ns = doc["kind"], doc["metadata"]["name"], doc["metadata"]["namespace"]
-    with api_call("create", RESOURCES[kind], namespace=ns, name=name, context=context):
-        try:
-            return Applied(
-                kind, name, "created", call(api_client, "create", kind, ns, name, doc, **dry_run)
-            )
-        except ApiException as exc:
-            if exc.status != 409:
-                raise
+    try:
+        created = guarded(
+            api_client, "create", kind, ns, name, doc, context=context, dry_run=dry_run
+        )
+        return Applied(kind, name, "created", created)
+    except ClusterError as exc:
+        if exc.status != 409:
+            raise
     existing = guarded(api_client, "get", kind, ns, name, context=context)
     if not _owned_by_tau(existing, name):
         raise ClusterError(
@@ -145,7 +114,7 @@ def _apply_one(
         kind,
         name,
         "replaced",
-        guarded(api_client, "replace", kind, ns, name, body, context=context, **dry_run),
+        guarded(api_client, "replace", kind, ns, name, body, context=context, dry_run=dry_run),
     )
 
 
@@ -167,8 +136,7 @@ def apply_service(
     Raises:
         ClusterError: the API refused, or the name belongs to an object tau did not deploy.
     """
-    dry_run = {"dry_run": "All"} if server_dry_run else {}
-    applied = [_apply_one(api_client, doc, dry_run, context) for doc in documents]
+    applied = [_apply_one(api_client, doc, server_dry_run, context) for doc in documents]
     kinds = {doc["kind"] for doc in documents}
     if "Deployment" in kinds and "Service" not in kinds and not server_dry_run:
         # Redeployed with --service-port 0: the Service an earlier deploy created must go,
@@ -241,26 +209,11 @@ def delete_service(
 
 
 def _delete_one(api_client: Any, kind: str, namespace: str, name: str, context: str | None) -> bool:
-    from tau.kube.apis import ApiException
+    from tau.kube import resources
 
-    with api_call("delete", RESOURCES[kind], namespace=namespace, name=name, context=context):
-        try:
-            if kind == "Service" and not _owned_by_tau(
-                call(api_client, "get", kind, namespace, name), name
-            ):
-                return False  # a Service of the same name that tau did not create stays
-            call(api_client, "delete", kind, namespace, name)
-        except ApiException as exc:
-            if exc.status == 404 and _is_missing_object(exc):
-                return False
-            raise
-    return True
-
-
-def _is_missing_object(exc: Any) -> bool:
-    """404 naming the object, not the resource type (the kube-apiserver Status details)."""
-    try:
-        body = json.loads(getattr(exc, "body", "") or "{}")
-    except (TypeError, ValueError):
-        return False
-    return isinstance(body, dict) and bool((body.get("details") or {}).get("name"))
+    resource = RESOURCES[kind]
+    if kind == "Service":
+        existing = resources.find(api_client, resource, name, namespace=namespace, context=context)
+        if existing is None or not _owned_by_tau(existing, name):
+            return False  # a Service of the same name that tau did not create stays
+    return resources.delete(api_client, resource, name, namespace=namespace, context=context)

@@ -11,13 +11,21 @@ the snapshot stays empty and the reason is recorded in `Snapshot.errors`.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable
 from typing import Any
 
 from tau.errors import ClusterError
-from tau.kube.raw import RAW as _RAW
-from tau.kube.raw import decode
+from tau.k8s.kinds import (
+    EVENT,
+    JOB,
+    POD,
+    RAYCLUSTER,
+    RAYJOB,
+    RESOURCE_CLAIM,
+    SERVICE,
+    WORKLOAD,
+    ResourceType,
+)
+from tau.kube import resources
 from tau.status.facts import (
     JOB_NAME_LABEL,
     KUEUE_JOB_UID_LABEL,
@@ -29,92 +37,64 @@ from tau.status.facts import (
 from tau.status.snapshot import Snapshot
 
 Obj = dict[str, Any]
-_KUEUE = ("kueue.x-k8s.io", "v1beta2", "workloads")
-_RAYJOB = ("ray.io", "v1", "rayjobs")
-_RAYCLUSTER = ("ray.io", "v1", "rayclusters")
-#: DRA went GA in Kubernetes 1.34 as resource.k8s.io/v1.
-_CLAIMS = ("resource.k8s.io", "v1", "resourceclaims")
-
-
-def _reason(exc: Exception) -> str:
-    status = getattr(exc, "status", None)
-    try:
-        message = json.loads(getattr(exc, "body", "") or "{}").get("message", "")
-    except (TypeError, ValueError, AttributeError):
-        message = ""
-    return f"{status} {message}".strip() if status else str(exc)
 
 
 class _Reader:
-    """Calls the API for one namespace and records soft failures."""
+    """Reads one namespace and records soft failures."""
 
     def __init__(self, api_client: Any, namespace: str) -> None:
-        from tau.kube import apis
-
-        self.core = apis.core(api_client)
-        self.batch = apis.batch(api_client)
-        self.custom = apis.custom(api_client)
+        self.api = api_client
         self.namespace = namespace
         self.errors: list[str] = []
 
-    def required(self, kind: str, name: str, call: Callable[[], Any]) -> Obj | None:
+    def required(self, resource: ResourceType, name: str) -> Obj | None:
         """A get that may 404 (absent, or its type not served) but must not fail otherwise."""
-        from tau.k8s.kinds import BY_KIND
-        from tau.kube.errors import api_call
+        return resources.find(self.api, resource, name, namespace=self.namespace)
 
+    def get(self, what: str, resource: ResourceType, name: str) -> Obj | None:
+        """A get whose failure leaves its part empty; a 404 is just "none"."""
         try:
-            with api_call("get", BY_KIND[kind], namespace=self.namespace, name=name):
-                return decode(call())
+            return resources.find(self.api, resource, name, namespace=self.namespace)
         except ClusterError as exc:
-            if exc.status == 404:
-                return None
-            raise
-
-    def soft(self, what: str, call: Callable[[], Any], *, missing_ok: bool = False) -> Obj | None:
-        """A get or list whose failure leaves its part empty; a 404 is just "none"."""
-        from tau.kube.apis import ApiException
-
-        try:
-            return decode(call())
-        except ApiException as exc:
-            if exc.status == 404 and missing_ok:
-                return None
-            self.errors.append(f"{what}: {_reason(exc)}")
+            self._soft_failure(what, exc)
             return None
 
-    def items(self, what: str, call: Callable[[], Any], *, missing_ok: bool = True) -> list[Obj]:
-        body = self.soft(what, call, missing_ok=missing_ok)
-        return list((body or {}).get("items") or [])
+    def _soft_failure(self, what: str, exc: ClusterError) -> None:
+        # The status code first: it is what scripts and the warnings line key on.
+        code = f"{exc.status} - " if exc.status else ""
+        self.errors.append(f"{what}: {code}{exc.message}")
 
-    def custom_list(self, gvp: tuple[str, str, str], selector: str | None = None) -> Any:
-        group, version, plural = gvp
-        return lambda: self.custom.list_namespaced_custom_object(
-            group, version, self.namespace, plural, label_selector=selector or "", **_RAW
-        )
-
-    def custom_get(self, gvp: tuple[str, str, str], name: str) -> Any:
-        group, version, plural = gvp
-        return lambda: self.custom.get_namespaced_custom_object(
-            group, version, self.namespace, plural, name, **_RAW
-        )
+    def items(
+        self,
+        what: str,
+        resource: ResourceType,
+        *,
+        selector: str = "",
+        field_selector: str = "",
+        missing_ok: bool = True,
+    ) -> list[Obj]:
+        """A list whose failure leaves its part empty (an unserved type is "none" when
+        `missing_ok`).
+        """
+        try:
+            return resources.list_items(
+                self.api,
+                resource,
+                namespace=self.namespace,
+                selector=selector,
+                field_selector=field_selector,
+                missing_ok=missing_ok,
+            )
+        except ClusterError as exc:
+            self._soft_failure(what, exc)
+            return []
 
 
 def _pods(reader: _Reader, name: str, cluster: str) -> list[Obj]:
-    ns = reader.namespace
-    pods = reader.items(
-        "pods",
-        lambda: reader.core.list_namespaced_pod(
-            ns, label_selector=f"{JOB_NAME_LABEL}={name}", **_RAW
-        ),
-        missing_ok=False,
-    )
+    pods = reader.items("pods", POD, selector=f"{JOB_NAME_LABEL}={name}", missing_ok=False)
     if cluster:
         pods += reader.items(
-            "pods",
-            lambda: reader.core.list_namespaced_pod(
-                ns, label_selector=f"{RAY_CLUSTER_LABEL}={cluster}", **_RAW
-            ),
-            missing_ok=False,
+            "pods", POD, selector=f"{RAY_CLUSTER_LABEL}={cluster}", missing_ok=False
         )
     return list({name_of(p): p for p in pods}.values())
 
@@ -124,7 +104,7 @@ def _claims(reader: _Reader, pods: list[Obj]) -> list[Obj]:
         return []
     # Claims from templates carry generated names; one list plus a name filter stays constant.
     wanted = {n for p in pods for n in _claim_refs(p)}
-    claims = reader.items("resourceclaims", reader.custom_list(_CLAIMS))
+    claims = reader.items("resourceclaims", RESOURCE_CLAIM)
     return [c for c in claims if name_of(c) in wanted or _owned_by(c, pods)]
 
 
@@ -153,12 +133,10 @@ def _owned_by(claim: Obj, pods: list[Obj]) -> bool:
 def _events(reader: _Reader, names: set[str]) -> list[Obj]:
     # A field selector cannot OR object names, and one query per pod would make the request
     # count grow with the run; so: one namespace list (events expire after ~1h), then a filter.
-    ns = reader.namespace
     events = reader.items(
         "events",
-        lambda: reader.core.list_namespaced_event(
-            ns, field_selector=f"involvedObject.namespace={ns}", **_RAW
-        ),
+        EVENT,
+        field_selector=f"involvedObject.namespace={reader.namespace}",
         missing_ok=False,
     )
     return [e for e in events if (e.get("involvedObject") or {}).get("name") in names]
@@ -179,10 +157,8 @@ def fetch(api_client: Any, namespace: str, name: str) -> Snapshot:
         ClusterError: reading the Job or RayJob failed with anything but 404.
     """
     reader = _Reader(api_client, namespace)
-    job = reader.required(
-        "Job", name, lambda: reader.batch.read_namespaced_job(name, namespace, **_RAW)
-    )
-    rayjob = reader.required("RayJob", name, reader.custom_get(_RAYJOB, name))
+    job = reader.required(JOB, name)
+    rayjob = reader.required(RAYJOB, name)
     if job is None and rayjob is None:
         return Snapshot(namespace=namespace, name=name)
     from tau.status.facts import primary_of
@@ -192,27 +168,20 @@ def fetch(api_client: Any, namespace: str, name: str) -> Snapshot:
     workloads = (
         reader.items(
             "workloads",
-            reader.custom_list(_KUEUE, f"{KUEUE_JOB_UID_LABEL}={uid}"),
+            WORKLOAD,
+            selector=f"{KUEUE_JOB_UID_LABEL}={uid}",
             missing_ok=False,
         )
         if uid
         else []
     )
     cluster_name = str(status_of(rayjob).get("rayClusterName") or "") if rayjob else ""
-    raycluster = (
-        reader.soft("raycluster", reader.custom_get(_RAYCLUSTER, cluster_name), missing_ok=True)
-        if cluster_name
-        else None
-    )
+    raycluster = reader.get("raycluster", RAYCLUSTER, cluster_name) if cluster_name else None
     pods = _pods(reader, name, cluster_name)
     claims = _claims(reader, pods)
     service = None
     if job is not None and (job.get("spec") or {}).get("completionMode") == "Indexed":
-        service = reader.soft(
-            "service",
-            lambda: reader.core.read_namespaced_service(f"{name}-headless", namespace, **_RAW),
-            missing_ok=True,
-        )
+        service = reader.get("service", SERVICE, f"{name}-headless")
     names = {name, cluster_name, *(name_of(o) for o in (*workloads, *pods, *claims))}
     events = _events(reader, names)
     return Snapshot(
