@@ -87,7 +87,3 @@ def test_a_namespace_without_a_workspace_leaves_the_namespace_default(project, k
     assert main(["run", "finetune", "-n", "team"]) == 0
     job = kube_api.get_object("batch/v1", "Job", "finetune", namespace="team")
     assert "serviceAccountName" not in job["spec"]["template"]["spec"]
-
-
-def test_project_is_not_an_accepted_flag(project, capsys):
-    assert main(["run", "train", "--dry-run=client", "--project", "x"]) != 0

@@ -132,6 +132,7 @@ def connect(
     start: Path | None = None,
     env: Mapping[str, str] | None = None,
     confirm: Confirm | bool | None = True,
+    descriptor_file: Path | None = None,
 ) -> Session:
     """Connect to the cluster a command talks to. The signature is stable; add keywords only.
 
@@ -152,6 +153,8 @@ def connect(
         env: the environment (default: os.environ).
         confirm: True asks on a terminal when one is attached; None/False never asks (a
             needed review is then `TrustRequired`); or a callable asking the question.
+        descriptor_file: the descriptor to activate instead of discovering one from `start`:
+            a monorepo project's `connection` (tau.projects.yaml).
 
     Returns:
         The session; `session.target` is None exactly when `lookup` is False.
@@ -173,7 +176,13 @@ def connect(
         require_explicit_outside_repo(start, explicit, namespace, env)
     if descriptor:
         connection = activate(
-            start, context=context, env=env, confirm=asker, trust=trust, tau_version=_version()
+            start,
+            context=context,
+            env=env,
+            confirm=asker,
+            trust=trust,
+            tau_version=_version(),
+            descriptor_file=descriptor_file,
         )
     else:
         source = "flag" if context else "env" if explicit else "current"

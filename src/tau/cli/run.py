@@ -16,6 +16,8 @@ from cyclopts import App, Parameter
 from tau.cli._common import ContextFlag, check_output
 
 if TYPE_CHECKING:
+    from tau.config.projects import Project
+    from tau.config.target import Target
     from tau.session import Session
 
 #: The real subcommands; a test asserts this set.
@@ -37,6 +39,14 @@ app = App(name="run", help="Validate, render, submit and follow runs described b
 ConfigFlag = Annotated[Path | None, Parameter(name=["--config", "-c"])]
 OutputFlag = Annotated[str, Parameter(name=["--output", "-o"])]
 NamespaceFlag = Annotated[str | None, Parameter(name=["--namespace", "-n"])]
+#: --project: one help text for the run root, validate and every lifecycle verb.
+ProjectFlag = Annotated[
+    str | None,
+    Parameter(
+        help="Project of the monorepo catalog tau.projects.yaml at the Git root (default: the "
+        "one holding --config or the working directory, a unique TARGET, or the only one)."
+    ),
+]
 
 
 @Parameter(name="*")
@@ -49,6 +59,7 @@ class Where:
     workspace: str | None = None
     """TauWorkspace name; must be Ready."""
     context: ContextFlag = None
+    project: ProjectFlag = None
 
     def session(
         self,
@@ -56,22 +67,33 @@ class Where:
         namespace: str | None = None,
         workspace: str | None = None,
         queue: str | None = None,
+        project: Project | None = None,
     ) -> Session:
         """The run's cluster session; the arguments are the config's own values, which the
-        flags override.
+        flags override. A monorepo `project` brings its connection descriptor and, below the
+        flag and the config, its workspace.
         """
         from tau.session import connect
 
         return connect(
             self.context,
             self.namespace or namespace,
-            self.workspace or workspace,
+            self.workspace or workspace or (project.workspace if project else None),
             queue=queue,
+            start=project.root if project else None,
+            descriptor_file=project.connection if project else None,
         )
 
     def connect(self) -> tuple[Any, str]:
-        """(ApiClient, namespace) of the run's cluster."""
-        session = self.session()
+        """(ApiClient, namespace) of the run's cluster, through the project the working
+        directory (or --project) selects in a monorepo.
+        """
+        from tau.config.projects import for_lifecycle
+        from tau.session import context_name
+
+        explicit = context_name(self.context) is not None
+        project = for_lifecycle(self.project, Path.cwd(), explicit_context=explicit)
+        session = self.session(project=project)
         return session.api, session.namespace
 
 
@@ -91,15 +113,16 @@ def _provenance(valid: Any) -> Any:
     return collect(valid.config_dir, invocation())
 
 
-def _load_valid(target: str | None, config: Path | None):
+def _load_valid(target: str | None, config: Path | None, project: str | None) -> tuple[Any, Target]:
+    """The validated config the command line means, and where it was found (its project)."""
     from tau.config import load, validate
     from tau.config import target as targets
 
-    found = targets.resolve(target, config, Path.cwd())
+    found = targets.resolve(target, config, Path.cwd(), project)
     valid = validate.validate(load.load(_display(found.path)), name=found.name)
     for warning in valid.warnings:
         print(warning.format(), file=sys.stderr)
-    return valid
+    return valid, found
 
 
 @app.default
@@ -130,7 +153,7 @@ def run(
     fmt = check_output(output, ("yaml", "json"))
     if dry_run not in (None, "client", "server"):
         raise UsageError("--dry-run must be one of: client, server")
-    valid = _load_valid(target, config)
+    valid, found = _load_valid(target, config, where.project)
     if dry_run != "client":
         return _submit(
             valid,
@@ -138,6 +161,7 @@ def run(
             server_dry_run=dry_run == "server",
             fmt=fmt,
             service_account=service_account,
+            project=found.project,
         )
     result = pipeline.client_preview(
         valid, os.environ, _provenance(valid), service_account=service_account
@@ -150,14 +174,16 @@ def run(
 
 
 @app.command
-def validate(target: str | None = None, *, config: ConfigFlag = None) -> int:
+def validate(
+    target: str | None = None, *, config: ConfigFlag = None, project: ProjectFlag = None
+) -> int:
     """Check a run config offline: schema, engine vocabulary, env, storage; no render.
 
     Args:
         target: Run name: resolves tau/TARGET.yaml; with --config it overrides the run name.
         config: Explicit config file.
     """
-    valid = _load_valid(target, config)
+    valid, _ = _load_valid(target, config, project)
     print(f"{valid.path} is valid")
     return 0
 
@@ -192,7 +218,13 @@ def explain_config(*, output: OutputFlag = "markdown") -> int:
 
 
 def _submit(
-    valid, where: Where, *, server_dry_run: bool, fmt: str, service_account: str | None
+    valid,
+    where: Where,
+    *,
+    server_dry_run: bool,
+    fmt: str,
+    service_account: str | None,
+    project: Project | None,
 ) -> int:
     import os
     import secrets
@@ -204,6 +236,7 @@ def _submit(
         namespace=valid.config.policy.namespace,
         workspace=valid.config.policy.workspace,
         queue=valid.config.policy.queue,
+        project=project,
     )
     api, target = session.api, session.target
     assert target is not None  # the session looked the workspace up
@@ -230,6 +263,9 @@ def _submit(
     plan = rendered.resolved.plan
 
     ctx = f" --context {where.context}" if where.context else ""
+    if project is not None:
+        # From a monorepo's root a bare follow-up cannot tell whose cluster to ask.
+        ctx += f" --project {project.name}"
     verb = "recovered" if result.recovered else "submitted"
     print(f"{verb} {plan.name} (profile={pipeline.profile_name(plan)}, ns={ns})")
     print(f"status:  tau run status {plan.name} -n {ns}{ctx}")
@@ -506,11 +542,12 @@ def resume(
     fmt = check_output(output, ("yaml", "json"))
     if dry_run not in (None, "client"):
         raise UsageError("--dry-run for resume must be client")
-    valid = _load_valid(name, config)
+    valid, found = _load_valid(name, config, where.project)
     session = where.session(
         namespace=valid.config.policy.namespace,
         workspace=valid.config.policy.workspace,
         queue=valid.config.policy.queue,
+        project=found.project,
     )
     api, target = session.api, session.target
     assert target is not None  # the session looked the workspace up

@@ -13,6 +13,7 @@ from typing import Any
 
 RUN_CONFIG_SCHEMA = "tau-run-config.schema.json"
 CONNECTION_SCHEMA = "tau-workspace-connection.schema.json"
+PROJECTS_SCHEMA = "tau-projects.schema.json"
 PRESET_CATALOG = "presets/azure-topology-policy.yaml"
 
 
@@ -48,4 +49,11 @@ def run_config_schema() -> dict[str, Any]:
 def connection_schema() -> dict[str, Any]:
     """The JSON Schema of tau/workspace.connection.yaml, parsed."""
     schema: dict[str, Any] = json.loads(spec_path(CONNECTION_SCHEMA).read_bytes())
+    return schema
+
+
+@functools.cache
+def projects_schema() -> dict[str, Any]:
+    """The JSON Schema of the monorepo project catalog tau.projects.yaml, parsed."""
+    schema: dict[str, Any] = json.loads(spec_path(PROJECTS_SCHEMA).read_bytes())
     return schema

@@ -21,7 +21,7 @@ from typing import Any
 from tau.connection import aks as aks_access
 from tau.connection import kubeconfig as kc
 from tau.connection.context import env_context
-from tau.connection.descriptor import DEFAULT_SYSTEM_NAMESPACE, Discovery, discover
+from tau.connection.descriptor import DEFAULT_SYSTEM_NAMESPACE, Discovery, at, discover
 from tau.connection.files import config_dir, safe_name, short_hash, write_private
 from tau.connection.state import (
     ConnectionState,
@@ -104,11 +104,14 @@ def activate(
     refresh: bool = False,
     aks_options: Mapping[str, Any] | None = None,
     tau_version: str | None = None,
+    descriptor_file: Path | None = None,
 ) -> Connection:
     """Resolve the cluster for a command run in `start` (default cwd).
 
     Args:
         start: the directory descriptor discovery starts from.
+        descriptor_file: the descriptor to use instead of discovering one (a monorepo
+            project's `connection` in tau.projects.yaml).
         context: the `--context` flag value, when typed.
         env: the environment (default os.environ): TAU_CONTEXT, TAU_CONFIG_DIR, KUBECONFIG...
         confirm: asks the user a yes/no question; None when there is no terminal.
@@ -128,7 +131,7 @@ def activate(
         ClusterError: AKS credential retrieval failed.
     """
     env = os.environ if env is None else env
-    discovery = discover(start)
+    discovery = at(descriptor_file) if descriptor_file is not None else discover(start)
     name, source = choose_context(context, env_context(env), discovery)
     if source == "descriptor" and discovery is not None:
         if tau_version is not None:

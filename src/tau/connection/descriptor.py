@@ -110,11 +110,20 @@ def _aks_match(resource_id: str) -> dict[str, str]:
 
 def find_repository_root(start: Path) -> Path | None:
     """The nearest directory at or above `start` that holds `.git` (a dir or a worktree file)."""
-    current = start.resolve()
-    for candidate in (current, *current.parents):
-        if (candidate / ".git").exists():
-            return candidate
-    return None
+    from tau.config.projects import git_root
+
+    return git_root(start)
+
+
+def at(path: Path) -> Discovery:
+    """The descriptor file `path` itself, with no discovery walk: a monorepo project names its
+    connection in tau.projects.yaml.
+
+    Raises:
+        ConfigError: the descriptor is invalid.
+    """
+    here = path.resolve()
+    return Discovery(here, find_repository_root(here.parent) or here.parent, load(path))
 
 
 def discover(start: Path | None = None) -> Discovery | None:
