@@ -52,6 +52,8 @@ class Evidence:
         artifacts: artifact rows of the runs.
         observations: observation rows scoped to the target or its runs.
         warnings: what the reader could not read.
+        metric_cards: metric name -> the card its rows' `tau.metric.card` tag names (contract
+            §7.1: the tag first, else the name rules); metrics without the tag are absent.
         load_series: reads one metric's series for some runs.
     """
 
@@ -70,4 +72,5 @@ class Evidence:
     artifacts: Sequence[Record] = ()
     observations: Sequence[Record] = ()
     warnings: Sequence[str] = ()
+    metric_cards: Mapping[str, str] = field(default_factory=dict)
     load_series: SeriesLoader = _no_series

@@ -10,14 +10,15 @@ from __future__ import annotations
 import json
 import math
 import statistics
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
 from tau.portal.stellar import svg
-from tau.portal.stellar.cards import CARD_ORDER, RUN_STATUS_METRIC, card_of, default_metric
+from tau.portal.stellar.cards import CARD_ORDER, RUN_STATUS_METRIC, default_metric
 from tau.portal.stellar.downsample import DEFAULT_BUDGET, METHOD, downsample, ema
 from tau.portal.stellar.evidence import Evidence, Record
+from tau.portal.store.cards import card_from_tags
 from tau.portal.store.schema import TABLES
 
 SCHEMA_VERSION = "tau.exp.cockpit.v0"
@@ -296,7 +297,11 @@ def build(
         warnings.append(f"runs truncated to {len(ev.runs)} of {ev.total_runs} matching runs")
 
     metric_names = sorted({name for m in by_run.values() for name in m})
-    chart_metric = default_metric(metric_names, metric)
+
+    def card(name: str) -> str:
+        return card_from_tags({"tau.metric.card": ev.metric_cards.get(name)}, name)
+
+    chart_metric = default_metric(metric_names, metric, card)
     if metric and metric not in metric_names:
         warnings.append(f"metric {metric} was not found for this target")
     if not [n for n in metric_names if n != RUN_STATUS_METRIC]:
@@ -308,7 +313,7 @@ def build(
     ]
     colors = {r["run_id"]: r["color"] for r in runs}
     groups = _groups(ev, runs)
-    cards = _cards(runs, by_run)
+    cards = _cards(runs, by_run, card)
     chart = (
         _chart(ev, runs, chart_metric, colors, include_points)
         if mode != "summary"
@@ -328,13 +333,15 @@ def build(
         "target_type": ev.target_type,
         "manifest": dict(ev.manifest),
         "status": dict(ev.status),
-        "summary": _summary(ev, runs, stats, best_group, decision, observations, coverage),
+        "summary": _summary(
+            ev, runs, stats, best_group, decision, observations, coverage, card(decision)
+        ),
         "experiment": dict(ev.experiment) if ev.experiment else None,
         "run_groups": groups,
         "runs": runs,
         "cards": cards,
         "chart": chart,
-        "metric_options": [{"name": n, "card": card_of(n)} for n in metric_names],
+        "metric_options": [{"name": n, "card": card(n)} for n in metric_names],
         "sweep": _sweep(ev, runs, by_run, decision),
         "compare": _compare(ev, runs, by_run, stats, best_group, decision),
         "artifacts": [dict(a) for a in ev.artifacts[:MAX_ARTIFACTS]],
@@ -440,14 +447,16 @@ def _group_stats(
 
 
 def _cards(
-    runs: Sequence[Mapping[str, Any]], by_run: Mapping[str, Mapping[str, Record]]
+    runs: Sequence[Mapping[str, Any]],
+    by_run: Mapping[str, Mapping[str, Record]],
+    card: Callable[[str], str],
 ) -> list[dict[str, Any]]:
     names = sorted({n for m in by_run.values() for n in m if n != RUN_STATUS_METRIC})
     cards: dict[str, list[dict[str, Any]]] = {}
     for name in names:
         groups = list(_group_stats(runs, by_run, name).values())
         if groups:
-            cards.setdefault(card_of(name), []).append({"metric_name": name, "groups": groups})
+            cards.setdefault(card(name), []).append({"metric_name": name, "groups": groups})
     return [{"card": c, "metrics": cards[c]} for c in CARD_ORDER if c in cards]
 
 
@@ -544,6 +553,7 @@ def _summary(
     metric: str,
     observations: Sequence[Record],
     coverage: str,
+    card: str,
 ) -> dict[str, Any]:
     decisions = [o for o in observations if o.get("type") == "decision"]
     blockers = [o for o in observations if o.get("type") == "blocker"]
@@ -563,7 +573,7 @@ def _summary(
         answer = "No current answer yet."
     best = stats.get(best_group)
     evidence = (
-        f"{card_of(metric)}: {metric} best={_fmt(best['best'])}, median={_fmt(best['median'])} "
+        f"{card}: {metric} best={_fmt(best['best'])}, median={_fmt(best['median'])} "
         f"across {best['run_count']} runs at latest step {best['latest_step']}."
         if best
         else "No outcome evidence collected."

@@ -117,6 +117,7 @@ class StoreSource:
         def store_for_thread() -> Any:
             return self._store()
 
+        summaries = [asdict(s) for s in read.metric_summaries(store, run_ids=ids)]
         return Evidence(
             store_path=self.store_path,
             target=target,
@@ -128,7 +129,10 @@ class StoreSource:
             runs=runs,
             total_runs=total,
             configs=configs,
-            summaries=[asdict(s) for s in read.metric_summaries(store, run_ids=ids)],
+            summaries=summaries,
+            metric_cards=series.metric_cards(
+                store, ids, sorted({str(s["metric_name"]) for s in summaries})
+            ),
             events=[asdict(e) for e in reversed(events.items)],
             artifacts=[asdict(a) for a in read.artifacts(store, ids)],
             observations=[asdict(o) for o in read.observations(store, scopes).items],

@@ -67,7 +67,7 @@ def compare(
     warnings: list[str] = []
     chosen = metric
     if not chosen:
-        from tau.portal.stellar.cards import default_metric
+        from tau.portal.store.cards import default_metric
 
         chosen = default_metric(names)
     if not chosen:

@@ -218,5 +218,59 @@ def read_points(
     return points
 
 
+def tag_cards(paths: Iterable[Path], names: Iterable[str]) -> dict[str, str]:
+    """The `tau.metric.card` tag of each of `names`, from the first row that carries it.
+
+    Reads only what it needs: a row group whose metric_name statistics say it holds a single
+    metric (the importer writes those) gives that metric's tags from its first row; a mixed
+    row group (a `track` file) is read whole, which is small. Files stop being read once every
+    name has a card. Unreadable files are skipped; the caller falls back to the name rules.
+    """
+    import json
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from tau.portal.store.cards import CARD_TAG
+
+    wanted = set(names)
+    found: dict[str, str] = {}
+    done: set[str] = set()  # names whose first row was read (a card or not)
+
+    def take(name: str, tags_json: str | None) -> None:
+        if name in done or name not in wanted:
+            return
+        done.add(name)
+        try:
+            card = json.loads(tags_json or "{}").get(CARD_TAG)
+        except (ValueError, AttributeError):
+            return
+        if isinstance(card, str) and card:
+            found[name] = card
+
+    for path in paths:
+        if not wanted - done:
+            break
+        try:
+            pf = pq.ParquetFile(path)
+            index = pf.schema_arrow.get_field_index("metric_name")
+            for i in range(pf.metadata.num_row_groups):
+                stats = pf.metadata.row_group(i).column(index).statistics
+                single = stats is not None and stats.has_min_max and stats.min == stats.max
+                if single and (stats.min in done or stats.min not in wanted):
+                    continue
+                columns = ["metric_name", "tags"]
+                if single:
+                    batch = next(pf.iter_batches(batch_size=1, row_groups=[i], columns=columns))
+                    rows = batch.to_pylist()
+                else:
+                    rows = pf.read_row_group(i, columns=columns).to_pylist()
+                for row in rows:
+                    take(str(row["metric_name"]), row["tags"])
+        except (OSError, ValueError, StopIteration, pa.ArrowException):
+            continue
+    return found
+
+
 def finite(value: float) -> bool:
     return math.isfinite(value)

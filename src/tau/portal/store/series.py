@@ -53,3 +53,18 @@ def metric_columns(store: Store, run_ids: Sequence[str], metric_name: str) -> di
             pairs = sorted(zip(xs, ys, strict=True), key=lambda p: p[0])
             out[run_id] = ([p[0] for p in pairs], [p[1] for p in pairs])
     return out
+
+
+def metric_cards(store: Store, run_ids: Sequence[str], names: Sequence[str]) -> dict[str, str]:
+    """Each metric's `tau.metric.card` tag as recorded in the runs' metric files.
+
+    Files are read in the order of `run_ids` (newest runs first); untagged metrics are absent.
+    """
+    from tau.portal.store.metrics import tag_cards
+
+    order = {rid: i for i, rid in enumerate(run_ids)}
+    files = sorted(
+        (f for f in read.metric_files(store, list(run_ids)) if f.run_id in order),
+        key=lambda f: order[str(f.run_id)],
+    )
+    return tag_cards((store.root / f.path for f in files), names)
