@@ -1,5 +1,5 @@
 """Capture and autocapture never write the user's kubeconfig, also while a watch refreshes
-credentials on every request (an exec plugin whose token is always expired).
+credentials on every request (expired tokens, as `test_kubeconfig_untouched` sets them up).
 """
 
 from __future__ import annotations
@@ -17,8 +17,9 @@ from tests.kubeapi.kubelet import FakeKubelet
 from tests.portal_capture_seed import NS, job, new_store
 from tests.portal_helpers import portal, write_history
 
-#: The user's kubeconfig with an exec credential plugin, inside a Git repository.
+#: The user's kubeconfig (an exec plugin, or OIDC with a refresh token) in a Git repository.
 user_kubeconfig = test_kubeconfig_untouched.user_kubeconfig
+oidc_issuer = test_kubeconfig_untouched.oidc_issuer
 
 
 def test_capture_commands_leave_the_users_kubeconfig_byte_identical(
