@@ -963,15 +963,14 @@ def capture_run_profile(
 
     Args:
         run: The Job or RayJob name.
-        namespace: Namespace of the run (default: default; --workspace: the workspace's).
+        namespace: Namespace of the run (default: default, or the --workspace's).
         context: kubectl context (default: $TAU_CONTEXT or the repository connection).
         workspace: TauWorkspace whose namespace to read.
         project: Project (default: the store's).
         group: Run group (default: default).
         owner: Run owner.
         state: Override the state derived from the run.
-        no_history: Record the profile only; do not read the result PVC (which needs a
-            helper pod).
+        no_history: Record the profile only; skip the result PVC (read by helper pods).
         output: table or json.
     """
     from tau.portal.capture.cluster import capture_run_profile as capture
@@ -1038,8 +1037,7 @@ def autocapture(
     """Reconcile tau-managed Jobs and RayJobs into runs and lifecycle events.
 
     Args:
-        namespace: Namespace to reconcile; '*' means all namespaces (default: default;
-            --workspace: the workspace's).
+        namespace: Namespace; '*' for all (default: default, or the --workspace's).
         context: kubectl context (default: $TAU_CONTEXT or the repository connection).
         workspace: TauWorkspace whose namespace to reconcile.
         cluster: Cluster name recorded in the run context (default: the context).
@@ -1047,8 +1045,7 @@ def autocapture(
         group: Run group (default: default).
         owner: Owner of new runs.
         watch: Keep reconciling on watch streams until interrupted (one line per change).
-        interval: With --watch: the longest time between two reconciles, and each watch
-            request's timeout.
+        interval: With --watch: the longest wait between reconciles, and each watch's timeout.
         output: table or json (with --watch: one JSON object per line).
     """
     from tau.portal.capture.cluster import reconcile
