@@ -89,7 +89,13 @@ def cluster(kube_api, kubeconfig_file, kube_client, monkeypatch, tmp_path):
             "metadata": {
                 "name": "train-1-0-x",
                 "namespace": NS,
-                "labels": {"job-name": "train-1"},
+                # tau's pod template labels (tau.render.labels.pod_labels): autocapture
+                # lists pods by the managed-by label, as the portal's runs board does.
+                "labels": {
+                    "job-name": "train-1",
+                    meta.LABEL_MANAGED_BY: meta.MANAGED_BY_VALUE,
+                    meta.LABEL_RUN_ID: "train-1",
+                },
             },
             "spec": {"nodeName": "node-a", "containers": [{"name": "c", "image": "i"}]},
             "status": {
@@ -190,11 +196,6 @@ def test_autocapture_writes_lifecycle_events_and_moves_state_forward(cluster, st
     clash = portal(capsys, *args)
     assert clash.code == 1
     assert 'terminal run state is "succeeded", controller observed "failed"' in clash.err
-
-
-def test_autocapture_watch_is_not_built(cluster, store, capsys):
-    result = portal(capsys, "experiment", "autocapture", "--watch", "--store", store)
-    assert result.code == 2 and "autocapture --watch: not built yet" in result.err
 
 
 def test_kubeconfig_is_untouched(cluster, store, capsys, kubeconfig_file):

@@ -350,6 +350,9 @@ class ApiRequestHandler(BaseHTTPRequestHandler):
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     break
+                if self.emulator.take_expiry(kind.group, kind.plural):
+                    self._write_event("ERROR", errors.expired(str(cursor), cursor + 1).status())
+                    break
                 try:
                     events = store.events_after(cursor, min(remaining, _WATCH_POLL_SECONDS))
                 except ApiError as error:

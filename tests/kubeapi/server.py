@@ -84,6 +84,7 @@ class KubeApiServer:
         self._requests: list[RecordedRequest] = []
         self._requests_lock = threading.Lock()
         self._denials: list[_Denial] = []
+        self._expiries: dict[tuple[str, str], int] = {}
         self._access_denials: list[tuple[str, str, str, str, str | None]] = []
         #: Seconds a SelfSubjectAccessReview takes to answer (a slow or blocked credential path).
         self.access_review_delay = 0.0
@@ -246,6 +247,25 @@ class KubeApiServer:
     def compact(self) -> None:
         """Drop the watch history: watches from any older resourceVersion now get 410 Expired."""
         self.store.compact()
+
+    def expire_watch(self, plural: str, group: str = "") -> None:
+        """End one watch of ``group/plural`` with an ERROR 410 Expired event, deterministically.
+
+        The open watch gets it at its next poll, before any further event; with none open, the
+        next one gets it right away. Models a watch whose resourceVersion etcd compacted away
+        while it was connected, without depending on when the client reads.
+        """
+        with self._requests_lock:
+            self._expiries[(group, plural)] = self._expiries.get((group, plural), 0) + 1
+        self.store.wake_watchers()
+
+    def take_expiry(self, group: str, plural: str) -> bool:
+        """True (once per `expire_watch`) when a watch of ``group/plural`` must end with 410."""
+        with self._requests_lock:
+            pending = self._expiries.get((group, plural), 0)
+            if pending:
+                self._expiries[(group, plural)] = pending - 1
+            return bool(pending)
 
     # ---------------------------------------------------------------- request log
 

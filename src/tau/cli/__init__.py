@@ -36,6 +36,9 @@ def build_app() -> App:
         result_action="return_value",
         # Parse errors are raised to main(), which exits 1 for bad usage like any bad input.
         exit_on_error=False,
+        # Docstrings are plain text. The default Markdown rendering imports markdown-it (~60 ms
+        # on every --help), swallows `<run>` as HTML and pads lines with trailing spaces.
+        help_format="plaintext",
     )
     for root in ROOTS:
         app.command(f"tau.cli.{root}:app", name=root, help=_HELP[root])

@@ -19,13 +19,13 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 from tau.config import suggest
 from tau.config.load import PathKey, dotted
 from tau.config.probe import is_dir, is_file
 from tau.config.validate.findings import Findings
-from tau.config.validate.structure import Walker
+from tau.config.validate.structure import FileWalker
 from tau.errors import ConfigError, Diagnostic, Location, UsageError
 
 FILENAME = "tau.projects.yaml"
@@ -191,12 +191,8 @@ def parse(text: str, file: Path, root: Path) -> Catalog:
     return Catalog(file, root.resolve(), projects)
 
 
-class _Walker(Walker):
+class _Walker(FileWalker):
     """The schema walker, worded for the catalog (its keys are few: list them)."""
-
-    eval_keys: ClassVar[frozenset[PathKey]] = frozenset()
-    case_folded: ClassVar[frozenset[PathKey]] = frozenset()
-    enum_wording: ClassVar[Mapping[PathKey, str]] = {}
 
     def unknown(self, node: dict[str, Any], key: str, path: PathKey) -> None:
         keys = list(node.get("properties", {}))

@@ -10,14 +10,13 @@ import difflib
 import hashlib
 import json
 import re
-from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 from tau.config.load import PathKey, dotted
 from tau.config.validate.findings import Findings
-from tau.config.validate.structure import Walker, show, type_name
+from tau.config.validate.structure import FileWalker, show, type_name
 from tau.errors import ConfigError, Diagnostic, Location
 
 SCHEMA = "tau.workspace.connection.v1"
@@ -188,12 +187,8 @@ def parse(text: str, filename: str) -> Descriptor:
     return _build(values)
 
 
-class _Walker(Walker):
+class _Walker(FileWalker):
     """The schema walker, worded as the descriptor always was."""
-
-    eval_keys: ClassVar[frozenset[PathKey]] = frozenset()
-    case_folded: ClassVar[frozenset[PathKey]] = frozenset()
-    enum_wording: ClassVar[Mapping[PathKey, str]] = {}
 
     def unknown(self, node: dict[str, Any], key: str, path: PathKey) -> None:
         keys = list(node.get("properties", {}))

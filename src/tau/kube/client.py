@@ -50,6 +50,15 @@ def api_client(kubeconfig: Path, context: str) -> ApiClient:
         ) from exc
     except OSError as exc:
         raise ClusterError(f"cannot read kubeconfig {kubeconfig}: {exc.strerror}") from exc
+    except Exception as exc:
+        # Credential plugins and auth providers (OIDC refresh through oauthlib, say) raise
+        # their own exception types while the client is built; none may leave as a traceback.
+        raise ClusterError(
+            f'cannot sign in with kubeconfig context "{context}": '
+            f"{type(exc).__name__}: {_first_line(exc)[:200]}",
+            hint="refresh your credentials the way your cluster expects (for OIDC: sign in "
+            "again with your identity provider's kubectl plugin), then retry",
+        ) from exc
 
 
 def _first_line(exc: Any) -> str:

@@ -38,12 +38,14 @@ class Listed:
         truncated: the server had more than `limit` items.
         error: why the list failed ("" when it did not).
         status: the HTTP status of the failure, when there was one.
+        resource_version: the list's resourceVersion, where a watch resumes (`tau.kube.streams`).
     """
 
     items: list[dict[str, Any]] = field(default_factory=list)
     truncated: bool = False
     error: str = ""
     status: int | None = None
+    resource_version: str = ""
 
     @property
     def ok(self) -> bool:
@@ -76,7 +78,9 @@ def list_kind(
         else:
             detail = exc.message
         return Listed(error=detail, status=exc.status)
-    return Listed(items=page.items, truncated=page.truncated)
+    return Listed(
+        items=page.items, truncated=page.truncated, resource_version=page.resource_version
+    )
 
 
 #: What one portal refresh reads, in order: a constant eight calls.

@@ -192,10 +192,7 @@ def create(
     context: str | None = None,
 ) -> Obj:
     """Create `body`; with `dry_run` the server validates and answers but persists nothing."""
-    options: dict[str, Any] = {"dry_run": "All"} if dry_run else {}
-    name = (body.get("metadata") or {}).get("name")
-    with api_call("create", resource, namespace=namespace, name=name, context=context):
-        return decode(_invoke(api, "create", resource, namespace, body=body, **options))
+    return _write(api, "create", resource, body, namespace, dry_run, context)
 
 
 def replace(
@@ -208,10 +205,24 @@ def replace(
     context: str | None = None,
 ) -> Obj:
     """Replace the object named by `body` (which carries the resourceVersion it updates)."""
+    return _write(api, "replace", resource, body, namespace, dry_run, context)
+
+
+def _write(
+    api: Any,
+    verb: str,
+    resource: ResourceType,
+    body: Obj,
+    namespace: str | None,
+    dry_run: bool,
+    context: str | None,
+) -> Obj:
     options: dict[str, Any] = {"dry_run": "All"} if dry_run else {}
-    name = str(body["metadata"]["name"])
-    with api_call("replace", resource, namespace=namespace, name=name, context=context):
-        return decode(_invoke(api, "replace", resource, namespace, name, body, **options))
+    name = (body.get("metadata") or {}).get("name")
+    # create addresses the collection; replace addresses the object by name.
+    named = str(name) if verb == "replace" else None
+    with api_call(verb, resource, namespace=namespace, name=name, context=context):
+        return decode(_invoke(api, verb, resource, namespace, named, body, **options))
 
 
 def patch(

@@ -1,8 +1,10 @@
-"""Resolve a validated config and a preset catalog into a Plan: the render-time checks.
+"""Resolve a validated config and a preset catalog into a Plan.
 
 Pure: the entrypoint bytes, the catalog and any cluster facts arrive as arguments. This is
-where presets meet explicit policy, the GPU count per node is decided, names are checked
-against the limits of the kinds they will name, and the output path meets the mounts.
+where presets meet explicit policy, the GPU count per node is decided and the output path meets
+the mounts. Every rule that can reject the config at this stage lives in
+`tau.config.validate.dryrun` (stage "client"); resolve only derives values and reports what those
+rules return, so an exception out of here is a bug, never a user error.
 """
 
 from __future__ import annotations
@@ -41,8 +43,6 @@ from tau.plan.model import (
 
 DEFAULT_PRIORITY = "taugrid-default"
 HIGH_PRIORITY = "taugrid-priority"
-RAYJOB_NAME_LIMIT = 47
-MULTI_NODE_NAME_LIMIT = 54
 _MANAGED_SERIES = ("ndm-a100-v4", "nd-h200-v5")
 # policy.* fields a preset also sets, with the preset attribute they override.
 _OVERRIDABLE = (
@@ -68,7 +68,10 @@ class _Findings(Findings):
 
     def report(self, problems: list[dryrun.Problem]) -> None:
         for problem in problems:
-            self.error(problem.path, problem.message, problem.hint)
+            if problem.warning:
+                self.warn(problem.path, problem.message, problem.hint)
+            else:
+                self.error(problem.path, problem.message, problem.hint)
 
 
 @dataclass(frozen=True)
@@ -86,45 +89,22 @@ def config_hash(valid: ValidConfig) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
-def shape_gpus(shape: str) -> int | None:
-    """GPU count of a shape `Nx...`; None when there is no `x`. Raises ValueError on a bad N."""
-    head, sep, _ = shape.partition("x")
-    if not sep:
-        return None
-    count = int(head)
-    if count <= 0:
-        raise ValueError(shape)
-    return count
-
-
 def _placement(f: _Findings, catalog: Catalog) -> Placement:
     policy = f.config.policy
     preset: Preset | None = None
     name = policy.preset
     if name:
         preset = catalog.find(name)
-        if preset is None:
-            f.error(
-                "policy.preset",
-                f'topology preset "{name}" not found in {catalog.source} '
-                f"(available: {', '.join(sorted(catalog.presets))})",
-            )
-        elif preset.disabled:
-            f.error(
-                "policy.preset", f'topology preset "{name}" is disabled: {preset.disabled_reason}'
-            )
+        f.report(dryrun.preset_usable(name, preset, catalog))
+        if preset is not None and preset.disabled:
             preset = None
     merged: dict[str, str] = {}
     for key, attr in _OVERRIDABLE:
-        explicit = getattr(policy, key)
+        explicit = str(getattr(policy, key) or "")
         inherited = getattr(preset, attr) if preset else ""
-        if explicit and inherited and label_normal(str(explicit)) != label_normal(inherited):
-            f.warn(
-                f"policy.{key}",
-                f'policy.{key}="{explicit}" overrides preset '
-                f'{preset.name if preset else ""} value "{inherited}"',
-            )
-        merged[key] = str(explicit or inherited or "")
+        if preset:
+            f.report(dryrun.preset_override(key, explicit, preset, inherited))
+        merged[key] = explicit or inherited or ""
     tier = policy.priority_tier or ""
     team, lane = label_normal(merged["team"]), label_normal(merged["lane"])
     mode = label_normal(merged["mode"]) or ("elastic" if lane == "elastic" else "fixed")
@@ -145,7 +125,7 @@ def _placement(f: _Findings, catalog: Catalog) -> Placement:
         "h200-nvlink-141gb": "h200-141gb",
     }
     gpu_class = aliases.get(gpu_class, gpu_class)
-    _check_topology(f, lane, mode, gpu_class, merged["topology"], tier)
+    f.report(dryrun.topology(lane, mode, gpu_class, merged["topology"], tier))
     f.report(
         dryrun.elastic(
             mode,
@@ -195,33 +175,6 @@ def _placement(f: _Findings, catalog: Catalog) -> Placement:
     )
 
 
-def _check_topology(
-    f: _Findings, lane: str, mode: str, gpu_class: str, topology: str, tier: str
-) -> None:
-    if mode == "elastic":
-        if lane != "elastic":
-            f.error("policy.mode", f'policy.mode elastic requires lane elastic (got lane "{lane}")')
-        if gpu_class.startswith("h200"):
-            f.error("policy.gpu_class", "elastic mode cannot use h200 GPUs")
-        if topology and label_normal(topology) not in ("independent", "elastic-workers"):
-            f.error(
-                "policy.topology",
-                f"elastic mode requires an independent or elastic-workers "
-                f'placement (got "{topology}")',
-            )
-        if tier == "priority":
-            f.error(
-                "policy.priority_tier",
-                "policy.priority_tier priority is not allowed on the elastic lane",
-            )
-    if gpu_class.startswith("h200") and lane and lane != "large-memory":
-        f.error(
-            "policy.gpu_class",
-            f'gpu class "{gpu_class}" is reserved for lane large-memory (got lane "{lane}")',
-            "use a large-memory preset, e.g. azure.research.large-memory.xl",
-        )
-
-
 def _node_selector(f: _Findings, preset: Preset | None, gpu_class: str) -> dict[str, str]:
     from tau.k8s import meta
 
@@ -236,64 +189,25 @@ def _node_selector(f: _Findings, preset: Preset | None, gpu_class: str) -> dict[
     if gpu_class and gpu_class != "any":
         selector[meta.NODE_GPU_CLASS] = gpu_class
     for key, value in policy.node_selector:
-        if key == meta.NODE_GPU_CLASS and gpu_class and value != gpu_class:
-            f.error(
-                "policy.node_selector",
-                f'policy.node_selector {key}="{value}" contradicts gpu class "{gpu_class}"',
-            )
+        f.report(dryrun.node_selector_class(key, value, gpu_class))
         selector[key] = value
     return selector
 
 
 def _job_gpus(f: _Findings, placement: Placement, preset_shape: str) -> int:
     """The GPU count per node of a direct Job (the reference's resolveDirectJobGPUCount)."""
-    config = f.config
-    gpus = config.compute.gpus
-    shape_path = "policy.shape" if config.policy.shape else "policy.preset"
-    shape = config.policy.shape or preset_shape or ""
-    count: int | None = None
-    if shape:
-        try:
-            count = shape_gpus(shape)
-        except ValueError:
-            f.error(
-                shape_path,
-                f'policy shape "{shape}" does not prove a direct Job GPU count; '
-                "set compute.gpus explicitly",
-            )
-            return gpus or 0
-    if count is not None:
-        if gpus is not None and gpus != count:
-            f.error(
-                "compute.gpus",
-                f'compute.gpus={gpus} conflicts with policy shape "{shape}" ({count} GPUs)',
-            )
-        return count if gpus is None else gpus
-    if gpus is not None:
-        return gpus
-    if config.policy.preset and not placement.preset:
-        return 0  # the preset itself was reported: unknown or disabled
-    if placement.preset:
-        f.error(
-            "policy.preset",
-            f'preset "{placement.preset}" does not define a direct Job GPU '
-            "count; set compute.gpus explicitly (0 for CPU, positive for GPU)",
-        )
-    elif placement.profile:
-        f.error(
-            "policy.profile",
-            f"{_intent(f.valid)} has ambiguous resources: set compute.gpus "
-            "explicitly (0 for CPU, positive for GPU) or use a preset with a GPU shape; "
-            "policy.profile does not define Job resources",
-        )
-    else:
-        f.error(
-            "policy",
-            "policy.profile or policy.preset is required",
-            "set policy.preset to a catalog preset (e.g. azure.research.training.l), or "
-            "compute.gpus (0 for CPU)",
-        )
-    return 0
+    policy = f.config.policy
+    count, problems = dryrun.job_gpus(
+        f.config.compute.gpus,
+        shape=policy.shape or preset_shape or "",
+        shape_path="policy.shape" if policy.shape else "policy.preset",
+        preset_named=policy.preset or "",
+        preset=placement.preset,
+        profile=placement.profile,
+        intent=_intent(f.valid),
+    )
+    f.report(problems)
+    return count
 
 
 def _intent(valid: ValidConfig) -> str:
@@ -316,20 +230,12 @@ def _storage(f: _Findings, engine: str, name: str) -> dict[str, Any]:
         vol, _, claim = spec.partition("=")
         declared[vol] = claim.removeprefix("pvc:")
     mounts = storage.mounts
-    for i, spec in enumerate(mounts):
+    f.report(dryrun.mounts(declared, mounts))
+    for spec in mounts:
         vol, _, rest = spec.partition(":")
         path, _, access = rest.partition(":")
-        if vol not in declared:
-            f.error(
-                f"storage.mounts[{i}]",
-                f'storage.mounts[{i}] "{spec}" references volume '
-                f'"{vol}", which storage.volumes does not declare',
-            )
-            continue
-        if any(v.path == path for v in volumes):
-            f.error(f"storage.mounts[{i}]", f'storage.mounts[{i}] mounts "{path}" twice')
-            continue
-        volumes.append(Volume(vol, declared[vol], path, access == "ro"))
+        if vol in declared and not any(v.path == path for v in volumes):
+            volumes.append(Volume(vol, declared[vol], path, access == "ro"))
     if len(declared) == 1 and not mounts:
         ((vol, claim),) = declared.items()
         volumes.append(Volume(vol, claim, paths.DATA_ROOT))
@@ -341,33 +247,10 @@ def _storage(f: _Findings, engine: str, name: str) -> dict[str, Any]:
     # get none, since nothing says which of them holds results.
     if not output and data_pvc:
         output = f"/data/checkpoints/workflows/{name}" if engine == "job" else f"/data/{name}"
-    result_pvc = None
-    if output:
-        if not pvc_paths:
-            f.error(
-                "storage.output",
-                f'storage.output "{output}": no PVC supplied by '
-                "storage.data_pvc, storage.volumes/mounts, or profile persistence; output "
-                "cannot be retrieved by `tau run get`",
-            )
-        else:
-            match = [c for p, c in pvc_paths if output == p or output.startswith(p + "/")]
-            if not match:
-                f.error(
-                    "storage.output",
-                    f'storage.output "{output}": not under any mounted '
-                    f"PVC path [{', '.join(p for p, _ in pvc_paths)}]",
-                )
-            else:
-                result_pvc = match[0]
-    checkpoint = storage.checkpoint
-    if checkpoint and not any(p == paths.DATA_ROOT for p, _ in pvc_paths):
-        f.error(
-            "storage.checkpoint",
-            f'storage.checkpoint "{checkpoint}": no PVC is mounted at /data, where the '
-            f"artifact index (checkpoints/finetunes/{name}/artifacts.json) is written",
-            "set storage.data_pvc, or drop storage.checkpoint and serve with --checkpoint PATH",
-        )
+    f.report(dryrun.output_on_pvc(output or "", [p for p, _ in pvc_paths]))
+    f.report(dryrun.checkpoint_on_data(storage.checkpoint, [p for p, _ in pvc_paths], name))
+    match = [c for p, c in pvc_paths if output and (output == p or output.startswith(p + "/"))]
+    result_pvc = match[0] if match else None
     return {
         "data_pvc": data_pvc,
         "volumes": tuple(volumes),
@@ -407,12 +290,7 @@ def resolve(
     f = _Findings(valid)
     config = valid.config
     name, engine = config.name, config.engine
-    if engine == "rayjob" and config.profiler.mode:
-        f.error(
-            "profiler.mode",
-            "profiler.mode is for engine: job; RayJobs are not profiled by tau",
-            "profile the Ray workers from the training code (e.g. torch.profiler)",
-        )
+    f.report(dryrun.profiler_engine(engine, config.profiler.mode))
     placement = _placement(f, catalog)
     preset = catalog.find(config.policy.preset or "") if placement.preset else None
     launcher = config.launcher
@@ -424,19 +302,7 @@ def resolve(
         gpus = _job_gpus(f, placement, preset.shape if preset else "")
         if len(f.errors) == before:  # an unknown count is already reported as such
             f.report(dryrun.torchrun_gpu_count(launcher, ppn, gpus))
-        if nodes > 1 and len(name) > MULTI_NODE_NAME_LIMIT:
-            f.error(
-                "name",
-                f'job name "{name}" is too long for multi-node: {len(name)} chars; max '
-                f"name length is {MULTI_NODE_NAME_LIMIT}",
-                "the headless Service <name>-headless must fit in 63 characters",
-            )
-    elif len(name) > RAYJOB_NAME_LIMIT:
-        f.error(
-            "name",
-            f'RayJob name "{name}" is too long ({len(name)} chars; KubeRay limit is '
-            f"{RAYJOB_NAME_LIMIT})",
-        )
+    f.report(dryrun.name_length(engine, name, nodes))
     entry = config.entrypoint
     shebang_script = False
     if engine == JOB and script is not None:

@@ -254,7 +254,7 @@ def _secrets(
 
 def _preset_gpus(preset: Preset | None, gpus: int | None, p: _Problems) -> int:
     """--gpus, or the preset's shape count; a mismatch between the two is an error."""
-    from tau.plan.resolve import shape_gpus
+    from tau.config.validate.dryrun import shape_gpus
 
     count: int | None = None
     if preset and preset.shape:

@@ -330,6 +330,16 @@ class Walker:
             self.error(path, f"{dotted(path)} {show(value)} is not valid: use {hint}")
 
 
+class FileWalker(Walker):
+    """The walker for another file's schema (the connection descriptor, the project catalog):
+    none of the run config's special paths apply.
+    """
+
+    eval_keys: ClassVar[frozenset[PathKey]] = frozenset()
+    case_folded: ClassVar[frozenset[PathKey]] = frozenset()
+    enum_wording: ClassVar[Mapping[PathKey, str]] = {}
+
+
 @dataclass(frozen=True)
 class Checked:
     """The outcome of the structural check: normalized data and what it found."""

@@ -19,6 +19,7 @@ from tau.portal.store.write import ensure_experiment, ensure_group, put_tags
 
 RANK = {"pending": 1, "running": 2, "succeeded": 3, "failed": 3, "cancelled": 3}
 _UNION = ("kueue_workload", "pod_uid", "node_names", "resource_claims")
+CAPTURE_TAG = "tau.capture.source"
 
 
 @dataclass
@@ -86,7 +87,10 @@ def record_profile(
         else:
             counts.reused += 1
     _merge_context(w, profile.context, counts)
-    counts.tags += put_tags(w, "run", run_id, {"tau.capture.source": capture_source})
+    # The first capture names the source; a run captured both by `capture run-profile` and by
+    # autocapture is enriched by the second, not in conflict with it.
+    if w.get("tags", {"scope_type": "run", "scope_id": run_id, "key": CAPTURE_TAG}) is None:
+        counts.tags += put_tags(w, "run", run_id, {CAPTURE_TAG: capture_source})
     for event in profile.events:
         counts.events += w.put("events", event)
 

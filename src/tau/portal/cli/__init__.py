@@ -24,6 +24,8 @@ def build_app() -> App:
         exit_on_error=False,
         version_flags=["--version"],
         version=_version,
+        # Plain-text docstrings, as for `tau` (see tau.cli.build_app).
+        help_format="plaintext",
     )
     app.command("tau.portal.cli.experiment:app", name="experiment")
     app.command("tau.portal.cli.portal:app", name="portal")

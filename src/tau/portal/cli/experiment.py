@@ -921,7 +921,7 @@ Namespace = Annotated[str | None, Parameter(name=["--namespace", "-n"])]
 
 
 def _session(context: str | None, namespace: str | None, workspace: str | None) -> Any:
-    from tau.session import connect
+    from tau.portal.capture.where import connect
 
     return connect(context, namespace, workspace)
 
@@ -955,22 +955,26 @@ def capture_run_profile(
     group: str | None = None,
     owner: str = "tau-status",
     state: str | None = None,
+    no_history: Flag = False,
     output: Output = "table",
 ) -> int:
-    """Persist a run's profile (labels, annotations, Kueue and Pod state) and lifecycle events.
+    """Persist a run's profile (labels, annotations, Kueue and Pod state) and lifecycle events,
+    then import its metrics.history JSONL files from its result PVC.
 
     Args:
         run: The Job or RayJob name.
-        namespace: Namespace of the run (default: from the workspace).
+        namespace: Namespace of the run (default: default, or the --workspace's).
         context: kubectl context (default: $TAU_CONTEXT or the repository connection).
-        workspace: TauWorkspace name.
+        workspace: TauWorkspace whose namespace to read.
         project: Project (default: the store's).
         group: Run group (default: default).
         owner: Run owner.
         state: Override the state derived from the run.
+        no_history: Record the profile only; skip the result PVC (read by helper pods).
         output: table or json.
     """
     from tau.portal.capture.cluster import capture_run_profile as capture
+    from tau.portal.capture.history import History, pull_history
 
     fmt = choose(output, ("table", "json"))
     if state is not None and state not in ("pending", "running", "succeeded", "failed"):
@@ -978,11 +982,23 @@ def capture_run_profile(
             f"--state must be one of: pending, running, succeeded, failed; got {state!r}"
         )
     opened = _open(store)
-    session = _session(context, namespace, workspace)
-    scope = _scope(opened, project, group, owner, session.context)
-    record, counts = capture(opened, session.api, session.namespace, run, scope, state=state)
+    where = _session(context, namespace, workspace)
+    if where.namespace is None:
+        raise UsageError(
+            "--namespace '*' reads every namespace; capture run-profile needs the run's namespace"
+        )
+    scope = _scope(opened, project, group, owner, where.session.context)
+    record, counts, obj = capture(
+        opened, where.session.api, where.namespace, run, scope, state=state
+    )
+    history = (
+        History(warnings=["--no-history: metrics history not read"])
+        if no_history
+        else pull_history(opened, where.session.api, obj, record["run_id"], scope)
+    )
     if fmt == "json":
-        sys.stdout.write(json_text({"run": record, "counts": vars(counts)}))
+        body = {"run": record, "counts": vars(counts), "history": history.as_json()}
+        sys.stdout.write(json_text(body | {"warnings": history.warnings}))
         return 0
     sys.stdout.write(
         pairs_text(
@@ -993,9 +1009,13 @@ def capture_run_profile(
                 ("updated_run", bool(counts.updated_runs)),
                 ("events", counts.events),
                 ("reused", bool(counts.reused)),
+                ("history", history.action),
+                ("history_files", len(history.files)),
+                ("history_rows", history.rows),
             ]
         )
     )
+    _warn(history.warnings, False, fmt)
     return 0
 
 
@@ -1011,36 +1031,42 @@ def autocapture(
     group: str | None = None,
     owner: str = "tau-controller",
     watch: Flag = False,
+    interval: str = "30s",
     output: Output = "table",
 ) -> int:
-    """Reconcile the namespace's tau-managed Jobs and RayJobs into runs and lifecycle events.
+    """Reconcile tau-managed Jobs and RayJobs into runs and lifecycle events.
 
     Args:
-        namespace: Namespace to reconcile (default: from the workspace).
+        namespace: Namespace; '*' for all (default: default, or the --workspace's).
         context: kubectl context (default: $TAU_CONTEXT or the repository connection).
-        workspace: TauWorkspace name.
+        workspace: TauWorkspace whose namespace to reconcile.
         cluster: Cluster name recorded in the run context (default: the context).
         project: Project (default: the store's).
         group: Run group (default: default).
         owner: Owner of new runs.
-        watch: Keep reconciling on watch streams (not built yet).
-        output: table or json.
+        watch: Keep reconciling on watch streams until interrupted (one line per change).
+        interval: With --watch: the longest wait between reconciles, and each watch's timeout.
+        output: table or json (with --watch: one JSON object per line).
     """
     from tau.portal.capture.cluster import reconcile
+    from tau.portal.cli import watch_output as report
 
     fmt = choose(output, ("table", "json"))
-    if watch:
-        raise NotBuilt(
-            f"{CMD} autocapture --watch",
-            hint="run one reconcile without --watch (e.g. from a CronJob)",
-        )
+    seconds = report.interval_seconds(interval)
     opened = _open(store)
-    session = _session(context, namespace, workspace)
-    scope = _scope(opened, project, group, owner, cluster or session.context)
-    counts, warnings = reconcile(opened, session.api, session.namespace, scope)
+    where = _session(context, namespace, workspace)
+    scope = _scope(opened, project, group, owner, cluster or where.session.context)
+    if watch:
+        from tau.portal.capture.follow import follow
+
+        printer = report.WatchPrinter(fmt, where.namespace, sys.stdout, sys.stderr)
+        follow(opened, where.session.api, where.namespace, scope, interval=seconds,
+               report=printer)  # fmt: skip
+        return 0
+    counts, warnings = reconcile(opened, where.session.api, where.namespace, scope)
     row = vars(counts)
     if fmt == "json":
-        sys.stdout.write(json_text(row | {"namespace": session.namespace, "warnings": warnings}))
+        sys.stdout.write(json_text(row | {"namespace": where.label, "warnings": warnings}))
         return 0
     emit_rows("table", [k for k in row], [row])
     _warn(warnings, False, fmt)

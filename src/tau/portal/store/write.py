@@ -114,6 +114,10 @@ def put_run(w: Writer, run: Mapping[str, Any], *, defaulted: Iterable[str] = ())
     if existing is not None:
         for field in defaulted:
             row[field] = existing.get(field)
+        # Columns this writer does not set (a captured run's config hash and times, say) are
+        # not its to contradict: importing the history of a captured run is no conflict.
+        for column in schema.TABLES["runs"][1]:
+            row.setdefault(column, existing.get(column))
     return w.put(
         "runs", row, conflict=f'run "{row["run_id"]}" already exists with different metadata'
     )

@@ -1,0 +1,176 @@
+"""Watch streams of one kind: the one place tau touches `kubernetes.watch`. Performs I/O.
+
+A stream is one watch request: it starts at a resourceVersion (from `tau.kube.lists.list_kind`
+or the last event seen), yields `(type, object)` pairs as plain JSON dicts, and ends when the
+server closes it after `timeout_seconds`; the caller resumes from `stream.resource_version`.
+When the server no longer keeps that version (HTTP 410 Gone, or an ERROR event with code 410)
+the stream raises `Expired`: the caller lists the kind again and watches from the list's
+version. Every other API or transport failure leaves as a plain `ClusterError`, so callers
+never see an `ApiException`. `stop()` may be called from any thread and ends the iteration.
+
+    listed = list_kind(api, JOB, "team", selector=sel)
+    stream = watch_kind(api, JOB, "team", selector=sel,
+                        resource_version=listed.resource_version, timeout_seconds=30)
+    try:
+        for kind_of_change, obj in stream:   # ADDED | MODIFIED | DELETED | BOOKMARK
+            ...
+    except Expired:
+        ...                                  # relist, then watch from the new version
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+from tau.errors import ClusterError
+from tau.k8s.kinds import ResourceType
+
+#: Seconds past the server-side timeout before the client gives up on a silent connection.
+_READ_GRACE = 15.0
+
+
+class Expired(ClusterError):
+    """The watch's resourceVersion is older than the server keeps (410 Gone): relist."""
+
+
+class WatchStream:
+    """One watch request on one kind; iterate for `(type, obj)`, `stop()` from any thread.
+
+    Attributes:
+        resource_version: the last version seen (the start version before any event);
+            a new stream resumes from it.
+    """
+
+    def __init__(
+        self,
+        api_client: Any,
+        resource: ResourceType,
+        namespace: str | None,
+        *,
+        selector: str,
+        resource_version: str,
+        timeout_seconds: int,
+    ) -> None:
+        self.api_client = api_client
+        self.resource = resource
+        self.namespace = namespace
+        self.selector = selector
+        self.resource_version = resource_version
+        self.timeout_seconds = timeout_seconds
+        self._stopped = threading.Event()
+        self._watch: Any = None
+
+    def stop(self) -> None:
+        """End the iteration (also while it blocks on the connection)."""
+        self._stopped.set()
+        if self._watch is not None:
+            self._watch.stop()
+
+    def __iter__(self) -> Iterator[tuple[str, dict[str, Any]]]:
+        from kubernetes import watch as kwatch
+
+        # "object" keeps every kind as the plain JSON dict the server sent (the typed models
+        # reject fields they do not know); the client still turns ERROR events into exceptions.
+        self._watch = kwatch.Watch(return_type="object")
+        if self._stopped.is_set():
+            return
+        func, args = _list_call(self.api_client, self.resource, self.namespace)
+        kwargs: dict[str, Any] = {
+            "label_selector": self.selector,
+            "timeout_seconds": self.timeout_seconds,
+            "allow_watch_bookmarks": True,
+            "_request_timeout": (10.0, self.timeout_seconds + _READ_GRACE),
+        }
+        if self.resource_version:
+            kwargs["resource_version"] = self.resource_version
+        try:
+            for event in self._watch.stream(func, *args, **kwargs):
+                if not isinstance(event, dict):
+                    continue
+                obj = event.get("raw_object") or {}
+                version = (obj.get("metadata") or {}).get("resourceVersion")
+                if version:
+                    self.resource_version = str(version)
+                yield str(event.get("type")), obj
+                if self._stopped.is_set():
+                    return
+        except Exception as exc:
+            if self._stopped.is_set():
+                return  # stop() closed the socket under the read
+            translated = self._translate(exc)
+            if translated is None:
+                raise
+            raise translated from exc
+
+    def _translate(self, exc: Exception) -> ClusterError | None:
+        from tau.kube.errors import translate
+
+        if getattr(exc, "status", None) == 410:
+            where = f" in {self.namespace}" if self.namespace else ""
+            return Expired(
+                f"watch of {self.resource.qualified}{where} from resourceVersion "
+                f"{self.resource_version} expired (410 Gone)",
+                status=410,
+                hint="list again and watch from the list's resourceVersion",
+            )
+        return translate(exc, "watch", self.resource, namespace=self.namespace)
+
+
+def _list_call(
+    api_client: Any, resource: ResourceType, namespace: str | None
+) -> tuple[Any, tuple[Any, ...]]:
+    """The list function a watch calls with `watch=True`, and its positional arguments.
+
+    The same mapping as `tau.kube.resources`: the core group through CoreV1Api, every other
+    group (batch Jobs included) through the generic custom-object calls.
+    """
+    from kubernetes import client
+
+    if resource.group == "":
+        core = client.CoreV1Api(api_client)
+        noun = re.sub(r"(?<!^)(?=[A-Z])", "_", resource.kind).lower()
+        if namespace is None:
+            return getattr(core, f"list_{noun}_for_all_namespaces"), ()
+        return getattr(core, f"list_namespaced_{noun}"), (namespace,)
+    custom = client.CustomObjectsApi(api_client)
+    gv = (resource.group, resource.version)
+    if namespace is None:
+        return custom.list_cluster_custom_object, (*gv, resource.plural)
+    return custom.list_namespaced_custom_object, (*gv, namespace, resource.plural)
+
+
+def watch_kind(
+    api_client: Any,
+    resource: ResourceType,
+    namespace: str | None,
+    *,
+    selector: str = "",
+    resource_version: str = "",
+    timeout_seconds: int = 30,
+) -> WatchStream:
+    """A watch on `resource` in `namespace` (all namespaces when None) from `resource_version`.
+
+    Args:
+        api_client: the session's ApiClient (`tau.session.connect`).
+        resource: the kind (`tau.k8s.kinds`).
+        namespace: one namespace, or None for all.
+        selector: a label selector ("" for all objects).
+        resource_version: where to start ("" means the current objects as ADDED, then changes).
+        timeout_seconds: the server ends the stream after this long; resume from
+            `stream.resource_version`.
+
+    Iterating the stream raises:
+        Expired: the version is too old (410); relist and watch from the list's version.
+        ClusterError: any other API or transport failure.
+    """
+    return WatchStream(
+        api_client,
+        resource,
+        namespace,
+        selector=selector,
+        resource_version=resource_version,
+        timeout_seconds=max(int(timeout_seconds), 1),
+    )
