@@ -80,9 +80,8 @@ def _invoke(
         method = "read" if verb == "get" else verb
         if resource.kind in _CLUSTER_SCOPED_CORE:
             return getattr(core, f"{method}_{noun}")(*named, *payload, **options)
-        if namespace is None:
-            # Only lists span namespaces; the official client names that call differently.
-            return getattr(core, f"list_{noun}_for_all_namespaces")(**options)
+        if verb == "list":
+            return list_method(api, resource, namespace)(**options)
         return getattr(core, f"{method}_namespaced_{noun}")(*named, namespace, *payload, **options)
     custom, gv = _custom(api), (resource.group, resource.version)
     if namespace is None:
@@ -90,6 +89,26 @@ def _invoke(
         return fn(*gv, resource.plural, *named, *payload, **options)
     fn = getattr(custom, f"{verb}_namespaced_custom_object")
     return fn(*gv, namespace, resource.plural, *named, *payload, **options)
+
+
+def list_method(api: Any, resource: ResourceType, namespace: str | None) -> Any:
+    """The official client's list call for `resource` in `namespace` (None: every namespace, or
+    a cluster-scoped kind), positional arguments bound; a watch calls it with `watch=True`.
+    """
+    from functools import partial
+
+    if resource.group == "":
+        core, noun = _core(api), _snake(resource.kind)
+        if resource.kind in _CLUSTER_SCOPED_CORE:
+            return getattr(core, f"list_{noun}")
+        if namespace is None:
+            # Listing across namespaces is a differently named call in the official client.
+            return getattr(core, f"list_{noun}_for_all_namespaces")
+        return partial(getattr(core, f"list_namespaced_{noun}"), namespace)
+    custom, gv = _custom(api), (resource.group, resource.version)
+    if namespace is None:
+        return partial(custom.list_cluster_custom_object, *gv, resource.plural)
+    return partial(custom.list_namespaced_custom_object, *gv, namespace, resource.plural)
 
 
 def find(

@@ -20,7 +20,6 @@ never see an `ApiException`. `stop()` may be called from any thread and ends the
 
 from __future__ import annotations
 
-import re
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -53,11 +52,13 @@ class WatchStream:
         selector: str,
         resource_version: str,
         timeout_seconds: int,
+        field_selector: str = "",
     ) -> None:
         self.api_client = api_client
         self.resource = resource
         self.namespace = namespace
         self.selector = selector
+        self.field_selector = field_selector
         self.resource_version = resource_version
         self.timeout_seconds = timeout_seconds
         self._stopped = threading.Event()
@@ -77,9 +78,12 @@ class WatchStream:
         self._watch = kwatch.Watch(return_type="object")
         if self._stopped.is_set():
             return
-        func, args = _list_call(self.api_client, self.resource, self.namespace)
+        from tau.kube.resources import list_method
+
+        func = list_method(self.api_client, self.resource, self.namespace)
         kwargs: dict[str, Any] = {
             "label_selector": self.selector,
+            "field_selector": self.field_selector,
             "timeout_seconds": self.timeout_seconds,
             "allow_watch_bookmarks": True,
             "_request_timeout": (10.0, self.timeout_seconds + _READ_GRACE),
@@ -87,7 +91,7 @@ class WatchStream:
         if self.resource_version:
             kwargs["resource_version"] = self.resource_version
         try:
-            for event in self._watch.stream(func, *args, **kwargs):
+            for event in self._watch.stream(func, **kwargs):
                 if not isinstance(event, dict):
                     continue
                 obj = event.get("raw_object") or {}
@@ -119,35 +123,13 @@ class WatchStream:
         return translate(exc, "watch", self.resource, namespace=self.namespace)
 
 
-def _list_call(
-    api_client: Any, resource: ResourceType, namespace: str | None
-) -> tuple[Any, tuple[Any, ...]]:
-    """The list function a watch calls with `watch=True`, and its positional arguments.
-
-    The same mapping as `tau.kube.resources`: the core group through CoreV1Api, every other
-    group (batch Jobs included) through the generic custom-object calls.
-    """
-    from kubernetes import client
-
-    if resource.group == "":
-        core = client.CoreV1Api(api_client)
-        noun = re.sub(r"(?<!^)(?=[A-Z])", "_", resource.kind).lower()
-        if namespace is None:
-            return getattr(core, f"list_{noun}_for_all_namespaces"), ()
-        return getattr(core, f"list_namespaced_{noun}"), (namespace,)
-    custom = client.CustomObjectsApi(api_client)
-    gv = (resource.group, resource.version)
-    if namespace is None:
-        return custom.list_cluster_custom_object, (*gv, resource.plural)
-    return custom.list_namespaced_custom_object, (*gv, namespace, resource.plural)
-
-
 def watch_kind(
     api_client: Any,
     resource: ResourceType,
     namespace: str | None,
     *,
     selector: str = "",
+    field_selector: str = "",
     resource_version: str = "",
     timeout_seconds: int = 30,
 ) -> WatchStream:
@@ -158,6 +140,7 @@ def watch_kind(
         resource: the kind (`tau.k8s.kinds`).
         namespace: one namespace, or None for all.
         selector: a label selector ("" for all objects).
+        field_selector: a field selector (`metadata.name=NAME`; "" for all objects).
         resource_version: where to start ("" means the current objects as ADDED, then changes).
         timeout_seconds: the server ends the stream after this long; resume from
             `stream.resource_version`.
@@ -173,4 +156,5 @@ def watch_kind(
         selector=selector,
         resource_version=resource_version,
         timeout_seconds=max(int(timeout_seconds), 1),
+        field_selector=field_selector,
     )

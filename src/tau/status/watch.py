@@ -20,6 +20,7 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
+from tau.k8s.kinds import JOB, POD, RAYCLUSTER, RAYJOB, WORKLOAD, ResourceType
 from tau.status import text
 from tau.status.facts import (
     JOB_NAME_LABEL,
@@ -84,87 +85,67 @@ class ChangeFeed:
         self.timeout_seconds = timeout_seconds
         self.changes: queue.Queue[str] = queue.Queue()
         self.stopped = threading.Event()
-        self._started: set[tuple[str, str]] = set()
+        self._started: set[tuple[str, str, str]] = set()
         self._watches: list[Any] = []
         self._threads: list[threading.Thread] = []
 
     def follow(self, snapshot: Snapshot) -> None:
         """Start watches for every object the snapshot makes known (idempotent per selector)."""
-        from tau.kube import apis
-
-        core, batch = apis.core(self.api_client), apis.batch(self.api_client)
-        custom = apis.custom(self.api_client)
-        ns, by_name = self.namespace, f"metadata.name={self.name}"
-        self._start("jobs", batch.list_namespaced_job, (ns,), field_selector=by_name)
-        self._start(
-            "rayjobs",
-            custom.list_namespaced_custom_object,
-            ("ray.io", "v1", ns, "rayjobs"),
-            field_selector=by_name,
-        )
-        self._start(
-            "pods", core.list_namespaced_pod, (ns,), label_selector=f"{JOB_NAME_LABEL}={self.name}"
-        )
+        by_name = f"metadata.name={self.name}"
+        self._start(JOB, field_selector=by_name)
+        self._start(RAYJOB, field_selector=by_name)
+        self._start(POD, selector=f"{JOB_NAME_LABEL}={self.name}")
         uid = str(metadata(primary_of(snapshot)[1]).get("uid") or "")
         if uid:
-            self._start(
-                "workloads",
-                custom.list_namespaced_custom_object,
-                ("kueue.x-k8s.io", "v1beta2", ns, "workloads"),
-                label_selector=f"{KUEUE_JOB_UID_LABEL}={uid}",
-            )
+            self._start(WORKLOAD, selector=f"{KUEUE_JOB_UID_LABEL}={uid}")
         cluster = str(status_of(snapshot.rayjob).get("rayClusterName") or "")
         if cluster:
-            self._start(
-                "raypods",
-                core.list_namespaced_pod,
-                (ns,),
-                label_selector=f"{RAY_CLUSTER_LABEL}={cluster}",
-            )
-            self._start(
-                "rayclusters",
-                custom.list_namespaced_custom_object,
-                ("ray.io", "v1", ns, "rayclusters"),
-                field_selector=f"metadata.name={cluster}",
-            )
+            self._start(POD, selector=f"{RAY_CLUSTER_LABEL}={cluster}")
+            self._start(RAYCLUSTER, field_selector=f"metadata.name={cluster}")
 
     def _start(
-        self, what: str, func: Callable[..., Any], args: tuple[Any, ...], **selectors: str
+        self, resource: ResourceType, *, selector: str = "", field_selector: str = ""
     ) -> None:
-        key = (what, repr(sorted(selectors.items())))
+        key = (resource.plural, selector, field_selector)
         if key in self._started or self.stopped.is_set():
             return
         self._started.add(key)
         thread = threading.Thread(
             target=self._run,
-            args=(what, func, args, selectors),
-            name=f"tau-watch-{what}",
+            args=(resource, selector, field_selector),
+            name=f"tau-watch-{resource.plural}",
             daemon=True,
         )
         self._threads.append(thread)
         thread.start()
 
-    def _run(
-        self, what: str, func: Callable[..., Any], args: tuple[Any, ...], selectors: dict[str, str]
-    ) -> None:
-        from tau.kube import apis
-        from tau.kube.apis import ApiException
+    def _run(self, resource: ResourceType, selector: str, field_selector: str) -> None:
+        from tau.errors import ClusterError
+        from tau.kube.streams import watch_kind
 
+        version = ""
         while not self.stopped.is_set():
-            stream = apis.watch()
+            stream = watch_kind(
+                self.api_client,
+                resource,
+                self.namespace,
+                selector=selector,
+                field_selector=field_selector,
+                resource_version=version,
+                timeout_seconds=self.timeout_seconds,
+            )
             self._watches.append(stream)
             try:
-                for _event in stream.stream(
-                    func, *args, timeout_seconds=self.timeout_seconds, **selectors
-                ):
-                    self.changes.put(what)
+                for _type, _obj in stream:
+                    self.changes.put(resource.plural)
                     if self.stopped.is_set():
                         break
-            except ApiException as exc:
+                # Resume after the server's timeout where this stream left off.
+                version = stream.resource_version
+            except ClusterError as exc:
                 if exc.status in (403, 404):
                     return  # Not served (no KubeRay/Kueue) or not allowed: fetch reports it.
-                self.stopped.wait(1.0)
-            except Exception:  # A dropped connection: reconnect after a pause.
+                version = ""  # Expired (410) or a dropped connection: start afresh.
                 self.stopped.wait(1.0)
 
     def wait(self, timeout: float) -> bool:
