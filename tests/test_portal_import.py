@@ -360,3 +360,23 @@ def test_an_unknown_card_tag_falls_back_to_the_name() -> None:
     assert card_from_tags({"tau.metric.card": "Throughput"}, "loss") == "Throughput"
     assert card_from_tags({"tau.metric.card": "Not a card"}, "loss") == "World model"
     assert card_from_tags(None, "gpu/util") == "Systems"
+
+
+def test_card_tags_from_mixed_and_untagged_metric_files(tmp_path: Path) -> None:
+    """A file without statistics and with several metrics per row group (another writer's),
+    and one without card tags (a `track` file): tags are read where present, else absent."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from tau.portal.store.metrics import tag_cards
+
+    def rows(names: list[str], card: str | None) -> pa.Table:
+        tags = [json.dumps({"tau.metric.card": card} if card else {}) for _ in names]
+        return pa.table({"metric_name": names, "value": [1.0] * len(names), "tags": tags})
+
+    mixed = tmp_path / "mixed.parquet"
+    pq.write_table(rows(["a", "b", "a", "c"], "Behavior"), mixed, write_statistics=False)
+    untagged = tmp_path / "untagged.parquet"
+    pq.write_table(rows(["d", "d"], None), untagged)
+    assert tag_cards([untagged, mixed], ["a", "b", "d", "e"]) == {"a": "Behavior", "b": "Behavior"}
+    assert tag_cards([tmp_path / "missing.parquet", mixed], ["c"]) == {"c": "Behavior"}

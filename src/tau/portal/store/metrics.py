@@ -219,12 +219,14 @@ def read_points(
 
 
 def tag_cards(paths: Iterable[Path], names: Iterable[str]) -> dict[str, str]:
-    """The `tau.metric.card` tag of each of `names`, from the first row that carries it.
+    """The `tau.metric.card` tag of each of `names`, from the first row of it that is read.
 
-    Reads only what it needs: a row group whose metric_name statistics say it holds a single
-    metric (the importer writes those) gives that metric's tags from its first row; a mixed
-    row group (a `track` file) is read whole, which is small. Files stop being read once every
-    name has a card. Unreadable files are skipped; the caller falls back to the name rules.
+    Files are read in the given order and only as far as needed: a row group whose
+    metric_name statistics say it holds one metric (the importer writes those) gives that
+    metric's tags from its first row; a mixed row group (a `track` file) is read in batches
+    until every name has been seen. Reading stops once every name has been seen, so a metric
+    whose first row has no card tag keeps the name rules even if a later file tags it.
+    Unreadable files are skipped; the caller falls back to the name rules.
     """
     import json
 
@@ -259,15 +261,17 @@ def tag_cards(paths: Iterable[Path], names: Iterable[str]) -> dict[str, str]:
                 single = stats is not None and stats.has_min_max and stats.min == stats.max
                 if single and (stats.min in done or stats.min not in wanted):
                     continue
-                columns = ["metric_name", "tags"]
-                if single:
-                    batch = next(pf.iter_batches(batch_size=1, row_groups=[i], columns=columns))
-                    rows = batch.to_pylist()
-                else:
-                    rows = pf.read_row_group(i, columns=columns).to_pylist()
-                for row in rows:
-                    take(str(row["metric_name"]), row["tags"])
-        except (OSError, ValueError, StopIteration, pa.ArrowException):
+                batches = pf.iter_batches(
+                    batch_size=1 if single else 65_536,
+                    row_groups=[i],
+                    columns=["metric_name", "tags"],
+                )
+                for batch in batches:
+                    for row in batch.to_pylist():
+                        take(str(row["metric_name"]), row["tags"])
+                    if single or not wanted - done:
+                        break
+        except (OSError, ValueError, pa.ArrowException):
             continue
     return found
 
