@@ -21,9 +21,17 @@ EXAMPLES = ROOT / "examples"
 TAU = [sys.executable, "-m", "tau"]
 
 
+def _cached_bytecode_env() -> dict[str, str]:
+    """The environment without PYTHONDONTWRITEBYTECODE: any value of it (even "0") stops .pyc
+    writing, and every process would then compile tau from source; measure what an installed
+    tau does, with its bytecode cached.
+    """
+    return {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+
 def wall(argv: list[str], runs: int) -> float:
     """Median wall time in ms of a fresh process running argv (in examples/)."""
-    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "0"}
+    env = _cached_bytecode_env()
     subprocess.run(argv, cwd=EXAMPLES, capture_output=True, check=True, env=env)  # warm the disk
     times = []
     for _ in range(runs):
@@ -42,7 +50,11 @@ def import_ms(module: str, runs: int) -> float:
     times = [
         float(
             subprocess.run(
-                [sys.executable, "-c", code], capture_output=True, check=True, text=True
+                [sys.executable, "-c", code],
+                capture_output=True,
+                check=True,
+                text=True,
+                env=_cached_bytecode_env(),
             ).stdout
         )
         for _ in range(runs)

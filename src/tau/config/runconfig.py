@@ -15,8 +15,9 @@ Defaults live here and nowhere else: a field whose unset value means "the defaul
 the default; a field where unset differs from any value (compute.gpus) is optional.
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations` here: typing.NamedTuple compiles every string
+# annotation into a ForwardRef at import (milliseconds for a module of them), and this is imported
+# by every command that reads a tau.yaml.
 from typing import Any, NamedTuple
 
 JOB = "job"

@@ -9,8 +9,9 @@ for the same reason as RunConfig: immutable and typed, without the per-class cos
 dataclass decorator pays at import on every command that renders.
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations` here: typing.NamedTuple compiles every string
+# annotation into a ForwardRef at import (milliseconds for a module of them), and this is imported
+# by every command that reads a tau.yaml.
 from typing import NamedTuple
 
 UNRESOLVED_QUEUE = "<unresolved-queue>"
