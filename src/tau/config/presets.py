@@ -14,6 +14,7 @@ from typing import Any
 
 import yaml
 
+from tau.config.load import SAFE_LOADER
 from tau.config.spec import PRESET_CATALOG, spec_path
 from tau.errors import ConfigError, Diagnostic, Location
 
@@ -181,7 +182,7 @@ def parse_catalog(text: str, source: str, where: str) -> Catalog:
         ConfigError: the document is not a valid TopologyPolicy.
     """
     try:
-        doc = yaml.safe_load(text)
+        doc = yaml.load(text, Loader=SAFE_LOADER)
     except yaml.YAMLError as exc:
         raise ConfigError(
             [Diagnostic("", f"topology policy is not valid YAML: {exc}", location=Location(where))]
