@@ -2,8 +2,8 @@
 
 Pure data, read by tests/test_layers.py (which fails on any arrow pointing up). Each name is a
 package or top-level module under src/tau; names in one tuple are peers and do not import
-each other. `render` is used through `pipeline` only; `serve.render` (the RayService renderer)
-shares the Ray pod defaults and helpers of `render` and is the one listed exception.
+each other. `render` is used through `pipeline` only (the run's manifests and `tau serve`'s
+documents alike).
 """
 
 from __future__ import annotations
@@ -27,4 +27,4 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 )
 
 #: Which layers may import `render` (everything else renders through `pipeline`).
-RENDER_USERS = frozenset({"render", "pipeline", "serve.render"})
+RENDER_USERS = frozenset({"render", "pipeline"})

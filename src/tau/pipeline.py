@@ -19,6 +19,7 @@ from tau.plan.model import UNRESOLVED_SERVICE_ACCOUNT, Plan, Script
 from tau.plan.resolve import Resolved, resolve
 
 if TYPE_CHECKING:
+    from tau.plan.service import ServeSpec
     from tau.provenance import Provenance
 
 PLACEHOLDER_WARNING = (
@@ -49,6 +50,15 @@ def dump(documents: list[dict[str, Any]], fmt: str) -> str:
     from tau.render import manifests
 
     return manifests.dump_yaml(documents) if fmt == "yaml" else manifests.dump_json(documents)
+
+
+def service_documents(spec: ServeSpec, *, redact: bool) -> list[dict[str, Any]]:
+    """A `tau serve` spec as its documents, in apply order: what `serve deploy --dry-run=client`
+    prints (redacted) and deploy sends (unredacted).
+    """
+    from tau.render import service
+
+    return service.render(spec, redact=redact)
 
 
 def profile_name(plan: Plan) -> str:

@@ -17,7 +17,7 @@ from tau.cli._common import ContextFlag, check_output
 
 if TYPE_CHECKING:
     from tau.config.presets import Catalog
-    from tau.serve.spec import DeployFlags
+    from tau.plan.service import DeployFlags
 
 app = App(name="serve", help="Deploy and manage model services (RayService or Deployment).")
 
@@ -69,9 +69,9 @@ def _resolve_source(
     """Flags with --checkpoint set from the run's artifacts.json or the model registry."""
     import dataclasses
 
+    from tau.plan.service import DEFAULT_CHECKPOINT_PVC
     from tau.registry.pvc import PvcBackend
     from tau.serve import kube, sources
-    from tau.serve.spec import DEFAULT_CHECKPOINT_PVC
 
     if not (from_finetune or from_model):
         return flags
@@ -163,7 +163,7 @@ class DeployArgs:
 
     def deploy_flags(self, name: str) -> DeployFlags:
         """The core's DeployFlags: numbers parsed, every bad number reported at once."""
-        from tau.serve import spec
+        from tau.plan import service as spec
 
         n = spec.parse_numbers(
             {
@@ -223,7 +223,7 @@ def deploy(name: str, *, opts: DeployArgs = DeployArgs()) -> int:
     from tau import pipeline
     from tau.config import presets
     from tau.errors import UsageError
-    from tau.serve import render, spec
+    from tau.plan import service as spec
 
     fmt = check_output(opts.output, ("yaml", "json"))
     if opts.dry_run not in (None, "client", "server"):
@@ -235,7 +235,7 @@ def deploy(name: str, *, opts: DeployArgs = DeployArgs()) -> int:
         serve_spec = spec.build_spec(flags, catalog)
         if opts.namespace is None:
             print(NAMESPACE_WARNING, file=sys.stderr)
-        docs = render.render(serve_spec, redact=True)
+        docs = pipeline.service_documents(serve_spec, redact=True)
         sys.stdout.write(pipeline.dump(docs, fmt))
         return 0
     flags = _resolve_source(flags, opts.from_finetune, opts.from_model, opts.context)
@@ -246,11 +246,13 @@ def _apply(
     flags: DeployFlags, catalog: Catalog, context: str | None, *, server_dry_run: bool
 ) -> int:
     """Build, render unredacted and apply; print the deployed line and how to track it."""
-    from tau.serve import apply, kube, render, spec
+    from tau import pipeline
+    from tau.plan import service as spec
+    from tau.serve import apply, kube
 
     kube.require_namespace(flags.namespace, "deploy")
     serve_spec = spec.build_spec(flags, catalog)
-    docs = render.render(serve_spec, redact=False)
+    docs = pipeline.service_documents(serve_spec, redact=False)
     api, ctx = _connect(context)
     apply.apply_service(api, docs, server_dry_run=server_dry_run, context=ctx)
     s = serve_spec
@@ -268,7 +270,7 @@ def _apply(
 
 def _kind(kind: str) -> str:
     from tau.errors import UsageError
-    from tau.serve.spec import KINDS
+    from tau.plan.service import KINDS
 
     if kind not in KINDS:
         raise UsageError(f'--kind "{kind}" must be one of: {", ".join(KINDS)}')
@@ -327,8 +329,8 @@ def scale(
         kind: deployment (rayservice is refused: redeploy, or autoscale with --max-replicas).
         namespace: Namespace of the service (required).
     """
+    from tau.plan.service import parse_numbers
     from tau.serve import apply, kube
-    from tau.serve.spec import parse_numbers
 
     count = parse_numbers({"--replicas": replicas})["--replicas"] or 0
     apply.check_scalable(_kind(kind), count)  # before any I/O: a RayService is refused

@@ -1,5 +1,6 @@
-"""Model services (`tau serve`): flags → ServeSpec → manifests, and the cluster verbs.
+"""Model services (`tau serve`): the cluster verbs.
 
-Pure (this package marker). `spec` and `render` are pure; `apply`, `observe` and `kube`
-perform I/O through the official kubernetes client, imported lazily.
+The pure stages live with the run's: flags → ServeSpec in `tau.plan.service`, ServeSpec →
+documents in `tau.render.service` (reached through `tau.pipeline.service_documents`). Here,
+`apply`, `observe` and `kube` perform I/O through `tau.kube`; `sources` reads the registry.
 """

@@ -18,14 +18,14 @@ DATA_ROOT = paths.DATA_ROOT
 _DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
 #: --volume kinds as the contract spells them, by their lower-case form.
 VOLUME_KINDS = {"pvc": "pvc", "emptydir": "emptyDir", "configmap": "configMap", "secret": "secret"}
-#: The volume name --checkpoint uses for the PVC at /data (serve.render.DATA_VOLUME).
+#: The volume name --checkpoint uses for the PVC at /data (render.service.DATA_VOLUME).
 CHECKPOINT_VOLUME = "tau-data"
-#: The Deployment's serving container (serve.render.DEPLOYMENT_CONTAINER).
+#: The Deployment's serving container (render.service.DEPLOYMENT_CONTAINER).
 SERVER_CONTAINER = "server"
 
 
 class Problems(Protocol):
-    """Where a parser reports a problem (serve.spec's collector)."""
+    """Where a parser reports a problem (plan.service's collector)."""
 
     def add(self, message: str, hint: str | None = None) -> None: ...
 

@@ -14,9 +14,9 @@ from tau.config.presets import Catalog, Preset
 from tau.errors import ConfigError, Diagnostic
 from tau.k8s import meta, paths
 from tau.k8s.names import DNS_1035_LABEL, DNS_1123_SUBDOMAIN, ENV_NAME, SECRET_KEY
+from tau.plan import pod_parts
 from tau.plan.model import UNRESOLVED_NAMESPACE, SecretRef
-from tau.serve import pod_parts
-from tau.serve.pod_parts import DATA_ROOT, Container, Mount, Volume, image_problem
+from tau.plan.pod_parts import DATA_ROOT, Container, Mount, Volume, image_problem
 
 KINDS = ("rayservice", "deployment")
 DEFAULT_IMPORT_PATH = "serve:app"

@@ -12,11 +12,11 @@ from typing import Any
 import yaml
 
 from tau.k8s import meta
+from tau.plan import pod_parts
 from tau.plan.model import REDACTED, Resources
+from tau.plan.service import CHECKPOINTS_ROOT, DATA_ROOT, ServeSpec
 from tau.render import pod
 from tau.render.rayjob import GPU_WORKER_DEFAULTS, HEAD_DEFAULTS
-from tau.serve import pod_parts
-from tau.serve.spec import CHECKPOINTS_ROOT, DATA_ROOT, ServeSpec
 
 DATA_VOLUME = pod_parts.CHECKPOINT_VOLUME
 WORKER_GROUP = "serve"
