@@ -298,9 +298,10 @@ def _parts(f: _History, req: ImportRequest) -> list[_Part]:
 def parse_history(f: _History, req: ImportRequest) -> pa.Table:
     """The file as a wide table: step, time, line and one float64 column per metric.
 
-    pyarrow's JSON reader takes files in the plain shape every writer produces; anything else
-    (a blank line, an object over two lines, a non-finite value, a non-integer step...) is
-    re-read line by line, which is the authority on the result and names the line of an error.
+    pyarrow's JSON reader takes files of one object per line (blank lines and whitespace around
+    a line are trimmed first); anything else (an object over two lines, a non-finite value, a
+    non-integer step, invalid UTF-8...) is re-read line by line, which is the authority on the
+    result and names the line of an error.
     """
     fast = _parse_fast(f, req)
     return fast if fast is not None else _parse_slow(f, req)
@@ -310,10 +311,10 @@ def _one_object_per_line(data: bytes) -> bool:
     """True when every line starts with `{` and ends with `}`, with no blank lines.
 
     pyarrow's reader also takes an object over two lines, two objects on one line and blank
-    lines, which would shift the line numbers the tags and errors name. When every newline sits
-    in `}<newline>{` it separates two top-level values (a raw newline cannot be inside a JSON string
-    and `}{` cannot be inside a value), so the reader's row count equals the line count exactly
-    when each line holds one object. Three byte scans; no per-line Python.
+    lines, which would shift the line numbers the tags and errors name. A newline between `}`
+    and `{` separates two top-level values (a raw newline cannot be inside a JSON string and
+    `}{` cannot be inside a value), so when every newline sits there the reader's row count
+    equals the line count exactly when each line holds one object. Three byte scans.
     """
     if not data.startswith(b"{"):
         return False
