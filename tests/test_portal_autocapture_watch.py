@@ -142,6 +142,7 @@ def test_ctrl_c_ends_the_watch_with_130_and_no_traceback(emulator, store, tmp_pa
         proc.kill()
     assert proc.returncode == 130, err
     assert "Traceback" not in err and rest == ""
+    assert err.strip().endswith("error: interrupted")
     assert header.split() == [c.upper() for c in watch_output.COLUMNS]
     assert row.split() == ["1", "1", "0", "1", "0", "1", "1", "0"]
 
@@ -156,11 +157,10 @@ def test_watch_json_is_one_object_per_line(emulator, store, capsys, monkeypatch)
 
     monkeypatch.setattr(watch_output.WatchPrinter, "__call__", then_interrupt)
     args = ["experiment", "autocapture", "--watch", "-n", NS, *CTX, "--store", store]
-    with pytest.raises(SystemExit) as exited:  # cyclopts turns Ctrl-C into exit 130
-        portal(capsys, *args, "-o", "json")
-    assert exited.value.code == 130
-    out, err = capsys.readouterr()
-    assert "Traceback" not in err
+    result = portal(capsys, *args, "-o", "json")
+    out, err = result.out, result.err
+    assert result.code == 130
+    assert "Traceback" not in err and err.strip().endswith("error: interrupted")
     (line,) = out.splitlines()
     first = json.loads(line)
     assert first == {

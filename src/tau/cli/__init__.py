@@ -39,6 +39,9 @@ def build_app() -> App:
         # Docstrings are plain text. The default Markdown rendering imports markdown-it (~60 ms
         # on every --help), swallows `<run>` as HTML and pads lines with trailing spaces.
         help_format="plaintext",
+        # Ctrl-C reaches main(), which says "interrupted" and exits 130 (cyclopts would exit 130
+        # silently).
+        suppress_keyboard_interrupt=False,
     )
     for root in ROOTS:
         app.command(f"tau.cli.{root}:app", name=root, help=_HELP[root])

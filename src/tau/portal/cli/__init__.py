@@ -26,6 +26,9 @@ def build_app() -> App:
         version=_version,
         # Plain-text docstrings, as for `tau` (see tau.cli.build_app).
         help_format="plaintext",
+        # Ctrl-C reaches main(), which says "interrupted" and exits 130 (cyclopts would exit 130
+        # silently).
+        suppress_keyboard_interrupt=False,
     )
     app.command("tau.portal.cli.experiment:app", name="experiment")
     app.command("tau.portal.cli.portal:app", name="portal")
