@@ -920,9 +920,21 @@ app.command(capture_app)
 Namespace = Annotated[str | None, Parameter(name=["--namespace", "-n"])]
 
 
-def _session(context: str | None, namespace: str | None, workspace: str | None) -> Any:
-    from tau.portal.capture.where import connect
+def _session(
+    context: str | None,
+    namespace: str | None,
+    workspace: str | None,
+    project: str | None,
+    group: str | None,
+) -> Any:
+    """Check the flags that need no cluster first, then connect."""
+    from tau.portal.capture.where import check_namespace, connect
+    from tau.portal.store.ids import validate_id
 
+    for kind, value in (("project", project), ("group", group)):
+        if value is not None:
+            validate_id(kind, value)
+    check_namespace(namespace)
     return connect(context, namespace, workspace)
 
 
@@ -981,12 +993,12 @@ def capture_run_profile(
         raise UsageError(
             f"--state must be one of: pending, running, succeeded, failed; got {state!r}"
         )
-    opened = _open(store)
-    where = _session(context, namespace, workspace)
-    if where.namespace is None:
+    if namespace == "*":
         raise UsageError(
             "--namespace '*' reads every namespace; capture run-profile needs the run's namespace"
         )
+    opened = _open(store)
+    where = _session(context, namespace, workspace, project, group)
     scope = _scope(opened, project, group, owner, where.session.context)
     record, counts, obj = capture(
         opened, where.session.api, where.namespace, run, scope, state=state
@@ -1054,7 +1066,7 @@ def autocapture(
     fmt = choose(output, ("table", "json"))
     seconds = report.interval_seconds(interval)
     opened = _open(store)
-    where = _session(context, namespace, workspace)
+    where = _session(context, namespace, workspace, project, group)
     scope = _scope(opened, project, group, owner, cluster or where.session.context)
     if watch:
         from tau.portal.capture.follow import follow
