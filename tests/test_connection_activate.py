@@ -210,3 +210,24 @@ def test_context_precedence(flag, env_ctx, described, expected, tmp_path: Path) 
         desc = parse(DESCRIPTOR.replace("team", described), "f")
         discovery = Discovery(tmp_path / "d.yaml", tmp_path, desc)
     assert choose_context(flag, env_ctx, discovery) == expected
+
+
+def test_a_missing_context_named_by_the_user_points_at_their_choice(
+    tmp_path: Path, env: dict
+) -> None:
+    with pytest.raises(UsageError) as caught:
+        activate(tmp_path, env=env, context="nope")
+    assert caught.value.hint is not None
+    assert "pick one of them" in caught.value.hint
+    assert "workspace.connection" not in caught.value.hint
+
+
+def test_a_missing_context_named_by_the_descriptor_points_at_the_descriptor(
+    repo: Path, env: dict
+) -> None:
+    (repo / RELATIVE_PATH).write_text(DESCRIPTOR.replace("contextName: team", "contextName: gone"))
+    with pytest.raises(UsageError) as caught:
+        activate(repo, env=env, confirm=lambda _q: True)
+    assert 'context "gone" not found' in caught.value.message
+    assert caught.value.hint is not None
+    assert f"fix `cluster.contextName` in {repo / RELATIVE_PATH}" in caught.value.hint

@@ -20,8 +20,8 @@ def store(tmp_path, capsys):
 @pytest.mark.parametrize(
     ("flags", "message"),
     [
-        (["-n", "Bad_NS"], '--namespace "Bad_NS" is not a namespace name'),
-        (["-n", "x" * 64], "is not a namespace name"),
+        (["-n", "Bad_NS"], 'namespace "Bad_NS" is not a valid namespace name'),
+        (["-n", "x" * 64], "is not a valid namespace name"),
         (["--group", "BAD/x"], 'group "BAD/x" is invalid'),
         (["--project", "Proj"], 'project "Proj" is invalid'),
     ],

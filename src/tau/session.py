@@ -169,6 +169,7 @@ def connect(
     from tau.kube.client import api_client
 
     env = os.environ if env is None else env
+    check_namespace(namespace)
     start = start or Path.cwd()
     asker = confirm_on_tty() if confirm is True else (confirm or None)
     explicit = context_name(context, env)
@@ -191,6 +192,22 @@ def connect(
     if lookup:
         return session.resolve(namespace, workspace, queue=queue, trust=trust, env=env)
     return session
+
+
+def check_namespace(namespace: str | None) -> None:
+    """A namespace that cannot exist is bad input, said before anything connects.
+
+    Raises:
+        UsageError: `namespace` is not a DNS-1123 label.
+    """
+    from tau.k8s.names import DNS_1123_LABEL
+
+    if namespace is not None and (len(namespace) > 63 or not DNS_1123_LABEL.match(namespace)):
+        raise UsageError(
+            f'namespace "{namespace}" is not a valid namespace name',
+            hint="a namespace is a DNS-1123 label: lower-case letters, digits and inner '-', "
+            "at most 63 characters (check -n/--namespace)",
+        )
 
 
 def _version() -> str:

@@ -181,7 +181,7 @@ def _activate_descriptor(
     config: dict[str, Any] | None
     identity: kc.ClusterIdentity | None
     if desc.aks is None:
-        config = kc.isolate(desc.context_name, env)
+        config = kc.isolate(desc.context_name, env, descriptor=str(discovery.path))
         identity = kc.cluster_identity(config)
     else:
         # AKS: the descriptor's resource ID is the identity, so review happens before any

@@ -81,8 +81,14 @@ def load_merged(paths: list[Path]) -> dict[str, Any]:
     return merged
 
 
-def isolate(context: str, env: Mapping[str, str] | None = None) -> dict[str, Any]:
+def isolate(
+    context: str, env: Mapping[str, str] | None = None, *, descriptor: str = ""
+) -> dict[str, Any]:
     """The minimal kubeconfig holding only `context`, its cluster and its user.
+
+    Args:
+        descriptor: the workspace connection file that named `context` ("" when the user
+            named it), so a missing context points at the right thing to fix.
 
     Raises:
         UsageError: the context, or the cluster or user it names, is not in the user's kubeconfig.
@@ -93,10 +99,11 @@ def isolate(context: str, env: Mapping[str, str] | None = None) -> dict[str, Any
     ctx = merged["contexts"].get(context)
     if ctx is None:
         known = ", ".join(f'"{n}"' for n in sorted(merged["contexts"])) or "none"
+        fix = f"fix `cluster.contextName` in {descriptor}" if descriptor else "pick one of them"
         raise UsageError(
             f'kubeconfig context "{context}" not found in {where} (contexts: {known})',
             hint="get credentials for the cluster first (for AKS: `az aks get-credentials`), "
-            "or fix `cluster.contextName` in tau/workspace.connection.yaml",
+            f"or {fix}",
         )
     body = ctx["body"]
     cluster_name, user_name = body.get("cluster"), body.get("user")

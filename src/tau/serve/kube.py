@@ -18,4 +18,7 @@ def require_namespace(namespace: str | None, verb: str) -> str:
             hint="serving does not read tau/workspace.connection.yaml: pass "
             "-n NAMESPACE (and --context or $TAU_CONTEXT for the cluster)",
         )
+    from tau.session import check_namespace
+
+    check_namespace(namespace)
     return namespace

@@ -32,20 +32,15 @@ class Where:
 
 
 def check_namespace(namespace: str | None) -> None:
-    """-n must name a namespace (a DNS-1123 label) or be '*'; checked before any connection.
+    """-n must name a namespace or be '*'; checked before any connection.
 
     Raises:
         UsageError: anything else.
     """
-    from tau.k8s.names import DNS_1123_LABEL
+    from tau.session import check_namespace as check
 
-    if namespace is None or namespace == ALL_NAMESPACES:
-        return
-    if len(namespace) > 63 or not DNS_1123_LABEL.match(namespace):
-        raise UsageError(
-            f'--namespace "{namespace}" is not a namespace name',
-            hint="use lower-case letters, digits and inner '-' (at most 63), or '*' for all",
-        )
+    if namespace != ALL_NAMESPACES:
+        check(namespace)
 
 
 def connect(context: str | None, namespace: str | None, workspace: str | None) -> Where:
