@@ -426,8 +426,14 @@ def cancel(name: str, *, where: Where = Where(), wait: bool = True, timeout: flo
         wait: Wait until pods and the RayCluster are gone.
         timeout: Seconds to wait for teardown.
     """
+    from tau.errors import UsageError
     from tau.runs.cancel import cancel as do_cancel
 
+    if not timeout > 0:  # `not >` also refuses NaN
+        raise UsageError(
+            f"--timeout {timeout:g} must be a positive number of seconds",
+            hint="e.g. --timeout 300, or --no-wait to return once deletion is requested",
+        )
     api, ns = where.connect()
     result = do_cancel(api, ns, name, wait=wait, timeout=timeout)
     print(result.message())

@@ -36,8 +36,14 @@ class LogOptions:
         """Refuse combinations that cannot mean anything.
 
         Raises:
-            UsageError: --container with --all-containers, or --follow with --all-containers.
+            UsageError: --container with --all-containers, --follow with --all-containers, or
+                a --tail below -1.
         """
+        if self.tail < -1:
+            raise UsageError(
+                f"--tail {self.tail} must be -1 (every line) or a count of lines",
+                hint="e.g. --tail 200, or --tail -1 for the whole log",
+            )
         if self.all_containers and self.container:
             raise UsageError(
                 "--container and --all-containers exclude each other",
