@@ -21,7 +21,7 @@ def choose(output: str, allowed: Sequence[str], *, json_flag: bool = False) -> s
     if json_flag:
         return "json"
     if output not in allowed:
-        raise UsageError(f"output must be one of: {', '.join(allowed)}")
+        raise UsageError(f"--output must be one of: {', '.join(allowed)} (got {output!r})")
     return output
 
 
