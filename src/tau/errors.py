@@ -129,3 +129,10 @@ class ClusterError(TauError):
         super().__init__(message, hint=hint)
         self.status = status
         self.reason = reason
+
+
+def os_error_line(exc: OSError) -> str:
+    """The one line for a filesystem failure nothing more specific caught: what and where."""
+    what = exc.strerror or type(exc).__name__
+    where = f": {exc.filename}" if exc.filename else ""
+    return f"error: {what}{where}"

@@ -10,7 +10,7 @@ import sys
 
 from cyclopts import App
 
-from tau.errors import ExitCode, TauError
+from tau.errors import ExitCode, TauError, os_error_line
 
 #: The public roots, in help order. A test asserts this set.
 ROOTS = ("cluster", "workspace", "run", "serve", "data", "python", "version")
@@ -73,6 +73,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("error: interrupted", file=sys.stderr)
         return 130
+    except OSError as exc:  # a file or directory the command could not use (disk, permissions)
+        print(os_error_line(exc), file=sys.stderr)
+        return int(ExitCode.INVALID)
     if isinstance(result, int) and not isinstance(result, bool):
         return result
     return int(ExitCode.OK)

@@ -10,7 +10,7 @@ import sys
 
 from cyclopts import App
 
-from tau.errors import ExitCode, TauError
+from tau.errors import ExitCode, TauError, os_error_line
 
 ROOTS = ("experiment", "portal", "version")
 #: `exp` is a hidden alias of `experiment`, rewritten before parsing so help never lists it.
@@ -77,6 +77,9 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return int(ExitCode.OK)
+    except OSError as exc:  # a file or directory the command could not use (disk, permissions)
+        print(os_error_line(exc), file=sys.stderr)
+        return int(ExitCode.INVALID)
     if isinstance(result, int) and not isinstance(result, bool):
         return result
     return int(ExitCode.OK)

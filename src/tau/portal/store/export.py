@@ -48,9 +48,19 @@ class Exported:
     dirs: int
 
 
+def _make_out(out: Path) -> None:
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(
+            f'--out "{out}": cannot create the directory ({exc.strerror or exc})',
+            hint="choose a directory you can write to",
+        ) from None
+
+
 def export_packet(store: Store, out: Path, *, force: bool) -> Exported:
     _check_out(store, out, force)
-    out.mkdir(parents=True, exist_ok=True)
+    _make_out(out)
     with WriterLock(store.lock_path, timeout=store.lock_timeout):
         shutil.copy2(store.root / schema.MANIFEST, out / schema.MANIFEST)
         # The SQLite backup API copies a consistent index even if a reader holds it open.
@@ -158,7 +168,7 @@ def export_adx(
         raise UsageError("--out is required (or pass --dry-run to count rows)")
     if out is not None and not dry_run:
         _check_out(store, out, force)
-        out.mkdir(parents=True, exist_ok=True)
+        _make_out(out)
     stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     meta = {
         "exported_at": stamp,
