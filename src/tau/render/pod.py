@@ -7,10 +7,27 @@ from __future__ import annotations
 
 from typing import Any
 
-from tau.k8s import paths
+from tau.k8s import meta, paths
 from tau.plan.model import REDACTED, Plan, Resources, SecretRef
 
 GPU_RESOURCE = "nvidia.com/gpu"
+#: A Ray head (the GCS, the Serve controller) belongs on the AKS system pool, or anywhere on a
+#: cluster without node modes, so that GPU nodes hold only workers and replicas.
+SYSTEM_POOL_AFFINITY = {
+    "nodeAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": {
+            "nodeSelectorTerms": [
+                {
+                    "matchExpressions": [
+                        {"key": meta.AKS_NODE_MODE, "operator": "In", "values": ["system"]}
+                    ]
+                },
+                {"matchExpressions": [{"key": meta.AKS_NODE_MODE, "operator": "DoesNotExist"}]},
+            ]
+        }
+    }
+}
+
 GPU_TOLERATIONS = (
     {"key": "sku", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"},
     {"key": GPU_RESOURCE, "operator": "Exists", "effect": "NoSchedule"},

@@ -20,20 +20,6 @@ DEFAULT_RAY_VERSION = "2.56.0"
 HEAD_DEFAULTS = Resources("2", "8Gi", "4", "16Gi")
 GPU_WORKER_DEFAULTS = Resources("8", "64Gi", "16", "128Gi")
 _RAY_VERSION = re.compile(r"-ray(\d+\.\d+\.\d+)")
-_SYSTEM_AFFINITY = {
-    "nodeAffinity": {
-        "requiredDuringSchedulingIgnoredDuringExecution": {
-            "nodeSelectorTerms": [
-                {
-                    "matchExpressions": [
-                        {"key": meta.AKS_NODE_MODE, "operator": "In", "values": ["system"]}
-                    ]
-                },
-                {"matchExpressions": [{"key": meta.AKS_NODE_MODE, "operator": "DoesNotExist"}]},
-            ]
-        }
-    }
-}
 _SIDECAR_SECURITY = {
     "runAsNonRoot": True,
     "runAsUser": 65532,
@@ -252,7 +238,7 @@ def _head(plan: Plan, encoded: str, digest: str, *, redact: bool) -> dict[str, A
         "volumeMounts": [{"name": "ray-tmp", "mountPath": "/tmp/ray", "readOnly": True}],
     }
     spec: dict[str, Any] = {
-        "affinity": _SYSTEM_AFFINITY,
+        "affinity": pod.SYSTEM_POOL_AFFINITY,
         "tolerations": [
             {"key": "CriticalAddonsOnly", "operator": "Exists", "effect": "NoSchedule"}
         ],

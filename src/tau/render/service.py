@@ -23,22 +23,6 @@ WORKER_GROUP = "serve"
 DEPLOYMENT_CONTAINER = pod_parts.SERVER_CONTAINER
 #: A CPU-only Deployment pod; GPU pods get the GPU worker defaults of Ray workers.
 DEPLOYMENT_DEFAULTS = Resources("1", "4Gi", "2", "8Gi")
-# The head holds the GCS and the Serve controller, not model replicas: keep it on the system
-# pool (as the RayJob head) so GPU nodes hold only replicas.
-_SYSTEM_AFFINITY = {
-    "nodeAffinity": {
-        "requiredDuringSchedulingIgnoredDuringExecution": {
-            "nodeSelectorTerms": [
-                {
-                    "matchExpressions": [
-                        {"key": meta.AKS_NODE_MODE, "operator": "In", "values": ["system"]}
-                    ]
-                },
-                {"matchExpressions": [{"key": meta.AKS_NODE_MODE, "operator": "DoesNotExist"}]},
-            ]
-        }
-    }
-}
 
 
 def labels(spec: ServeSpec) -> dict[str, str]:
@@ -221,7 +205,7 @@ def _head_group(spec: ServeSpec, *, redact: bool) -> dict[str, Any]:
     pod_spec = _pod_spec(
         spec,
         {
-            "affinity": _SYSTEM_AFFINITY,
+            "affinity": pod.SYSTEM_POOL_AFFINITY,
             "containers": [_ray_container(spec, "ray-head", ports, gpus=0, redact=redact)],
             "tolerations": [
                 {"key": "CriticalAddonsOnly", "operator": "Exists", "effect": "NoSchedule"}
