@@ -270,3 +270,12 @@ def test_corrupt_records_are_reported_not_raised(capsys, reg):
     (reg / "reg/dataset-registry/datasets/web/v1/dataset.json").write_text("{nope")
     code, _, err = run(capsys, "show", "web@v1")
     assert code == 1 and "is not valid JSON" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("kind", ["dataset", "model"])
+def test_listing_a_registry_directory_that_does_not_exist_says_so(capsys, tmp_path, kind):
+    missing = tmp_path / "typo"
+    assert main(["data", kind, "list", "--registry", f"file://{missing}"]) == 0
+    err = capsys.readouterr().err
+    assert f"note: registry directory {missing} does not exist yet" in err
+    assert not missing.exists()

@@ -67,6 +67,21 @@ class Where:
         spec = self.registry or os.environ.get(REGISTRY_ENV) or DEFAULT_REGISTRY
         return open_backend(spec, cluster=self._cluster)
 
+    def listing(self) -> Backend:
+        """The backend for a list: says so when a file:// registry does not exist, since an
+        empty listing from a mistyped path would look like an empty registry.
+        """
+        from tau.registry.backend import FileBackend
+
+        backend = self.backend()
+        if isinstance(backend, FileBackend) and not backend.root.is_dir():
+            print(
+                f"note: registry directory {backend.root} does not exist yet; "
+                "nothing is registered there",
+                file=sys.stderr,
+            )
+        return backend
+
     def _cluster(self) -> tuple[Any, str]:
         """The session's client and namespace for the pvc registry: -n, else the workspace's."""
         from tau.errors import ClusterError, UsageError
@@ -105,7 +120,7 @@ def dataset_list(
         where: Registry selection.
     """
     check_output(output, ("table", "json"))
-    found = DatasetRegistry(where.backend()).list(purpose, records.parse_tags(tag or []))
+    found = DatasetRegistry(where.listing()).list(purpose, records.parse_tags(tag or []))
     _emit(fmt.to_json(found) if output == "json" else fmt.dataset_table(found))
     return 0
 
@@ -366,7 +381,7 @@ def model_list(
         where: Registry selection.
     """
     check_output(output, ("table", "json"))
-    rows = ModelRegistry(where.backend()).list(
+    rows = ModelRegistry(where.listing()).list(
         model=model_, tags=records.parse_tags(tag or []), metric=metric, sort=sort
     )
     _emit(
