@@ -25,8 +25,6 @@ from tau.k8s.kinds import (
 
 #: Items per list call; a larger cluster gets a truncated board rather than an unbounded read.
 DEFAULT_LIMIT = 5000
-#: Kinds listed cluster-wide even when a namespace is given.
-CLUSTER_SCOPED = frozenset({"Node", "ClusterQueue"})
 
 
 @dataclass(frozen=True)
@@ -65,10 +63,15 @@ def list_kind(
     from tau.errors import ClusterError
     from tau.kube.resources import list_page
 
-    ns = None if resource.kind in CLUSTER_SCOPED else namespace
     try:
+        # A cluster-scoped kind is listed whole even when a namespace is given.
         page = list_page(
-            api_client, resource, namespace=ns, selector=selector, limit=limit, timeout=timeout
+            api_client,
+            resource,
+            namespace=namespace,
+            selector=selector,
+            limit=limit,
+            timeout=timeout,
         )
     except ClusterError as exc:
         if exc.status == 404:

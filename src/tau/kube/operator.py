@@ -8,6 +8,7 @@ wrapped by `api_call`, so failures leave as `ClusterError`.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from tau.errors import ClusterError
@@ -104,9 +105,7 @@ def list_deployments(
 def list_resource_slices(api: Any, *, context: str | None = None) -> list[dict[str, Any]] | None:
     """DRA ResourceSlices (resource.k8s.io v1, else v1beta2); None when DRA is not served."""
     for version in ("v1", "v1beta2"):
-        resource = ResourceType(
-            RESOURCE_SLICE.group, version, RESOURCE_SLICE.plural, "ResourceSlice"
-        )
+        resource = replace(RESOURCE_SLICE, version=version)
         items = list_objects(api, resource, context=context, missing_ok=True)
         if items is not None:
             return items

@@ -27,9 +27,6 @@ from tau.kube.raw import RAW, decode
 
 Obj = dict[str, Any]
 
-#: Built-in kinds that are not namespaced (the custom-object API is told by the caller instead).
-_CLUSTER_SCOPED_CORE = frozenset({"Node", "Namespace", "PersistentVolume"})
-
 
 @dataclass(frozen=True)
 class Page:
@@ -62,6 +59,11 @@ def _custom(api: Any) -> Any:
     return CustomObjectsApi(api)
 
 
+def _scoped(resource: ResourceType, namespace: str | None) -> str | None:
+    """The namespace a call on `resource` uses: none for a cluster-scoped kind."""
+    return namespace if resource.namespaced else None
+
+
 def _invoke(
     api: Any,
     verb: str,
@@ -73,15 +75,16 @@ def _invoke(
 ) -> Any:
     """Call the client method for `verb` on `resource`; returns the raw response."""
     options = {**RAW, "_request_timeout": DEFAULT_TIMEOUT, **options}
+    namespace = _scoped(resource, namespace)
     named = (name,) if name is not None else ()
     payload = (body,) if body is not None else ()
     if resource.group == "":
         core, noun = _core(api), _snake(resource.kind)
         method = "read" if verb == "get" else verb
-        if resource.kind in _CLUSTER_SCOPED_CORE:
-            return getattr(core, f"{method}_{noun}")(*named, *payload, **options)
         if verb == "list":
             return list_method(api, resource, namespace)(**options)
+        if not resource.namespaced:
+            return getattr(core, f"{method}_{noun}")(*named, *payload, **options)
         return getattr(core, f"{method}_namespaced_{noun}")(*named, namespace, *payload, **options)
     custom, gv = _custom(api), (resource.group, resource.version)
     if namespace is None:
@@ -92,14 +95,16 @@ def _invoke(
 
 
 def list_method(api: Any, resource: ResourceType, namespace: str | None) -> Any:
-    """The official client's list call for `resource` in `namespace` (None: every namespace, or
-    a cluster-scoped kind), positional arguments bound; a watch calls it with `watch=True`.
+    """The official client's list call for `resource` in `namespace` (None: every namespace),
+    positional arguments bound; a watch calls it with `watch=True`. A cluster-scoped kind
+    ignores `namespace`.
     """
     from functools import partial
 
+    namespace = _scoped(resource, namespace)
     if resource.group == "":
         core, noun = _core(api), _snake(resource.kind)
-        if resource.kind in _CLUSTER_SCOPED_CORE:
+        if not resource.namespaced:
             return getattr(core, f"list_{noun}")
         if namespace is None:
             # Listing across namespaces is a differently named call in the official client.
@@ -157,6 +162,7 @@ def list_page(
     """One list call: the objects of `resource` in `namespace` (None: every namespace, or the
     cluster-scoped objects), filtered server-side by label and field selectors.
     """
+    namespace = _scoped(resource, namespace)
     options: dict[str, Any] = {"_request_timeout": timeout}
     if selector:
         options["label_selector"] = selector
