@@ -36,40 +36,6 @@ class Applied:
     object: dict[str, Any]
 
 
-def guarded(
-    api_client: Any,
-    verb: str,
-    kind: str,
-    namespace: str,
-    name: str,
-    body: Any = None,
-    *,
-    context: str | None = None,
-    dry_run: bool = False,
-) -> dict[str, Any]:
-    """One API call (create, get, replace or patch `kind` `name`) as plain data; failures
-    leave as a plain ClusterError. Objects are read as JSON rather than typed models: the object
-    tau compares and prints is what the server sent, and a sparse object some other tool wrote
-    cannot fail to parse.
-    """
-    from tau.kube import resources
-
-    resource, ns = RESOURCES[kind], namespace
-    if verb == "get":
-        return resources.get(api_client, resource, name, namespace=ns, context=context)
-    if verb == "patch":
-        return resources.patch(api_client, resource, name, body, namespace=ns, context=context)
-    if verb == "create":
-        return resources.create(
-            api_client, resource, body, namespace=ns, dry_run=dry_run, context=context
-        )
-    if verb == "replace":
-        return resources.replace(
-            api_client, resource, body, namespace=ns, dry_run=dry_run, context=context
-        )
-    raise ValueError(f"unknown verb {verb!r}")
-
-
 def _owned_by_tau(existing: dict[str, Any], name: str) -> bool:
     labels = existing.get("metadata", {}).get("labels") or {}
     return bool(
@@ -92,16 +58,19 @@ def _replacement(doc: dict[str, Any], existing: dict[str, Any]) -> dict[str, Any
 
 
 def _apply_one(api_client: Any, doc: dict[str, Any], dry_run: bool, context: str | None) -> Applied:
+    from tau.kube import resources
+
     kind, name, ns = doc["kind"], doc["metadata"]["name"], doc["metadata"]["namespace"]
+    resource = RESOURCES[kind]
     try:
-        created = guarded(
-            api_client, "create", kind, ns, name, doc, context=context, dry_run=dry_run
+        created = resources.create(
+            api_client, resource, doc, namespace=ns, dry_run=dry_run, context=context
         )
         return Applied(kind, name, "created", created)
     except ClusterError as exc:
         if exc.status != 409:
             raise
-    existing = guarded(api_client, "get", kind, ns, name, context=context)
+    existing = resources.get(api_client, resource, name, namespace=ns, context=context)
     if not _owned_by_tau(existing, name):
         raise ClusterError(
             f"{kind} {ns}/{name} exists and was not deployed by tau serve",
@@ -114,7 +83,9 @@ def _apply_one(api_client: Any, doc: dict[str, Any], dry_run: bool, context: str
         kind,
         name,
         "replaced",
-        guarded(api_client, "replace", kind, ns, name, body, context=context, dry_run=dry_run),
+        resources.replace(
+            api_client, resource, body, namespace=ns, dry_run=dry_run, context=context
+        ),
     )
 
 
@@ -180,15 +151,12 @@ def scale_service(
         UsageError: `kind` is rayservice, or `replicas` is negative.
         ClusterError: the Deployment does not exist or the API refused.
     """
+    from tau.kube import resources
+
     check_scalable(kind, replicas)
-    return guarded(
-        api_client,
-        "patch",
-        "Deployment",
-        namespace,
-        name,
-        {"spec": {"replicas": replicas}},
-        context=context,
+    changes = {"spec": {"replicas": replicas}}
+    return resources.patch(
+        api_client, DEPLOYMENT, name, changes, namespace=namespace, context=context
     )
 
 

@@ -11,7 +11,7 @@ import json
 from typing import Any
 
 from tau.k8s import timefmt
-from tau.serve.apply import SERVE_KINDS, guarded
+from tau.serve.apply import RESOURCES, SERVE_KINDS
 
 #: Columns per --kind, as the reference's kubectl custom-columns.
 COLUMNS = {
@@ -29,7 +29,10 @@ def fetch(
     Raises:
         ClusterError: it does not exist, or the API refused.
     """
-    return guarded(api_client, "get", SERVE_KINDS[kind], namespace, name, context=context)
+    from tau.kube import resources
+
+    resource = RESOURCES[SERVE_KINDS[kind]]
+    return resources.get(api_client, resource, name, namespace=namespace, context=context)
 
 
 def age(created: str | None, now: dt.datetime) -> str:
