@@ -41,3 +41,19 @@ def test_the_portal_names_the_file_it_could_not_use(tmp_path: Path, monkeypatch,
     monkeypatch.setattr(resolve, "resolve_root", lambda *_a, **_k: _denied("/locked/store"))
     assert portal_main(["experiment", "list", "--store", str(tmp_path)]) == 1
     assert capsys.readouterr().err == "error: Permission denied: /locked/store\n"
+
+
+def test_a_closed_stdout_pipe_ends_both_clis_quietly(tmp_path: Path, monkeypatch, capsys) -> None:
+    # `tau … | head`: the reader has what it wanted; no error line, exit 0.
+    def closed(*_a: object, **_k: object) -> None:
+        raise BrokenPipeError(32, "Broken pipe")
+
+    (tmp_path / "tau.yaml").write_text("name: demo\nengine: job\nentrypoint: train.py\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(load, "parse", closed)
+    assert tau_main(["run", "validate", "--config", "tau.yaml"]) == 0
+    from tau.portal.store import resolve
+
+    monkeypatch.setattr(resolve, "resolve_root", closed)
+    assert portal_main(["experiment", "list", "--store", str(tmp_path)]) == 0
+    assert capsys.readouterr().err == ""

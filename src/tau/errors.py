@@ -6,6 +6,7 @@ Pure. Core modules raise these; only the CLI turns them into text and an exit co
 from __future__ import annotations
 
 import enum
+from collections.abc import Callable
 from dataclasses import dataclass
 
 
@@ -131,7 +132,39 @@ class ClusterError(TauError):
         self.reason = reason
 
 
-def os_error_line(exc: OSError) -> str:
+def run_command(call: Callable[[], object]) -> int:
+    """Run one command of either CLI (`tau`, `taugrid-portal`) and return its exit code.
+
+    Every way a command can end becomes an exit code here, so neither CLI ever shows a
+    traceback: a usage error cyclopts has already printed (1), a TauError (its code), Ctrl-C
+    (130), a closed stdout pipe (0: the reader has what it wanted), and a file or directory the
+    command could not use (1, one line naming it).
+    """
+    import sys
+
+    from cyclopts import CycloptsError
+
+    try:
+        result = call()
+    except CycloptsError:
+        return int(ExitCode.INVALID)  # cyclopts has already printed the error panel
+    except TauError as exc:
+        sys.stderr.write(exc.format() + "\n")
+        return int(exc.exit_code)
+    except KeyboardInterrupt:
+        sys.stderr.write("error: interrupted\n")
+        return 130
+    except BrokenPipeError:
+        return int(ExitCode.OK)
+    except OSError as exc:
+        sys.stderr.write(_os_error_line(exc) + "\n")
+        return int(ExitCode.INVALID)
+    if isinstance(result, int) and not isinstance(result, bool):
+        return result
+    return int(ExitCode.OK)
+
+
+def _os_error_line(exc: OSError) -> str:
     """The one line for a filesystem failure nothing more specific caught: what and where."""
     what = exc.strerror or type(exc).__name__
     where = f": {exc.filename}" if exc.filename else ""

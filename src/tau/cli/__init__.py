@@ -10,7 +10,7 @@ import sys
 
 from cyclopts import App
 
-from tau.errors import ExitCode, TauError, os_error_line
+from tau.errors import run_command
 
 #: The public roots, in help order. A test asserts this set.
 ROOTS = ("cluster", "workspace", "run", "serve", "data", "python", "version")
@@ -61,21 +61,4 @@ def main(argv: list[str] | None = None) -> int:
     """Run the CLI and return the process exit code; TauError never becomes a traceback."""
     args = sys.argv[1:] if argv is None else argv
     _INVOCATION[:] = args
-    from cyclopts import CycloptsError
-
-    try:
-        result = build_app()(args)
-    except CycloptsError:
-        return int(ExitCode.INVALID)  # cyclopts has already printed the error panel
-    except TauError as exc:
-        print(exc.format(), file=sys.stderr)
-        return int(exc.exit_code)
-    except KeyboardInterrupt:
-        print("error: interrupted", file=sys.stderr)
-        return 130
-    except OSError as exc:  # a file or directory the command could not use (disk, permissions)
-        print(os_error_line(exc), file=sys.stderr)
-        return int(ExitCode.INVALID)
-    if isinstance(result, int) and not isinstance(result, bool):
-        return result
-    return int(ExitCode.OK)
+    return run_command(lambda: build_app()(args))

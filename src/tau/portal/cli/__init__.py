@@ -10,7 +10,7 @@ import sys
 
 from cyclopts import App
 
-from tau.errors import ExitCode, TauError, os_error_line
+from tau.errors import run_command
 
 ROOTS = ("experiment", "portal", "version")
 #: `exp` is a hidden alias of `experiment`, rewritten before parsing so help never lists it.
@@ -63,23 +63,4 @@ def main(argv: list[str] | None = None) -> int:
     if args and args[0] == "exp":  # the hidden legacy alias of `experiment`
         args[0] = "experiment"
     args = hoist_store(args)
-    from cyclopts import CycloptsError
-
-    try:
-        result = build_app()(args)
-    except CycloptsError:
-        return int(ExitCode.INVALID)
-    except TauError as exc:
-        print(exc.format(), file=sys.stderr)
-        return int(exc.exit_code)
-    except KeyboardInterrupt:
-        print("error: interrupted", file=sys.stderr)
-        return 130
-    except BrokenPipeError:
-        return int(ExitCode.OK)
-    except OSError as exc:  # a file or directory the command could not use (disk, permissions)
-        print(os_error_line(exc), file=sys.stderr)
-        return int(ExitCode.INVALID)
-    if isinstance(result, int) and not isinstance(result, bool):
-        return result
-    return int(ExitCode.OK)
+    return run_command(lambda: build_app()(args))
