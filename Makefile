@@ -26,7 +26,7 @@ golden: ## Rewrite golden/ from the current renderer; review the diff
 	$(PYTHON) -m pytest -q tests/test_golden*.py tests/test_portal_stellar_golden.py --update-golden
 
 ##@ Checks
-.PHONY: lint typecheck test bench verify
+.PHONY: lint typecheck test bench verify e2e e2e-build cluster-up cluster-down
 lint: ## ruff lint and format check over the hand-written code
 	$(PYTHON) -m ruff check src tests codegen.py bench
 	$(PYTHON) -m ruff format --check src tests codegen.py bench
@@ -37,6 +37,18 @@ typecheck: ## mypy over src/ (configured in pyproject.toml); zero errors
 test: lint typecheck ## Lint and type-check, then the test suite (fails on stale generated code or golden drift)
 	$(PYTHON) codegen.py --check
 	$(PYTHON) -m pytest -q
+
+e2e-build: ## Build the e2e control plane's binaries from the Go module proxy (cached by version)
+	$(PYTHON) -m tests.e2e.controlplane build
+
+e2e: ## The lifecycle against a real control plane (kube-apiserver, etcd, Kueue, KubeRay, KWOK, helm)
+	$(PYTHON) -m tests.e2e.controlplane e2e
+
+cluster-up: ## Start that control plane in the background, ready for a researcher (prints KUBECONFIG/CONTEXT/WORKSPACE)
+	$(PYTHON) -m tests.e2e.controlplane up
+
+cluster-down: ## Stop the control plane of cluster-up and remove its data
+	$(PYTHON) -m tests.e2e.controlplane down
 
 bench: ## Run the speed benchmarks and print medians
 	$(PYTHON) bench/run_all.py

@@ -32,6 +32,16 @@ INSTALL_HINT = (
 KILL_GRACE_SECONDS = 60.0
 _VERSION = re.compile(r"v?(\d+)\.(\d+)\.(\d+)")
 
+#: `helm list` state filters naming every release state (Helm 3 and 4 both take them).
+_ALL_STATES = (
+    "--deployed",
+    "--failed",
+    "--pending",
+    "--superseded",
+    "--uninstalling",
+    "--uninstalled",
+)
+
 
 class HelmMissing(TauError):
     """No usable `helm` binary: bad input for the operator to fix (exit 1)."""
@@ -157,7 +167,16 @@ class Helm:
     def release(self, name: str, access: Access) -> list[dict[str, Any]]:
         """Every release called `name`, in any namespace (`helm list --all-namespaces`)."""
         out = self.run(
-            ["list", "--all-namespaces", "--all", "--filter", f"^{re.escape(name)}$", "-o", "json"],
+            # Every state by name: Helm 3's `--all` means the same but Helm 4 removed it.
+            [
+                "list",
+                "--all-namespaces",
+                *_ALL_STATES,
+                "--filter",
+                f"^{re.escape(name)}$",
+                "-o",
+                "json",
+            ],
             access=access,
             timeout=120,
             what="helm list",

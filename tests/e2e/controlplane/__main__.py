@@ -1,0 +1,211 @@
+"""`python -m tests.e2e.controlplane build|up|down|status`: the control plane for manual use.
+
+`up` starts it in a background process of its own, with everything a researcher needs (the
+test chart installed with real helm, queues, fake GPU nodes, a Ready TauWorkspace and a
+namespaced researcher identity), and returns once it is ready; its last three lines are
+`KUBECONFIG=…`, `CONTEXT=…` and `WORKSPACE=…`. `down` stops it and removes its data.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+from tests.e2e.controlplane.build import build_all, cache_root
+from tests.e2e.controlplane.processes import StartError
+
+
+def state_dir() -> Path:
+    return cache_root() / "cluster-up"
+
+
+def state_file() -> Path:
+    return state_dir() / "state.json"
+
+
+def _serve(root: Path) -> int:
+    """The background process of `up`: run the control plane until SIGTERM."""
+    from tests.e2e.controlplane.cluster import ControlPlane
+    from tests.e2e.controlplane.researcher import provision
+
+    done = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: done.set())
+    signal.signal(signal.SIGINT, lambda *_: done.set())
+    plane = ControlPlane(root / "data")
+    try:
+        plane.start()
+        env = provision(plane, root / "researcher")
+    except BaseException as err:
+        (root / "failed").write_text(f"{err}\n")
+        plane.stop(keep=True)
+        return 1
+    state = {
+        "pid": os.getpid(),
+        "summary": plane.summary_line(),
+        "kubeconfig": str(env.kubeconfig),
+        "context": env.context,
+        "workspace": env.workspace,
+        "namespace": env.namespace,
+        "admin_kubeconfig": str(plane.admin_kubeconfig),
+        "logs": str(plane.supervisor.logs),
+    }
+    (root / "state.json.tmp").write_text(json.dumps(state, indent=2))
+    (root / "state.json.tmp").rename(root / "state.json")
+    done.wait()
+    env.stop()
+    plane.stop()
+    with contextlib.suppress(FileNotFoundError):
+        (root / "state.json").unlink()
+    return 0
+
+
+def up(timeout: float) -> int:
+    root = state_dir()
+    if state_file().exists():
+        state = json.loads(state_file().read_text())
+        if _alive(state["pid"]):
+            print(f"already running (pid {state['pid']}); `make cluster-down` stops it")
+            _print_lines(state)
+            return 0
+    build_all()
+    root.mkdir(parents=True, exist_ok=True)
+    for stale in ("state.json", "failed"):
+        with contextlib.suppress(FileNotFoundError):
+            (root / stale).unlink()
+    log = (root / "cluster-up.log").open("ab")
+    child = subprocess.Popen(
+        [sys.executable, "-m", "tests.e2e.controlplane", "_serve", str(root)],
+        stdin=subprocess.DEVNULL,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+        cwd=Path(__file__).resolve().parents[3],
+    )
+    deadline = time.monotonic() + timeout
+    while not state_file().exists():
+        if child.poll() is not None or (root / "failed").exists():
+            reason = (root / "failed").read_text().strip() if (root / "failed").exists() else ""
+            print(f"error: the control plane did not start: {reason}", file=sys.stderr)
+            print(f"logs: {root / 'data' / 'logs'}", file=sys.stderr)
+            return 1
+        if time.monotonic() > deadline:
+            child.terminate()
+            print(f"error: the control plane was not ready after {timeout:.0f}s", file=sys.stderr)
+            return 1
+        time.sleep(0.5)
+    _print_lines(json.loads(state_file().read_text()))
+    return 0
+
+
+def _print_lines(state: dict[str, str]) -> None:
+    print(state["summary"])
+    print(f"admin kubeconfig: {state['admin_kubeconfig']}")
+    print(f"logs: {state['logs']}")
+    print(f"KUBECONFIG={state['kubeconfig']}")
+    print(f"CONTEXT={state['context']}")
+    print(f"WORKSPACE={state['workspace']}")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def down(timeout: float) -> int:
+    if not state_file().exists():
+        print("no control plane is running")
+        return 0
+    pid = int(json.loads(state_file().read_text())["pid"])
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + timeout
+    while _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    if _alive(pid):
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(pid, signal.SIGKILL)
+    import shutil
+
+    shutil.rmtree(state_dir(), ignore_errors=True)
+    print("control plane stopped; its data is removed")
+    return 0
+
+
+def e2e(pytest_args: list[str]) -> int:
+    """`make e2e`: start the control plane, say what answered, run the e2e suite, stop it all."""
+    import tempfile
+
+    import pytest
+
+    from tests.e2e.controlplane import session
+
+    build_all(quiet=True)
+    stop = threading.Event()
+
+    def interrupted(signum: int, _frame: object) -> None:
+        stop.set()
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, interrupted)
+    root = Path(tempfile.mkdtemp(prefix="tau-e2e-"))
+    current = None
+    try:
+        current = session.start(root)
+        print(current.plane.summary_line(), flush=True)
+        code = pytest.main(["-m", "e2e", "-p", "no:cacheprovider", "tests/e2e", *pytest_args])
+        return int(code)
+    except KeyboardInterrupt:
+        print("error: interrupted; the control plane is stopped", file=sys.stderr)
+        return 130
+    finally:
+        if current is not None:
+            current.stop()
+        elif session.current is not None:
+            session.current.stop()
+        import shutil
+
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tests.e2e.controlplane")
+    sub = parser.add_subparsers(dest="verb", required=True)
+    sub.add_parser("build", help="build the binaries the control plane needs")
+    up_p = sub.add_parser("up", help="start it in the background, ready for a researcher")
+    up_p.add_argument("--timeout", type=float, default=900.0)
+    down_p = sub.add_parser("down", help="stop it and remove its data")
+    down_p.add_argument("--timeout", type=float, default=60.0)
+    e2e_p = sub.add_parser("e2e", help="run the e2e suite against a fresh control plane")
+    e2e_p.add_argument("pytest_args", nargs=argparse.REMAINDER)
+    serve_p = sub.add_parser("_serve")
+    serve_p.add_argument("root", type=Path)
+    args = parser.parse_args(argv)
+    try:
+        if args.verb == "build":
+            build_all()
+            return 0
+        if args.verb == "up":
+            return up(args.timeout)
+        if args.verb == "down":
+            return down(args.timeout)
+        if args.verb == "e2e":
+            return e2e(args.pytest_args)
+        return _serve(args.root)
+    except (StartError, subprocess.CalledProcessError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
