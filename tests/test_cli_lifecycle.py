@@ -208,7 +208,7 @@ def test_get_of_a_run_without_durable_output_explains_why(project, kube_api, cap
             "spec": {},
         }
     )
-    assert main(["run", "get", "scratch", "-n", "team"]) == 3
+    assert main(["run", "get", "scratch", "-n", "team"]) == 1
     assert "recorded no durable result" in capsys.readouterr().err
 
 

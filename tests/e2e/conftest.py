@@ -60,12 +60,15 @@ def admin(plane: ControlPlane) -> Api:
     return plane.api
 
 
-@dataclass
+@dataclass(repr=False)
 class Shell:
     """A user's shell: an environment and a working directory; `tau(...)` runs the real CLI."""
 
     env: dict[str, str]
     cwd: Path
+
+    def __repr__(self) -> str:
+        return f"Shell(cwd={self.cwd})"
 
     def tau(self, *argv: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
         return run_tau(list(argv), self.env, cwd=self.cwd, timeout=timeout)

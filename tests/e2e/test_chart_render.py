@@ -1,6 +1,7 @@
 """The taugrid test chart (tests/e2e/chart/taugrid), rendered by the real helm binary: every
 document parses and validates, the CRDs are structural and match what tau reads, the values tau
-knows gate what they say, and `helm lint` passes.
+knows gate what they say, the priority tiers tau names exist, the baseline flavor is
+topology-aware on the e2e nodes, and `helm lint` passes.
 
 Fast and offline: helm runs `template` and `lint` with an empty kubeconfig; no cluster starts.
 The helm binary is the one the e2e control plane builds (`python -m tests.e2e.controlplane.build`);
@@ -32,10 +33,19 @@ from tau.cluster.options import (
 )
 from tau.cluster.readiness import BASELINE_CLUSTER_QUEUE, RELEASE_LABEL, TAU_CLUSTER_NAME
 from tau.cluster.values import VALUES
-from tau.k8s.kinds import QUOTA_REQUEST, TAU_CLUSTER, TAU_WORKSPACE, ResourceType
+from tau.k8s.kinds import (
+    PRIORITY_CLASS,
+    QUOTA_REQUEST,
+    TAU_CLUSTER,
+    TAU_WORKSPACE,
+    WORKLOAD_PRIORITY_CLASS,
+    ResourceType,
+)
+from tau.plan.resolve import DEFAULT_PRIORITY, HIGH_PRIORITY
 from tau.workspaces.permissions import WORKSPACE_PERMISSIONS
 from tests import manifest_check as mc
 from tests.e2e.controlplane.build import cache_root, components
+from tests.e2e.controlplane.objects import gpu_nodes
 from tests.e2e.controlplane.tau_core import WORKSPACE_READER
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -47,6 +57,9 @@ WORKSPACE_SAMPLE = ROOT / "tests" / "samples" / "manifests" / "tauworkspace.yaml
 # Not tau's defaults, so a name or namespace the chart hardcodes instead of templating shows up.
 RELEASE, NAMESPACE = "tg-e2e", "tau-e2e-system"
 BASELINE_OFF = f"{BASELINE_QUEUE_VALUE}=false"
+TOPOLOGY = "default-node-topology"
+# The chart's own Topology off: the flavor must then name none (or another, existing one).
+TOPOLOGY_OFF = ("baselineQueue.topology.enabled=false", "baselineQueue.flavor.topologyName=")
 
 Doc = dict[str, Any]
 Key = tuple[str, str, str | None]  # kind, name, namespace
@@ -158,14 +171,21 @@ def crd_name(resource: ResourceType) -> str:
 
 
 CRD = "CustomResourceDefinition"
-DEFAULT_OBJECTS: set[Key] = {
+#: Each tier tau's plans name: a pod PriorityClass and a Kueue WorkloadPriorityClass.
+TIERS = (DEFAULT_PRIORITY, HIGH_PRIORITY)
+PRIORITIES: set[Key] = {
+    (kind, tier, None)
+    for tier in TIERS
+    for kind in (PRIORITY_CLASS.kind, WORKLOAD_PRIORITY_CLASS.kind)
+}
+DEFAULT_OBJECTS: set[Key] = PRIORITIES | {
     (CRD, crd_name(TAU_WORKSPACE), None),
     (CRD, crd_name(TAU_CLUSTER), None),
     (CRD, crd_name(QUOTA_REQUEST), None),
     ("TauCluster", TAU_CLUSTER_NAME, None),
     ("ResourceFlavor", "taugrid-default", None),
     ("ClusterQueue", BASELINE_CLUSTER_QUEUE, None),
-    ("Topology", "default-node-topology", None),
+    ("Topology", TOPOLOGY, None),
     ("ClusterRole", "tau-researcher-v1", None),
     ("ClusterRole", "tau-workspace-reader", None),
     ("ClusterRole", "tau-core", None),
@@ -178,7 +198,7 @@ DEFAULT_OBJECTS: set[Key] = {
 BASELINE: set[Key] = {
     ("ResourceFlavor", "taugrid-default", None),
     ("ClusterQueue", BASELINE_CLUSTER_QUEUE, None),
-    ("Topology", "default-node-topology", None),
+    ("Topology", TOPOLOGY, None),
 }
 
 
@@ -194,7 +214,9 @@ def test_chart_is_the_one_tau_installs_by_default() -> None:
     assert (CHART / "README.md").read_text().lower().count("test chart") >= 1
 
 
-@pytest.mark.parametrize("sets", [(), (BASELINE_OFF,)], ids=["defaults", "baseline-off"])
+@pytest.mark.parametrize(
+    "sets", [(), (BASELINE_OFF,), TOPOLOGY_OFF], ids=["defaults", "baseline-off", "topology-off"]
+)
 def test_helm_lint_passes(helm: Path, helm_env: dict[str, str], sets: tuple[str, ...]) -> None:
     args = ["lint", "--strict", str(CHART), "--namespace", NAMESPACE]
     for item in sets:
@@ -222,12 +244,12 @@ def test_baseline_queue_off_removes_exactly_the_queue_objects(render: Render) ->
 
 
 @pytest.mark.parametrize(
-    ("item", "removed", "added"),
+    ("sets", "removed", "added"),
     [
-        ("kueue.enabled=false", {("Deployment", "kueue-controller-manager", NAMESPACE)}, set()),
-        ("kuberay.enabled=false", {("Deployment", "kuberay-operator", NAMESPACE)}, set()),
+        (("kueue.enabled=false",), {("Deployment", "kueue-controller-manager", NAMESPACE)}, set()),
+        (("kuberay.enabled=false",), {("Deployment", "kuberay-operator", NAMESPACE)}, set()),
         (
-            "tauCore.enabled=false",
+            ("tauCore.enabled=false",),
             {
                 ("Deployment", "tau-core-controller", NAMESPACE),
                 ("ServiceAccount", "tau-core", NAMESPACE),
@@ -236,21 +258,23 @@ def test_baseline_queue_off_removes_exactly_the_queue_objects(render: Render) ->
             },
             set(),
         ),
-        ("quotaGuard.enabled=false", {(CRD, crd_name(QUOTA_REQUEST), None)}, set()),
-        ("tauCluster.create=false", {("TauCluster", TAU_CLUSTER_NAME, None)}, set()),
+        (("quotaGuard.enabled=false",), {(CRD, crd_name(QUOTA_REQUEST), None)}, set()),
+        (("tauCluster.create=false",), {("TauCluster", TAU_CLUSTER_NAME, None)}, set()),
+        (TOPOLOGY_OFF, {("Topology", TOPOLOGY, None)}, set()),
+        (("priorities.enabled=false",), PRIORITIES, set()),
+        (("nodeHealth.enabled=true",), set(), {("DaemonSet", "tau-node-health", NAMESPACE)}),
         (
-            "baselineQueue.topology.enabled=false",
-            {("Topology", "default-node-topology", None)},
+            ("observability.enabled=true",),
             set(),
+            {("Deployment", "tau-observability", NAMESPACE)},
         ),
-        ("nodeHealth.enabled=true", set(), {("DaemonSet", "tau-node-health", NAMESPACE)}),
-        ("observability.enabled=true", set(), {("Deployment", "tau-observability", NAMESPACE)}),
     ],
+    ids=lambda v: ",".join(v) if isinstance(v, tuple) else None,
 )
 def test_component_values_gate_their_objects(
-    render: Render, item: str, removed: set[Key], added: set[Key]
+    render: Render, sets: tuple[str, ...], removed: set[Key], added: set[Key]
 ) -> None:
-    assert keys(render(item)) == (DEFAULT_OBJECTS - removed) | added
+    assert keys(render(*sets)) == (DEFAULT_OBJECTS - removed) | added
 
 
 def test_every_component_tau_lists_is_a_chart_value() -> None:
@@ -273,6 +297,10 @@ def test_multikueue_is_refused_with_a_reason(helm: Path, helm_env: dict[str, str
         (("baselineQueue.enable=false",), ()),  # misspelt: would silently keep the queue
         ((), (f"{BASELINE_QUEUE_VALUE}=false",)),  # the string "false" is truthy in a template
         (("tauCluster.managementMode=Fix",), ()),
+        (("priorities.enable=false",), ()),  # misspelt: would silently keep the priorities
+        # Above 1e9 is reserved for system PriorityClasses; the apiserver refuses it.
+        ((f"priorities.classes.{HIGH_PRIORITY}=2000000000",), ()),
+        ((), (f"priorities.classes.{HIGH_PRIORITY}=1000",)),  # a string is not a value
     ],
 )
 def test_values_schema_rejects_values_that_would_be_ignored_or_misread(
@@ -309,7 +337,7 @@ def _validate(doc: Doc, crds: dict[tuple[str, str], Doc]) -> list[str]:
     group = api_version.rpartition("/")[0]
     if api_version in mc.CORE_API_VERSIONS:
         return mc.validate_core(doc)
-    if group in ("rbac.authorization.k8s.io", "apiextensions.k8s.io"):
+    if group in ("rbac.authorization.k8s.io", "apiextensions.k8s.io", "scheduling.k8s.io"):
         try:
             mc.kubernetes_validate_validate(doc, mc.K8S_VERSION, strict=True)
         except kubernetes_validate.ValidationError as exc:
@@ -321,6 +349,7 @@ def _validate(doc: Doc, crds: dict[tuple[str, str], Doc]) -> list[str]:
             [f"upstream: {e}" for e in mc.validate_upstream(doc)] if mc.upstream_available() else []
         )
     if group == "kueue.x-k8s.io":
+        # The project schema (spec/crds/) and, when present, the upstream CRD.
         return mc.validate_document(doc)
     if (group, kind) in crds:
         return _schema_errors(_crd_validator(crds[(group, kind)], api_version), doc)
@@ -329,8 +358,8 @@ def _validate(doc: Doc, crds: dict[tuple[str, str], Doc]) -> list[str]:
 
 @pytest.mark.parametrize(
     "sets",
-    [(), (BASELINE_OFF,), ("nodeHealth.enabled=true", "observability.enabled=true")],
-    ids=["defaults", "baseline-off", "opt-ins"],
+    [(), (BASELINE_OFF,), TOPOLOGY_OFF, ("nodeHealth.enabled=true", "observability.enabled=true")],
+    ids=["defaults", "baseline-off", "topology-off", "opt-ins"],
 )
 def test_every_rendered_document_validates(render: Render, sets: tuple[str, ...]) -> None:
     docs = render(*sets)
@@ -348,7 +377,14 @@ def test_kueue_objects_are_served_and_valid_in_the_kueue_the_e2e_runs(render: Re
         pytest.skip(f"Kueue {_pin('kueue')[1]} is not in the Go module cache")
     by_kind = _crd_files_by_kind(bases)
     errors = []
-    for doc in (d for d in render() if d["apiVersion"].startswith("kueue.x-k8s.io/")):
+    kueue_docs = [d for d in render() if d["apiVersion"].startswith("kueue.x-k8s.io/")]
+    assert {d["kind"] for d in kueue_docs} == {
+        "ResourceFlavor",
+        "ClusterQueue",
+        "Topology",
+        WORKLOAD_PRIORITY_CLASS.kind,
+    }
+    for doc in kueue_docs:
         crd = _load_yaml(by_kind[doc["kind"]])
         version = doc["apiVersion"].rpartition("/")[2]
         served = {v["name"] for v in crd["spec"]["versions"] if v.get("served")}
@@ -389,24 +425,123 @@ def test_cluster_queue_covers_cpu_memory_and_gpus_of_every_namespace(render: Ren
     assert {r["name"]: r["nominalQuota"] for r in custom}["cpu"] == "128"
 
 
+def test_flavor_is_topology_aware_on_every_e2e_node(render: Render) -> None:
+    """tau's Jobs carry kueue.x-k8s.io/podset-*-topology annotations, which Kueue admits only on
+    a flavor with a topology; such a flavor needs node labels, which every e2e node must carry.
+    """
+    docs = render()
+    values = yaml.safe_load((CHART / "values.yaml").read_text())["baselineQueue"]
+    flavor = one(docs, "ResourceFlavor", "taugrid-default")["spec"]
+    assert flavor == {"nodeLabels": {"kubernetes.io/os": "linux"}, "topologyName": TOPOLOGY}
+    assert flavor["nodeLabels"] == values["flavor"]["nodeLabels"]
+    # The Topology the flavor names is the one the chart renders, from the levels in values.
+    levels = one(docs, "Topology", flavor["topologyName"])["spec"]["levels"]
+    assert levels == [{"nodeLabel": label} for label in values["topology"]["levels"]]
+    assert levels[-1] == {"nodeLabel": "kubernetes.io/hostname"}, "hostname only as the last level"
+    nodes = gpu_nodes()
+    assert nodes
+    for node in nodes:
+        labels = node["metadata"]["labels"]
+        name = node["metadata"]["name"]
+        assert flavor["nodeLabels"].items() <= labels.items(), f"{name}: not in the flavor"
+        assert all(level["nodeLabel"] in labels for level in levels), f"{name}: a level missing"
+
+
 def test_topology_flavor_needs_node_labels(
     render: Render, helm: Path, helm_env: dict[str, str]
 ) -> None:
-    topology = "baselineQueue.flavor.topologyName=default-node-topology"
-    proc = run_helm(helm, helm_env, *template_args(topology))
-    assert proc.returncode != 0 and "needs baselineQueue.flavor.nodeLabels" in proc.stderr
+    # `null` deletes the default map (an empty map would merge with it and keep its label).
+    proc = run_helm(helm, helm_env, *template_args("baselineQueue.flavor.nodeLabels=null"))
+    assert proc.returncode != 0
+    assert "topologyName needs baselineQueue.flavor.nodeLabels" in proc.stderr, proc.stderr
     flavor = one(
-        render(topology, "baselineQueue.flavor.nodeLabels.pool=gpu"),
-        "ResourceFlavor",
-        "taugrid-default",
+        render("baselineQueue.flavor.nodeLabels.pool=gpu"), "ResourceFlavor", "taugrid-default"
     )
     assert flavor["spec"] == {
-        "nodeLabels": {"pool": "gpu"},
-        "topologyName": "default-node-topology",
+        "nodeLabels": {"kubernetes.io/os": "linux", "pool": "gpu"},
+        "topologyName": TOPOLOGY,
     }
-    assert one(render(), "ResourceFlavor", "taugrid-default")["spec"] == {}
-    levels = one(render(), "Topology", "default-node-topology")["spec"]["levels"]
-    assert levels[-1] == {"nodeLabel": "kubernetes.io/hostname"}, "hostname only as the last level"
+    # Without a topology, node labels are optional and the flavor may be empty.
+    empty = render("baselineQueue.flavor.nodeLabels=null", "baselineQueue.flavor.topologyName=")
+    assert one(empty, "ResourceFlavor", "taugrid-default")["spec"] == {}
+
+
+def test_topology_off_refuses_a_flavor_naming_the_missing_topology(
+    render: Render, helm: Path, helm_env: dict[str, str]
+) -> None:
+    # The default flavor names the chart's Topology: turning that off alone would leave
+    # clusterqueue/jobqueue inactive in Kueue (TopologyNotFound), so the render fails instead.
+    proc = run_helm(helm, helm_env, *template_args("baselineQueue.topology.enabled=false"))
+    assert proc.returncode != 0
+    assert (
+        f"baselineQueue.flavor.topologyName={TOPOLOGY} names the Topology this chart renders, "
+        "which baselineQueue.topology.enabled=false turns off"
+    ) in proc.stderr, proc.stderr
+    assert 'Set baselineQueue.flavor.topologyName to "" (no TAS)' in proc.stderr
+    # Named empty, TAS is off: the flavor keeps its node labels and names no topology.
+    docs = render(*TOPOLOGY_OFF)
+    assert one(docs, "ResourceFlavor", "taugrid-default")["spec"] == {
+        "nodeLabels": {"kubernetes.io/os": "linux"}
+    }
+    assert not [d for d in docs if d["kind"] == "Topology"]
+    # A Topology from elsewhere may still be named.
+    elsewhere = render(
+        "baselineQueue.topology.enabled=false", "baselineQueue.flavor.topologyName=racks"
+    )
+    assert one(elsewhere, "ResourceFlavor", "taugrid-default")["spec"]["topologyName"] == "racks"
+    assert not [d for d in elsewhere if d["kind"] == "Topology"]
+
+
+# ---------------------------------------------------------------------------------- priorities
+
+
+def test_every_tier_tau_names_is_a_priority_class_of_both_kinds(render: Render) -> None:
+    docs = render()
+    classes = yaml.safe_load((CHART / "values.yaml").read_text())["priorities"]["classes"]
+    assert classes == {DEFAULT_PRIORITY: 100, HIGH_PRIORITY: 1000}
+    assert classes[HIGH_PRIORITY] > classes[DEFAULT_PRIORITY], "the priority tier outranks"
+    for tier, value in classes.items():
+        pod = one(docs, PRIORITY_CLASS.kind, tier)
+        workload = one(docs, WORKLOAD_PRIORITY_CLASS.kind, tier)
+        assert pod["apiVersion"] == f"{PRIORITY_CLASS.group}/{PRIORITY_CLASS.version}"
+        assert workload["apiVersion"] == (
+            f"{WORKLOAD_PRIORITY_CLASS.group}/{WORKLOAD_PRIORITY_CLASS.version}"
+        )
+        for doc in (pod, workload):
+            meta = doc["metadata"]
+            assert "namespace" not in meta, f"{doc['kind']}/{tier} is cluster-scoped"
+            assert meta["labels"]["app.kubernetes.io/managed-by"] == "Helm"
+            assert meta["labels"][RELEASE_LABEL] == RELEASE
+            # An int, not 100.0 or "100": both APIs take an int32.
+            assert type(doc["value"]) is int and doc["value"] == value, doc["kind"]
+        # Never the cluster's default: pods that name no class keep priority 0.
+        assert pod["globalDefault"] is False
+        assert pod.get("preemptionPolicy", "PreemptLowerPriority") == "PreemptLowerPriority"
+
+
+def test_priority_values_are_rendered_as_given(
+    render: Render, helm: Path, helm_env: dict[str, str], tmp_path: Path
+) -> None:
+    custom = render(f"priorities.classes.{HIGH_PRIORITY}=5000", "priorities.classes.batch=10")
+    assert keys(custom) == DEFAULT_OBJECTS | {
+        (PRIORITY_CLASS.kind, "batch", None),
+        (WORKLOAD_PRIORITY_CLASS.kind, "batch", None),
+    }
+    for kind in (PRIORITY_CLASS.kind, WORKLOAD_PRIORITY_CLASS.kind):
+        assert one(custom, kind, HIGH_PRIORITY)["value"] == 5000
+        assert one(custom, kind, DEFAULT_PRIORITY)["value"] == 100
+        assert one(custom, kind, "batch")["value"] == 10
+    # From a values file a number reaches the template as a float: large ones must still
+    # render as integers (not 1e+09), up to the largest the schema allows.
+    values = tmp_path / "priorities.yaml"
+    values.write_text(f"priorities:\n  classes:\n    {HIGH_PRIORITY}: 1000000000\n")
+    proc = run_helm(helm, helm_env, *template_args(), "-f", str(values))
+    assert proc.returncode == 0, proc.stderr
+    docs = [d for d in yaml.safe_load_all(proc.stdout) if d]
+    for kind in (PRIORITY_CLASS.kind, WORKLOAD_PRIORITY_CLASS.kind):
+        doc = one(docs, kind, HIGH_PRIORITY)
+        assert type(doc["value"]) is int and doc["value"] == 1_000_000_000, doc["value"]
+        assert _validate(doc, {}) == [], kind
 
 
 # ---------------------------------------------------------------------------------------- CRDs
@@ -600,6 +735,7 @@ def test_tau_dry_run_renders_the_chart_offline(
     )
     counts = {k.strip(): int(v) for k, v in counts.items()}
     assert counts[CRD] == 3 and counts["ClusterQueue"] == 1
+    assert counts[PRIORITY_CLASS.kind] == counts[WORKLOAD_PRIORITY_CLASS.kind] == len(TIERS)
     assert counts.pop("Total") == sum(counts.values()) == len(DEFAULT_OBJECTS)
 
 

@@ -526,10 +526,10 @@ def test_kube_source_k8s_job_mode_follows_the_submitter_job(kube_api, source):
     ("env", "phase", "expected"),
     [
         ({}, "Running", ("SUCCEEDED", 2.0)),
-        ({"TAU_E2E_OUTCOME": "fail"}, "Running", ("FAILED", 1.0)),
-        ({"TAU_E2E_OUTCOME": "hold"}, "Running", ("RUNNING", 0.0)),
-        ({"TAU_E2E_OUTCOME": "hold"}, "Pending", ("PENDING", 0.0)),
-        ({"TAU_E2E_OUTCOME": "hold"}, "Failed", ("FAILED", 0.0)),
+        ({"E2E_OUTCOME": "fail"}, "Running", ("FAILED", 1.0)),
+        ({"E2E_OUTCOME": "hold"}, "Running", ("RUNNING", 0.0)),
+        ({"E2E_OUTCOME": "hold"}, "Pending", ("PENDING", 0.0)),
+        ({"E2E_OUTCOME": "hold"}, "Failed", ("FAILED", 0.0)),
         ({}, None, ("SUCCEEDED", 2.0)),  # KubeRay deleted the head pod: the env still says
     ],
 )
@@ -544,7 +544,7 @@ def test_kube_source_http_mode_driver_runs_on_the_head(kube_api, source, env, ph
 
 
 def test_kube_source_held_driver_ends_by_the_rayjob_annotation(kube_api, source):
-    kube_api.put(raycluster({"TAU_E2E_OUTCOME": "hold"}))
+    kube_api.put(raycluster({"E2E_OUTCOME": "hold"}))
     kube_api.put(rayjob("HTTPMode"))
     with pytest.raises(StateUnavailable):
         source(NS, CLUSTER_SVC, JOB)  # no head pod, and nothing decided the driver's end

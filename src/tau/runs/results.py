@@ -74,13 +74,15 @@ def get(
     """The run's result listing, or the bytes of one artifact.
 
     Raises:
-        ClusterError: the run has no recorded result or the files cannot be read.
+        UsageError: the run recorded no result (its config declared no storage: exit 1).
+        ClusterError: the files cannot be read.
     """
     kind, obj = find(api_client, namespace, name)
     notes = obj.get("metadata", {}).get("annotations") or {}
     path, pvc = notes.get(meta.ANNOTATION_RESULT_PATH), notes.get(meta.ANNOTATION_RESULT_PVC)
     if not path or not pvc:
-        raise ClusterError(
+        # The cluster answered; the run simply has nothing durable to read (a config matter).
+        raise UsageError(
             f"{kind} {namespace}/{name} recorded no durable result",
             hint="set storage.data_pvc (and storage.output) so results land on a "
             "PVC that `tau run get` can read",

@@ -33,20 +33,17 @@ def state_file() -> Path:
 
 def _serve(root: Path) -> int:
     """The background process of `up`: run the control plane until SIGTERM."""
-    from tests.e2e.controlplane.cluster import ControlPlane
-    from tests.e2e.controlplane.researcher import provision
+    from tests.e2e.controlplane import session
 
     done = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: done.set())
     signal.signal(signal.SIGINT, lambda *_: done.set())
-    plane = ControlPlane(root / "data")
     try:
-        plane.start()
-        env = provision(plane, root / "researcher")
+        current = session.start(root)
     except BaseException as err:
         (root / "failed").write_text(f"{err}\n")
-        plane.stop(keep=True)
         return 1
+    plane, env = current.plane, current.researcher
     state = {
         "pid": os.getpid(),
         "summary": plane.summary_line(),
@@ -60,8 +57,7 @@ def _serve(root: Path) -> int:
     (root / "state.json.tmp").write_text(json.dumps(state, indent=2))
     (root / "state.json.tmp").rename(root / "state.json")
     done.wait()
-    env.stop()
-    plane.stop()
+    current.stop()
     with contextlib.suppress(FileNotFoundError):
         (root / "state.json").unlink()
     return 0
@@ -163,7 +159,9 @@ def e2e(pytest_args: list[str]) -> int:
     try:
         current = session.start(root)
         print(current.plane.summary_line(), flush=True)
-        code = pytest.main(["-m", "e2e", "-p", "no:cacheprovider", "tests/e2e", *pytest_args])
+        targets = [a for a in pytest_args if not a.startswith("-")] or ["tests/e2e"]
+        options = [a for a in pytest_args if a.startswith("-")]
+        code = pytest.main(["-m", "e2e", "-p", "no:cacheprovider", *options, *targets])
         return int(code)
     except KeyboardInterrupt:
         print("error: interrupted; the control plane is stopped", file=sys.stderr)
@@ -186,11 +184,14 @@ def main(argv: list[str] | None = None) -> int:
     up_p.add_argument("--timeout", type=float, default=900.0)
     down_p = sub.add_parser("down", help="stop it and remove its data")
     down_p.add_argument("--timeout", type=float, default=60.0)
-    e2e_p = sub.add_parser("e2e", help="run the e2e suite against a fresh control plane")
-    e2e_p.add_argument("pytest_args", nargs=argparse.REMAINDER)
+    sub.add_parser(
+        "e2e", help="run the e2e suite against a fresh control plane (extra args: pytest's)"
+    )
     serve_p = sub.add_parser("_serve")
     serve_p.add_argument("root", type=Path)
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra and args.verb != "e2e":
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
     try:
         if args.verb == "build":
             build_all()
@@ -200,7 +201,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.verb == "down":
             return down(args.timeout)
         if args.verb == "e2e":
-            return e2e(args.pytest_args)
+            return e2e(extra)
         return _serve(args.root)
     except (StartError, subprocess.CalledProcessError) as err:
         print(f"error: {err}", file=sys.stderr)

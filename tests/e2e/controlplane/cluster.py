@@ -25,6 +25,7 @@ import yaml
 from tests.e2e.controlplane import objects, pki, upstream
 from tests.e2e.controlplane.build import build_all, components
 from tests.e2e.controlplane.processes import (
+    StartError,
     Supervisor,
     free_port,
     http_ok,
@@ -80,7 +81,7 @@ class ControlPlane:
 
     def start(self) -> ControlPlane:
         if not port_free(KUBERAY_WEBHOOK_PORT):
-            raise RuntimeError(
+            raise StartError(
                 f"port {KUBERAY_WEBHOOK_PORT} is in use: KubeRay's webhook needs it (it has no "
                 "port flag). Is a control plane from `make cluster-up` running? "
                 "`make cluster-down` stops it."

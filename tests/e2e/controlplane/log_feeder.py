@@ -3,13 +3,15 @@
 KWOK answers the kubelet's container-log endpoint from a file named by a `Logs` object (one per
 pod, same name). This feeder watches pods; for each new one it writes one file per container and
 creates that object, so the apiserver streams real bytes from the fake kubelet. A container's log
-is its first line `started <command and args>` followed by the lines of its TAU_E2E_LOG env var
-(`\\n` separates lines): a test chooses what a workload prints through the run config.
+is `started <the first line of its command and args>`, then the lines of its E2E_LOG env var
+(`\\n` separates lines): a test chooses what a workload prints through the run config. The
+file is in the CRI log format a kubelet keeps, which KWOK parses.
 """
 
 from __future__ import annotations
 
 import contextlib
+import datetime
 import threading
 from pathlib import Path
 from typing import Any
@@ -19,16 +21,19 @@ from kubernetes.client.exceptions import ApiException
 
 from tests.e2e.controlplane.objects import Api
 
-LOG_ENV = "TAU_E2E_LOG"
+LOG_ENV = "E2E_LOG"
 
 
-def container_log(pod: dict[str, Any], container: dict[str, Any]) -> str:
+def container_log(container: dict[str, Any], now: datetime.datetime | None = None) -> str:
+    """The container's log in the CRI format a kubelet keeps (`<time> stdout F <line>`)."""
     argv = [*(container.get("command") or []), *(container.get("args") or [])]
-    lines = [f"started {' '.join(argv) if argv else container.get('image', '')}".rstrip()]
+    first = " ".join(argv) if argv else str(container.get("image") or "")
+    lines = [f"started {first.splitlines()[0] if first else ''}".rstrip()]
     for env in container.get("env") or []:
         if env.get("name") == LOG_ENV and env.get("value"):
             lines += str(env["value"]).split("\\n")
-    return "\n".join(lines) + "\n"
+    stamp = (now or datetime.datetime.now(datetime.UTC)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return "".join(f"{stamp} stdout F {line}\n" for line in lines)
 
 
 class LogFeeder:
@@ -87,7 +92,7 @@ class LogFeeder:
                 ],
             }
             path = self.folder / f"{meta['namespace']}_{meta['name']}_{container['name']}.log"
-            path.write_text(container_log(pod, as_dict))
+            path.write_text(container_log(as_dict))
             entries.append({"containers": [container["name"]], "logsFile": str(path)})
         with contextlib.suppress(Exception):
             self.api.apply(

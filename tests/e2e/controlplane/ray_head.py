@@ -562,8 +562,8 @@ _TIMEOUT = 10  # seconds for each API call, so a stuck API server cannot hang th
 #: The KWOK convention (kwok-stages.yaml): a test ends a held run by annotating it.
 FINISH_ANNOTATION = "tau-e2e/finish"
 #: The KWOK convention: the first container's env var that chooses a run's end.
-OUTCOME_ENV = "TAU_E2E_OUTCOME"
-#: How long a driver runs when TAU_E2E_OUTCOME is unset or "fail". These are the delays that
+OUTCOME_ENV = "E2E_OUTCOME"
+#: How long a driver runs when E2E_OUTCOME is unset or "fail". These are the delays that
 #: kwok-stages.yaml gives to a Job's pod.
 SUCCEED_AFTER_SECONDS = 2.0
 FAIL_AFTER_SECONDS = 1.0
@@ -594,7 +594,7 @@ class KubeStateSource:
       - the RayJob (or the RayCluster) has the annotation ``tau-e2e/finish`` set to
         ``succeeded`` or ``failed``: SUCCEEDED or FAILED;
       - the head pod is Pending → PENDING. It is Failed → FAILED. It is Succeeded → SUCCEEDED;
-      - otherwise the first container of the head template chooses, by ``TAU_E2E_OUTCOME``, as
+      - otherwise the first container of the head template chooses, by ``E2E_OUTCOME``, as
         kwok-stages.yaml does for a Job's pod. If it is unset, the job is SUCCEEDED 2 s after
         the submission. ``fail`` gives FAILED 1 s after the submission. ``hold`` keeps it
         RUNNING until the annotation above is set. The annotation goes on the RayJob and not

@@ -35,7 +35,7 @@ def tau_binary() -> str:
     return str(candidate) if candidate.exists() else "tau"
 
 
-@dataclass
+@dataclass(repr=False)
 class Researcher:
     kubeconfig: Path
     context: str
@@ -45,6 +45,9 @@ class Researcher:
     tau_core: TauCore
     install_output: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
+
+    def __repr__(self) -> str:
+        return f"Researcher(workspace={self.workspace}, kubeconfig={self.kubeconfig})"
 
     def stop(self) -> None:
         self.tau_core.stop()

@@ -3,9 +3,13 @@ started it: the e2e fixtures attach to it instead of starting a second one."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import fcntl
+import sys
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import IO
 
+from tests.e2e.controlplane.build import cache_root
 from tests.e2e.controlplane.cluster import ControlPlane
 from tests.e2e.controlplane.researcher import Researcher, provision
 
@@ -14,24 +18,45 @@ from tests.e2e.controlplane.researcher import Researcher, provision
 class Session:
     plane: ControlPlane
     researcher: Researcher
+    lock: IO[str] | None = field(default=None, repr=False)
 
     def stop(self) -> None:
+        global current
         self.researcher.stop()
         self.plane.stop()
+        if self.lock is not None:
+            self.lock.close()
+        current = None
 
 
 current: Session | None = None
 
 
+def exclusive() -> IO[str]:
+    """Hold the machine's e2e lock: KubeRay's webhook port is fixed, so one control plane at
+    a time; a second run waits for the first instead of failing on the port."""
+    path = cache_root() / "e2e.lock"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle = path.open("w")
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        print("waiting for another e2e control plane on this machine to stop", file=sys.stderr)
+        fcntl.flock(handle, fcntl.LOCK_EX)
+    return handle
+
+
 def start(root: Path) -> Session:
     """Start a control plane under `root`, provision the researcher, and remember it."""
     global current
+    lock = exclusive()
     plane = ControlPlane(root / "data")
-    plane.start()
     try:
+        plane.start()
         researcher = provision(plane, root / "researcher")
     except BaseException:
         plane.stop(keep=True)
+        lock.close()
         raise
-    current = Session(plane, researcher)
+    current = Session(plane, researcher, lock)
     return current
