@@ -41,7 +41,11 @@ def gpu_job(name: str, outcome: str | None, log: str = "", **extra: Any) -> dict
 
 
 def status_doc(shell: Shell, name: str) -> dict[str, Any]:
-    doc: dict[str, Any] = json.loads(shell.ok("run", "status", name, "-o", "json"))
+    """`tau run status -o json`; it exits 1 for a failed run, with the document all the same."""
+    proc = shell.tau("run", "status", name, "-o", "json")
+    assert proc.returncode in (0, 1) and proc.stdout, (proc.returncode, proc.stderr)
+    doc: dict[str, Any] = json.loads(proc.stdout)
+    assert (proc.returncode == 1) == (doc["status"]["state"] == "failed"), doc["status"]
     return doc
 
 

@@ -22,6 +22,11 @@ from kubernetes.client.exceptions import ApiException
 from tests.e2e.controlplane.objects import Api
 
 LOG_ENV = "E2E_LOG"
+#: `tau cluster validate nodes` labels its probe pods so.
+PROBE_LABEL = ("app.kubernetes.io/managed-by", "tau-validate")
+#: A fake node's "hardware": the probe output its node annotation names (default healthy).
+PROBE_ANNOTATION = "tau-e2e/probe"
+PROBES = Path(__file__).resolve().parents[2] / "fixtures" / "probes"
 
 
 def container_log(container: dict[str, Any], now: datetime.datetime | None = None) -> str:
@@ -33,6 +38,13 @@ def container_log(container: dict[str, Any], now: datetime.datetime | None = Non
         if env.get("name") == LOG_ENV and env.get("value"):
             lines += str(env["value"]).split("\\n")
     stamp = (now or datetime.datetime.now(datetime.UTC)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return "".join(f"{stamp} stdout F {line}\n" for line in lines)
+
+
+def probe_report(fixture: str, now: datetime.datetime | None = None) -> str:
+    """A node probe's output (tests/fixtures/probes/<fixture>.log) as a CRI log."""
+    stamp = (now or datetime.datetime.now(datetime.UTC)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    lines = (PROBES / f"{fixture}.log").read_text().splitlines()
     return "".join(f"{stamp} stdout F {line}\n" for line in lines)
 
 
@@ -74,12 +86,12 @@ class LogFeeder:
                 continue
 
     def _feed(self, pod: dict[str, Any]) -> None:
-        meta = pod["metadata"]
+        meta, spec = pod["metadata"], pod["spec"]
         key = f"{meta['namespace']}/{meta['name']}/{meta['uid']}"
-        if key in self._seen:
-            return
+        if key in self._seen or not spec.get("node_name"):
+            return  # fed already, or not on a node yet (a node probe's log depends on it)
         self._seen.add(key)
-        spec = pod["spec"]
+        probe = self._probe_report(pod)
         entries = []
         for container in [*(spec.get("init_containers") or []), *spec["containers"]]:
             as_dict = {
@@ -92,7 +104,7 @@ class LogFeeder:
                 ],
             }
             path = self.folder / f"{meta['namespace']}_{meta['name']}_{container['name']}.log"
-            path.write_text(container_log(as_dict))
+            path.write_text(probe if probe is not None else container_log(as_dict))
             entries.append({"containers": [container["name"]], "logsFile": str(path)})
         with contextlib.suppress(Exception):
             self.api.apply(
@@ -103,3 +115,15 @@ class LogFeeder:
                     "spec": {"logs": entries},
                 }
             )
+
+    def _probe_report(self, pod: dict[str, Any]) -> str | None:
+        """A GPU node probe pod's log: what that node's hardware would report. No GPU runs
+        here, so the node's annotation chooses a recorded report (healthy unless it says)."""
+        labels = pod["metadata"].get("labels") or {}
+        if labels.get(PROBE_LABEL[0]) != PROBE_LABEL[1]:
+            return None
+        node = self.api.get("v1", "Node", pod["spec"]["node_name"]) or {}
+        fixture = ((node.get("metadata") or {}).get("annotations") or {}).get(
+            PROBE_ANNOTATION, "healthy"
+        )
+        return probe_report(fixture)
