@@ -168,6 +168,30 @@ def test_cancel_waits_until_the_pods_are_gone(project, kube_api, capsys):
     assert kube_api.list_objects("v1", "Pod", namespace="team") == []
 
 
+def test_cancel_waits_until_the_rayjob_itself_is_gone(project, kube_api, kube_client):
+    # Deleted in the foreground (or held by KubeRay's finalizer), a RayJob outlives its cluster
+    # and pods for a while; a resubmit of its name meanwhile would be refused as AlreadyExists.
+    from tau.runs.cancel import cancel
+
+    kube_api.register_kueue_kuberay_tau_kinds()
+    assert main(["run", "train", "-n", "team"]) == 0
+    rayjob = kube_api.get_object("ray.io/v1", "RayJob", "train", namespace="team")
+    rayjob["metadata"]["finalizers"] = ["ray.io/rayjob-finalizer"]
+    kube_api.put(rayjob)
+    naps: list[float] = []
+
+    def kuberay_lets_go(seconds: float) -> None:
+        naps.append(seconds)
+        held = kube_api.get_object("ray.io/v1", "RayJob", "train", namespace="team")
+        assert held["metadata"]["deletionTimestamp"]
+        held["metadata"]["finalizers"] = []
+        kube_api.put(held)
+
+    result = cancel(kube_client, "team", "train", sleep=kuberay_lets_go)
+    assert result.complete and naps == [1.0]
+    assert kube_api.list_objects("ray.io/v1", "RayJob", namespace="team") == []
+
+
 def test_cancel_of_a_missing_run_is_a_clear_error(project, kube_api, capsys):
     assert main(["run", "cancel", "ghost", "-n", "team"]) == 3
     assert "run team/ghost not found" in capsys.readouterr().err

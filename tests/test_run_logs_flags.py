@@ -95,3 +95,32 @@ def test_job_only_flags_are_refused_for_a_rayjob(project, kube_api, capsys):  # 
         "--all-containers, --prefix apply to Job pods; train is a RayJob whose driver log "
         "has one source"
     ) in err
+
+
+def test_logs_of_a_rayjob_whose_cluster_was_torn_down_say_the_run_ended(
+    project,  # noqa: F811
+    kube_api,
+    capsys,
+):
+    # KubeRay deletes a finished RayJob's RayCluster, and the head pod with its driver log.
+    kube_api.register_kueue_kuberay_tau_kinds()
+    assert main(["run", "train", "-n", "team"]) == 0
+    kube_api.set_status(
+        "ray.io/v1",
+        "RayJob",
+        "train",
+        {
+            "jobDeploymentStatus": "Complete",
+            "jobStatus": "SUCCEEDED",
+            "rayClusterName": "train-abcde",
+        },
+        namespace="team",
+    )
+    capsys.readouterr()
+    assert main(["run", "logs", "train", "-n", "team"]) == 3
+    err = capsys.readouterr().err
+    assert err.startswith(
+        "error: RayJob team/train has ended (Complete) and none of its pods remain, "
+        "so its logs are gone\n"
+    )
+    assert "tau run status train -n team` shows how it ended" in err

@@ -423,7 +423,7 @@ def cancel(name: str, *, where: Where = Where(), wait: bool = True, timeout: flo
 
     Args:
         name: Run name.
-        wait: Wait until pods and the RayCluster are gone.
+        wait: Wait until the workload, its pods and the RayCluster are gone.
         timeout: Seconds to wait for teardown.
     """
     from tau.errors import UsageError

@@ -1,4 +1,4 @@
-"""`tau run cancel`: delete the workload and wait until its pods and RayCluster are gone.
+"""`tau run cancel`: delete the workload and wait until it, its pods and RayCluster are gone.
 
 Performs I/O. Waiting matters: a resubmit admitted while the old pods still hold their GPUs
 lands on an occupied node, so "cancelled" is only said once teardown is complete.
@@ -39,13 +39,21 @@ class CancelResult:
         )
 
 
-def _remaining(api_client: Any, namespace: str, kind: str, name: str, cluster: str | None) -> int:
+def _remaining(
+    api_client: Any, namespace: str, kind: str, name: str, cluster: str | None, uid: str
+) -> int:
     from tau.kube import resources
 
     selector = f"{RAY_CLUSTER_LABEL}={cluster}" if kind == "RayJob" else f"{JOB_NAME_LABEL}={name}"
-    count = 0
+    # The workload itself first: a RayJob deleted in the foreground outlives its RayCluster
+    # and pods until the garbage collector (and KubeRay's finalizer) let it go, and a resubmit
+    # of the same name meanwhile is refused as AlreadyExists.
+    workload = resources.find(
+        api_client, RAYJOB if kind == "RayJob" else JOB, name, namespace=namespace
+    )
+    count = int(workload is not None and (workload.get("metadata") or {}).get("uid") == uid)
     if kind == "Job" or cluster:
-        count = len(resources.list_items(api_client, POD, namespace=namespace, selector=selector))
+        count += len(resources.list_items(api_client, POD, namespace=namespace, selector=selector))
     if kind == "RayJob" and cluster:
         count += resources.find(api_client, RAYCLUSTER, cluster, namespace=namespace) is not None
     return count
@@ -70,6 +78,7 @@ def cancel(
 
     kind, obj = find(api_client, namespace, name)
     cluster = (obj.get("status") or {}).get("rayClusterName")
+    uid = str((obj.get("metadata") or {}).get("uid") or "")
     if kind == "RayJob":
         resources.delete(api_client, RAYJOB, name, namespace=namespace, propagation="Foreground")
     else:
@@ -79,7 +88,7 @@ def cancel(
     if not wait:
         return CancelResult(kind, namespace, name, complete=False)
     deadline = clock() + timeout
-    while _remaining(api_client, namespace, kind, name, cluster):
+    while _remaining(api_client, namespace, kind, name, cluster, uid):
         if clock() >= deadline:
             raise ClusterError(
                 f"{kind} {namespace}/{name} was deleted but its pods are still "

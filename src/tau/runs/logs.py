@@ -118,6 +118,24 @@ def _sources(
     return [(p["metadata"]["name"], opts.container or "main") for p in pods]
 
 
+def _ended(kind: str, obj: dict[str, Any]) -> str | None:
+    """How the run ended (a KubeRay status or a Job condition type), or None if it has not."""
+    from tau.status import tables
+
+    status = obj.get("status") or {}
+    if kind == "RayJob":
+        deployment = str(status.get("jobDeploymentStatus") or "")
+        if deployment in tables.RAYJOB_TERMINAL_STATE:
+            return deployment
+        job_status = str(status.get("jobStatus") or "")
+        return job_status if job_status in tables.RAY_JOB_TERMINAL_STATE else None
+    ending = {condition for condition, _ in tables.JOB_TERMINAL_CONDITIONS}
+    for cond in status.get("conditions") or []:
+        if cond.get("status") == "True" and cond.get("type") in ending:
+            return str(cond["type"])
+    return None
+
+
 def stream(
     api_client: Any,
     namespace: str,
@@ -140,6 +158,15 @@ def stream(
     kind, obj = find(api_client, namespace, name)
     sources = _sources(kind, obj, api_client, namespace, name, opts)
     if not sources:
+        ended = _ended(kind, obj)
+        if ended:
+            # A finished run's pods are not coming: KubeRay deletes the RayCluster (and the
+            # driver log on its head pod) soon after the driver ends.
+            raise ClusterError(
+                f"{kind} {namespace}/{name} has ended ({ended}) and none of its pods remain, "
+                "so its logs are gone",
+                hint=f"`tau run status {name} -n {namespace}` shows how it ended",
+            )
         raise ClusterError(
             f"{kind} {namespace}/{name} has no pods yet, so no logs",
             hint=f"`tau run status {name} -n {namespace}` shows where it waits",
