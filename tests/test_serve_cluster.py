@@ -173,6 +173,23 @@ def test_a_name_taken_by_an_object_tau_did_not_deploy_is_a_conflict(tau, kube_ap
     assert f"Deployment {NS}/api exists and was not deployed by tau serve" in err
 
 
+def test_a_refused_deployment_creates_no_service_either(tau, kube_api):
+    kube_api.put(
+        {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": {"name": "api", "namespace": NS},
+            "spec": {"replicas": 1},
+        }
+    )
+    code, out, err = _deploy(tau, "api", "--kind", "deployment")
+    assert code == 3 and out == ""
+    assert f"Deployment {NS}/api exists and was not deployed by tau serve" in err
+    # The Service comes first in apply order: it must not be left behind, selecting nothing.
+    assert kube_api.get_object("v1", "Service", "api", namespace=NS) is None
+    assert [r.method for r in kube_api.requests if r.method not in ("GET",)] == []
+
+
 def test_deploy_needs_an_explicit_namespace(tau, kuberay):
     code, _, err = tau("serve", "deploy", "chat", "--profile", "serve-cpu", "--image", IMAGE)
     assert code == 1

@@ -237,6 +237,41 @@ def test_the_serve_config_is_yaml_naming_the_app_and_its_port():
     ]
 
 
+def _kuberay_cluster_hash_input(**flags) -> str:
+    """What KubeRay compares on a RayService update (generateHashWithoutReplicasAndWorkersToDelete):
+    the cluster spec without each worker group's replicas, bounds and workersToDelete."""
+    (doc,) = render.render(_spec(**flags), redact=False)
+    cluster = json.loads(json.dumps(doc["spec"]["rayClusterConfig"]))
+    for group in cluster["workerGroupSpecs"]:
+        for key in ("replicas", "minReplicas", "maxReplicas", "scaleStrategy"):
+            group.pop(key, None)
+    return json.dumps(cluster, sort_keys=True)
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        ({}, {"replicas": 2}),
+        ({"replicas": 3}, {"replicas": 2}),
+        ({"min_replicas": 1, "max_replicas": 4}, {"min_replicas": 1, "max_replicas": 8}),
+        ({"min_replicas": 1, "max_replicas": 4}, {"min_replicas": 2, "max_replicas": 4}),
+    ],
+)
+def test_a_redeploy_with_another_size_changes_what_kuberay_compares(before, after):
+    # KubeRay ignores a change of the replica fields alone (the autoscaler's), so the size is
+    # also on the worker template: a redeploy with a new size rolls out a RayCluster of it.
+    assert _kuberay_cluster_hash_input(**before) != _kuberay_cluster_hash_input(**after)
+    assert _kuberay_cluster_hash_input(**after) == _kuberay_cluster_hash_input(**after)
+    (doc,) = render.render(_spec(**after), redact=True)
+    (group,) = doc["spec"]["rayClusterConfig"]["workerGroupSpecs"]
+    size = group["template"]["metadata"]["annotations"][meta.ANNOTATION_SERVE_WORKERS]
+    assert size == (
+        f"{group['minReplicas']}-{group['maxReplicas']}"
+        if "max_replicas" in after
+        else str(group["replicas"])
+    )
+
+
 def test_a_service_is_no_kueue_workload():
     for kind in ("rayservice", "deployment"):
         for doc in render.render(_spec(kind=kind), redact=True):

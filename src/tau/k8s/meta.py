@@ -119,3 +119,7 @@ def label_value(text: str) -> str:
 # checkpoint it was deployed from (pvc://CLAIM/PATH).
 LABEL_SERVICE = _P + "service"
 ANNOTATION_CHECKPOINT_URI = _P + "checkpoint-uri"
+#: A RayService worker group's size ("2", or "1-4" when autoscaling) on its pod template:
+#: KubeRay leaves replicas/minReplicas/maxReplicas out of the cluster hash it compares on an
+#: update, so without it a redeploy that changes only the size never reaches the RayCluster.
+ANNOTATION_SERVE_WORKERS = _P + "serve-workers"

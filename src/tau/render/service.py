@@ -233,13 +233,23 @@ def _worker_group(spec: ServeSpec, *, redact: bool) -> dict[str, Any]:
         gpu_pod=True,
         redact=redact,
     )
+    # The size is also a template annotation: KubeRay ignores a change of the replica fields
+    # alone (they are the autoscaler's), so a redeploy with a new size must change the template
+    # for KubeRay to roll out a RayCluster of that size (a zero-downtime upgrade).
+    size = f"{low}-{high}" if spec.autoscaling else str(spec.replicas)
     return {
         "groupName": WORKER_GROUP,
         "replicas": spec.replicas,
         "minReplicas": low,
         "maxReplicas": high,
         "rayStartParams": {"num-gpus": str(spec.gpus)},
-        "template": {"metadata": {"labels": labels(spec)}, "spec": pod_spec},
+        "template": {
+            "metadata": {
+                "labels": labels(spec),
+                "annotations": {meta.ANNOTATION_SERVE_WORKERS: size},
+            },
+            "spec": pod_spec,
+        },
     }
 
 

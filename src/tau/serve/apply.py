@@ -57,6 +57,31 @@ def _replacement(doc: dict[str, Any], existing: dict[str, Any]) -> dict[str, Any
     return body
 
 
+def _foreign(kind: str, namespace: str, name: str) -> ClusterError:
+    return ClusterError(
+        f"{kind} {namespace}/{name} exists and was not deployed by tau serve",
+        status=409,
+        hint="choose another service name, or remove that object yourself if it is really unused",
+    )
+
+
+def _refuse_foreign(api_client: Any, doc: dict[str, Any], context: str | None) -> None:
+    """Raise when `doc`'s name is taken by an object tau did not deploy. A read that is not
+    allowed checks nothing: the create that follows reports what was refused.
+    """
+    from tau.kube import resources
+
+    kind, name, ns = doc["kind"], doc["metadata"]["name"], doc["metadata"]["namespace"]
+    try:
+        existing = resources.find(api_client, RESOURCES[kind], name, namespace=ns, context=context)
+    except ClusterError as exc:
+        if exc.status == 403:
+            return
+        raise
+    if existing is not None and not _owned_by_tau(existing, name):
+        raise _foreign(kind, ns, name)
+
+
 def _apply_one(api_client: Any, doc: dict[str, Any], dry_run: bool, context: str | None) -> Applied:
     from tau.kube import resources
 
@@ -72,12 +97,7 @@ def _apply_one(api_client: Any, doc: dict[str, Any], dry_run: bool, context: str
             raise
     existing = resources.get(api_client, resource, name, namespace=ns, context=context)
     if not _owned_by_tau(existing, name):
-        raise ClusterError(
-            f"{kind} {ns}/{name} exists and was not deployed by tau serve",
-            status=409,
-            hint="choose another service name, or remove that "
-            "object yourself if it is really unused",
-        )
+        raise _foreign(kind, ns, name)
     body = _replacement(doc, existing)
     return Applied(
         kind,
@@ -107,6 +127,10 @@ def apply_service(
     Raises:
         ClusterError: the API refused, or the name belongs to an object tau did not deploy.
     """
+    # Every name is checked before anything is written: a Deployment's Service comes first in
+    # apply order, and a refused Deployment must not leave a new Service selecting nothing.
+    for doc in documents:
+        _refuse_foreign(api_client, doc, context)
     applied = [_apply_one(api_client, doc, server_dry_run, context) for doc in documents]
     kinds = {doc["kind"] for doc in documents}
     if "Deployment" in kinds and "Service" not in kinds and not server_dry_run:
