@@ -233,6 +233,36 @@ def test_every_lifecycle_event_row_of_the_contract(emulator, kube_client, store,
     assert run == [{"state": "failed"}]
 
 
+def test_the_same_event_on_two_pods_of_a_run_is_two_rows(emulator, kube_client, store, capsys):
+    # Each pod of a multi-pod run gets the same message from the same source in the same
+    # second ("Started container trainer", "Pulling image ..."): two events, not a conflict.
+    seed_run(emulator, kube_client, "train")
+    emulator.put(
+        pod("train-1", "train", phase="Running",
+            conditions=[true_since("PodScheduled", "2026-12-01T10:00:40Z")])
+    )  # fmt: skip
+    for name in ("train-0", "train-1"):
+        emulator.put(
+            {"apiVersion": "v1", "kind": "Event",
+             "metadata": {"name": f"{name}.started", "namespace": NS},
+             "involvedObject": {"kind": "Pod", "name": name, "namespace": NS},
+             "reason": "Started", "type": "Normal", "source": {"component": "kubelet"},
+             "message": "Started container trainer", "lastTimestamp": "2026-12-01T10:00:45Z"}
+        )  # fmt: skip
+    result = autocapture(capsys, store, "-n", NS)
+    assert result.code == 0, result.err
+    rows = sql(capsys, store, "select event_id, payload from events where message like 'Started%'")
+    assert sorted(json.loads(r["payload"])["object"] for r in rows) == ["train-0", "train-1"]
+    assert len({r["event_id"] for r in rows}) == 2
+    # `capture run-profile` of the same run afterwards records the same two rows again.
+    again = portal(
+        capsys, "experiment", "capture", "run-profile", "train", "-n", NS, *CTX,
+        "--store", store, "--no-history", "-o", "json",
+    )  # fmt: skip
+    assert again.code == 0, again.err
+    assert len(sql(capsys, store, "select 1 from events where message like 'Started%'")) == 2
+
+
 def test_state_only_moves_forward_and_terminal_states_conflict(
     emulator, kube_client, store, capsys
 ):

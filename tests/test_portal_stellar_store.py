@@ -7,6 +7,7 @@ import json
 import math
 import os
 import re
+import signal
 import subprocess
 import sys
 import tempfile
@@ -276,6 +277,32 @@ def test_open_without_browser_prints_the_url(store: Path) -> None:
         proc.wait(timeout=15)
 
 
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT])
+def test_a_stop_signal_drains_and_exits_zero(store: Path, stop: signal.Signals) -> None:
+    # Contract §10: SIGINT/SIGTERM drain the server; only a drain that times out is a failure.
+    proc = subprocess.Popen(
+        [*PORTAL, "portal", "serve", "--store", str(store), "--addr", "127.0.0.1:0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "TAU_CONFIG_DIR": str(store.parent / "cfg")},
+        cwd=tempfile.gettempdir(),
+    )
+    assert proc.stderr is not None
+    try:
+        while not (line := proc.stderr.readline()).startswith("serving "):
+            assert line, "server exited before serving"
+        url = re.search(r"http://\S+", line)
+        assert url is not None and fetch(url.group(0))[0] == 200
+        proc.send_signal(stop)
+        assert proc.wait(timeout=15) == 0
+        assert "interrupted" not in proc.stderr.read()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=15)
+
+
 def test_bad_addr_is_bad_input(run: Run, store: Path) -> None:
     code, _, err = run("experiment", "serve", "--store", str(store), "--addr", "nonsense")
     assert code == 1 and 'parse --addr "nonsense"' in err
@@ -298,6 +325,10 @@ def test_portal_serve_without_a_cluster_degrades_per_board(store: Path, tmp_path
         assert any(
             line.startswith("warning: Jobs, Ray, Nodes, and Runs boards disabled") for line in lines
         )
+        assert (
+            "warning: Cluster Health, Cost, and Node Utilization boards disabled (set "
+            "--kusto-endpoint, or --kusto-query-command for a custom adapter)"
+        ) in lines
         base = url.removesuffix("/portal")
         status, body = fetch(base + "/api/portal/runs")
         assert status == 503 and json.loads(body)["code"] == "SOURCE_UNAVAILABLE"

@@ -85,6 +85,7 @@ def cluster_objects() -> list[dict[str, Any]]:
                 "labels": {
                     "tau.azure.com/gpu-class": "h100",
                     "tau.azure.com/gpu-health": "healthy",
+                    "node.kubernetes.io/instance-type": "Standard_ND96isr_H100_v5",
                 },
             },
             "status": {
@@ -173,9 +174,18 @@ def test_queue_nodes_and_ray_boards(portal: tuple[Served, KubeApiServer]) -> Non
     status, ray = served.json("/api/portal/ray")
     assert status == 200 and ray["clusters"][0]["availableWorkers"] == 1
     status, overview = served.json("/api/portal/overview")
-    assert (
-        overview["cards"]["fleet"]["gpuNodes"] == 1 and overview["cards"]["queue"]["pending"] == 1
-    )
+    assert overview["cards"]["fleet"] == {
+        "totalNodes": 2,
+        "readyNodes": 2,
+        "gpuNodes": 1,
+        "totalGPUs": 8,
+        # Contract §10's fleet card: every node's cores and memory (the system node reports no
+        # memory: it adds nothing, it is not zero), and the GPU nodes' most common VM size.
+        "totalCPUCores": 104,
+        "totalMemoryGiB": 1800.0,
+        "topSKU": "Standard_ND96isr_H100_v5",
+    }
+    assert overview["cards"]["queue"]["pending"] == 1
     assert (
         overview["cards"]["health"] is None
         and "not configured" in overview["cards"]["healthUnavailable"]

@@ -100,6 +100,8 @@ APP_COMPONENT = "app.kubernetes.io/component"
 APP_INSTANCE = "app.kubernetes.io/instance"
 NODE_HOSTNAME = "kubernetes.io/hostname"
 NODE_ZONE = "topology.kubernetes.io/zone"
+#: The node's VM size (an AKS node's SKU); the portal's fleet card counts it.
+NODE_INSTANCE_TYPE = "node.kubernetes.io/instance-type"
 #: AKS node-pool mode (`system` or `user`): heads and controllers stay on the system pool.
 AKS_NODE_MODE = "kubernetes.azure.com/mode"
 

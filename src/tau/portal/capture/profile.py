@@ -149,8 +149,15 @@ def profile_of(snapshot: Snapshot, state: State, *, cluster: str | None = None) 
 
 
 def _event(run_id: str, time: str | None, type_: str, source: str, severity: str,
-           message: str, payload: Mapping[str, Any]) -> Row:  # fmt: skip
-    identity = json.dumps([run_id, type_, source, time, message], separators=(",", ":"))
+           message: str, payload: Mapping[str, Any],
+           about: tuple[str, ...] = ()) -> Row:  # fmt: skip
+    """One event row; its id hashes what makes it this event.
+
+    `about` names the object a Kubernetes Event is about: its message alone does not (every pod
+    of a run gets "Started container trainer" or "Pulling image ..." in the same second), and
+    two such events must stay two rows, not one id with two payloads (a write conflict).
+    """
+    identity = json.dumps([run_id, type_, source, time, message, *about], separators=(",", ":"))
     return {
         "event_id": "event-" + hashlib.sha256(identity.encode()).hexdigest()[:16],
         "run_id": run_id,
@@ -230,4 +237,5 @@ def _events(snapshot: Snapshot, kind: str, obj: Mapping[str, Any], run_id: str) 
             "warning" if e.get("type") == "Warning" else "info", str(e.get("message") or ""),
             {"reason": e.get("reason"), "object": involved.get("name"),
              "kind": involved.get("kind")},
+            about=(str(involved.get("kind") or ""), str(involved.get("name") or "")),
         )  # fmt: skip

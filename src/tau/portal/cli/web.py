@@ -265,7 +265,7 @@ def portal_serve(
     """Serve the portal: live cluster boards at /portal, plus Stellar when a store is set."""
     from tau.errors import TauError
     from tau.portal.web.app import create_app
-    from tau.portal.web.boards import KUSTO_REASON
+    from tau.portal.web.boards import KUSTO_WARNING
     from tau.portal.web.cluster import ClusterReader
     from tau.portal.web.stellar_routes import Stellar
 
@@ -278,7 +278,7 @@ def portal_serve(
             f"warning: Jobs, Ray, Nodes, and Runs boards disabled (no Kubernetes access): {reason}",
             file=sys.stderr,
         )
-    print(f"warning: {KUSTO_REASON.removeprefix('not configured: ')}", file=sys.stderr)
+    print(KUSTO_WARNING, file=sys.stderr)
     reader = ClusterReader(api_client, namespace=namespace, unavailable=reason)
     stellar_app = None
     if store or os.environ.get("TAU_EXP_STORE") or os.environ.get("TAU_EXP_STORE_ROOT"):

@@ -366,6 +366,31 @@ KUSTO_REASON = (
     "not configured: Cluster Health, Cost, and Node Utilization boards need Kusto "
     "(set --kusto-endpoint, or --kusto-query-command for a custom adapter)"
 )
+#: What `portal serve` prints at startup without a Kusto source (contract §10, word for word).
+KUSTO_WARNING = (
+    "warning: Cluster Health, Cost, and Node Utilization boards disabled "
+    "(set --kusto-endpoint, or --kusto-query-command for a custom adapter)"
+)
+
+
+def _fleet_capacity(nodes: list[Obj]) -> dict[str, Any]:
+    """CPU cores and memory of every node, and the most common VM SKU of the GPU nodes (the
+    `node.kubernetes.io/instance-type` label); null when no node reports it.
+    """
+    cpus = [_num(((n.get("status") or {}).get("capacity") or {}).get("cpu")) for n in nodes]
+    memory = [_num(((n.get("status") or {}).get("capacity") or {}).get("memory")) for n in nodes]
+    skus: dict[str, int] = {}
+    for n in nodes:
+        sku = _labels(n).get(meta.NODE_INSTANCE_TYPE)
+        if sku and _is_gpu_node(n):
+            skus[sku] = skus.get(sku, 0) + 1
+    measured_cpu = [c for c in cpus if c is not None]
+    measured_memory = [m for m in memory if m is not None]
+    return {
+        "totalCPUCores": sum(measured_cpu) if measured_cpu else None,
+        "totalMemoryGiB": round(sum(measured_memory) / 2**30, 1) if measured_memory else None,
+        "topSKU": min(skus, key=lambda k: (-skus[k], k)) if skus else None,
+    }
 
 
 @_once
@@ -380,6 +405,7 @@ def overview(view: ClusterView) -> dict[str, Any]:
             "readyNodes": sum(1 for n in all_nodes if _true(n, "Ready")),
             "gpuNodes": len(nodes),
             "totalGPUs": sum(n["gpuCapacity"] or 0 for n in nodes),
+            **_fleet_capacity(all_nodes),
         }
     except Unavailable as exc:
         cards["fleet"], cards["fleetUnavailable"] = None, str(exc)

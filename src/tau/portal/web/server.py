@@ -7,8 +7,11 @@ The socket is bound before anything is printed or opened, so the printed URL is 
 from __future__ import annotations
 
 import ipaddress
+import signal
 import socket
-from collections.abc import Callable, Iterable
+import threading
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -104,7 +107,13 @@ def warning_for(address: Address) -> str | None:
 
 
 def run(app: Any, sock: socket.socket, *, on_started: Callable[[], None] | None = None) -> None:
-    """Serve `app` on the bound socket until interrupted (5 s graceful drain)."""
+    """Serve `app` on the bound socket until SIGINT or SIGTERM, then drain (5 s) and return.
+
+    A stop signal is the way to end a server, not a failure: after the drain the command exits
+    0 (contract §10). uvicorn re-raises the signal it caught once it has shut down, which would
+    end the process by that signal (exit -15, or "interrupted" for Ctrl-C); the handlers
+    installed around it take that re-raised signal instead.
+    """
     import uvicorn
 
     config = uvicorn.Config(
@@ -124,4 +133,23 @@ def run(app: Any, sock: socket.socket, *, on_started: Callable[[], None] | None 
             on_started()
 
         server.startup = startup  # type: ignore[method-assign]
-    server.run(sockets=[sock])
+    with _stop_signals(server):
+        server.run(sockets=[sock])
+
+
+@contextmanager
+def _stop_signals(server: Any) -> Iterator[None]:
+    """SIGINT and SIGTERM ask `server` to stop (uvicorn installs its own while it serves)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum: int, frame: Any) -> None:
+        server.should_exit = True
+
+    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
