@@ -72,6 +72,62 @@ def test_forbidden_and_unauthorized_are_plain_and_say_who_to_ask() -> None:
     )
 
 
+def test_an_rbac_denial_asks_for_access_but_an_admission_refusal_says_why() -> None:
+    rbac = {
+        "reason": "Forbidden",
+        "message": 'jobs.batch is forbidden: User "u" cannot create resource "jobs" in API '
+        'group "batch" in the namespace "team"',
+    }
+    err = translate(api_error(403, rbac), "create", JOB, namespace="team", name="train")
+    assert err is not None and err.message.startswith("you are not allowed to create")
+    quota = {
+        "reason": "Forbidden",
+        "message": 'jobs.batch "train" is forbidden: exceeded quota: jobs, requested: '
+        "count/jobs.batch=1, used: count/jobs.batch=0, limited: count/jobs.batch=0",
+    }
+    err = translate(api_error(403, quota), "create", JOB, namespace="team", name="train")
+    assert err is not None and err.status == 403 and err.exit_code == ExitCode.CLUSTER
+    assert err.message == (
+        'the cluster refused to create jobs.batch "train" in namespace "team" (403 Forbidden): '
+        + quota["message"]
+    )
+    assert "not your permissions" in (err.hint or "")
+
+
+def test_an_invalid_object_names_each_field_the_server_refused() -> None:
+    body = {
+        "reason": "Invalid",
+        "code": 422,
+        "message": 'Job.batch "train" is invalid: spec.template.spec.priorityClassName: Invalid '
+        'value: "Bad_Class": a lowercase RFC 1123 subdomain',
+        "details": {
+            "name": "train",
+            "kind": "Job",
+            "causes": [
+                {
+                    "reason": "FieldValueInvalid",
+                    "message": 'Invalid value: "Bad_Class": a lowercase RFC 1123 subdomain',
+                    "field": "spec.template.spec.priorityClassName",
+                }
+            ],
+        },
+    }
+    err = translate(api_error(422, body), "create", JOB, namespace="team", name="train")
+    assert err is not None and err.status == 422 and err.exit_code == ExitCode.CLUSTER
+    assert err.message == (
+        'the API server rejected Job "train" in namespace "team" as invalid (422 Invalid): '
+        'spec.template.spec.priorityClassName: Invalid value: "Bad_Class": a lowercase RFC '
+        "1123 subdomain"
+    )
+    # No causes: the message, without the preamble tau already says.
+    del body["details"]
+    err = translate(api_error(422, body), "create", JOB, namespace="team", name="train")
+    assert err is not None and err.message.endswith(
+        '(422 Invalid): spec.template.spec.priorityClassName: Invalid value: "Bad_Class": a '
+        "lowercase RFC 1123 subdomain"
+    )
+
+
 def test_conflicts() -> None:
     exists = translate(
         api_error(409, {"reason": "AlreadyExists"}), "create", RAYJOB, namespace="t", name="train"

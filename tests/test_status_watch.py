@@ -11,6 +11,7 @@ import pytest
 from kubernetes import client
 from rich.console import Console
 
+from tau.k8s.kinds import JOB
 from tau.status.watch import ChangeFeed, watch
 from tests.test_status_fetch import NS, kubelet_runs, kueue_admits, submit_job
 
@@ -239,3 +240,32 @@ def test_rayjob_watch_without_kuberay_does_not_crash(kube_api, kube_client):
         clock=lambda: NOW,
     )
     assert result.iterations == 2
+
+
+def test_a_bookmark_moves_the_resume_version_but_is_not_a_change(monkeypatch) -> None:
+    """The API server bookmarks every watch shortly before its timeout; redrawing for each
+    would refetch the whole run every few seconds while nothing changed."""
+    feed = ChangeFeed(None, NS, "train")
+    versions: list[str] = []
+
+    class Stream:
+        def __init__(self, resource_version: str) -> None:
+            versions.append(resource_version)
+            self.resource_version = resource_version
+
+        def __iter__(self):
+            if len(versions) > 1:
+                feed.stopped.set()
+                return
+            self.resource_version = "7"
+            yield "BOOKMARK", {"metadata": {"resourceVersion": "7"}}
+
+        def stop(self) -> None:
+            pass
+
+    monkeypatch.setattr(
+        "tau.kube.streams.watch_kind",
+        lambda *a, resource_version="", **k: Stream(resource_version),
+    )
+    feed._run(JOB, "", "metadata.name=train")
+    assert versions == ["", "7"] and feed.changes.empty()

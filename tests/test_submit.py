@@ -76,6 +76,23 @@ def test_a_name_taken_by_another_submission_is_a_clear_conflict(kube_api, kube_c
     assert "tau run cancel cpu-python" in err.value.hint
 
 
+def test_a_name_held_by_an_object_tau_did_not_submit_is_not_offered_to_cancel(
+    kube_api, kube_client
+):
+    docs = _docs("job-cpu-python", namespace="research")
+    foreign = {k: v for k, v in docs[0].items() if k != "metadata"}
+    foreign["metadata"] = {"name": "cpu-python", "namespace": "research"}
+    kube_api.put(foreign)
+    with pytest.raises(ClusterError) as err:
+        submit(kube_client, docs, submission_id="mine")
+    assert err.value.status == 409 and err.value.exit_code == 3
+    assert err.value.message == (
+        "Job research/cpu-python already exists and tau did not submit it "
+        f"(no {meta.ANNOTATION_SUBMISSION_ID} annotation)"
+    )
+    assert "tau run cancel" not in (err.value.hint or "")
+
+
 def test_a_server_dry_run_returns_objects_and_persists_nothing(kube_api, kube_client):
     result = submit(
         kube_client, _docs("job-preset-single-gpu"), submission_id="dry", server_dry_run=True

@@ -110,6 +110,33 @@ def test_check_ready_exits_zero(cluster: KubeApiServer, capsys) -> None:
     assert code == 0 and 'workspace "team-a" is Ready' in out
 
 
+def test_check_fails_when_the_caller_lacks_the_workspace_permissions(
+    cluster: KubeApiServer, capsys
+) -> None:
+    """Ready for the workspace's subject is not usable by a caller RBAC does not bind: the
+    check names what is missing, where, and who grants it, as `tau run` would."""
+    ws = tau_workspace()
+    ws["spec"]["authorization"] = {"mode": "workspace-rbac"}
+    ws["spec"]["role"] = "tau-researcher-v1"
+    put_ws(cluster, ws)
+    cluster.deny_access("create", "jobs", group="batch", namespace="team-a-ns")
+    cluster.deny_access("get", "pods", subresource="log")
+    code, out, err = run(capsys, "workspace", "check", "team-a", "--context", EMULATOR_CONTEXT)
+    assert code == 1 and out == ""
+    assert err.splitlines() == [
+        'error: workspace "team-a" is missing 2 permission(s) in namespace "team-a-ns": '
+        "create jobs.batch, get pods/log",
+        "  hint: the TauWorkspace owner (your platform operator) grants them by binding role "
+        'tau-researcher-v1 to your identity in namespace "team-a-ns"; tau cannot work around RBAC',
+    ]
+    code, out, _ = run(
+        capsys, "workspace", "check", "team-a", "--context", EMULATOR_CONTEXT, "-o", "json"
+    )
+    doc = json.loads(out)
+    assert code == 1 and doc["ready"] is False and doc["phase"] == "Ready"
+    assert doc["reason"].startswith('workspace "team-a" is missing 2 permission(s)')
+
+
 @pytest.mark.parametrize(
     ("kwargs", "fragment"),
     [

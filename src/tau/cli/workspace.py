@@ -104,7 +104,8 @@ def check(
     data_pvc: str | None = None,
     output: Annotated[str, Parameter(name=["--output", "-o"])] = "table",
 ) -> int:
-    """Exit non-zero unless the workspace is Ready.
+    """Exit non-zero unless the workspace is Ready and your identity holds the permissions its
+    authorization mode requires (the checks `tau run` makes before it submits).
 
     Args:
         name: Workspace name (default: the repository descriptor's workspace).
@@ -114,12 +115,28 @@ def check(
         output: table or json.
     """
     from tau.kube.workspaces import get_pvc
+    from tau.workspaces import permissions
     from tau.workspaces.readiness import not_ready_reason, readiness_hint, view
 
     check_output(output, _TABLE_JSON)
     conn, api, obj = _fetch(name, namespace, context)
     ws = view(obj)
     reason = not_ready_reason(ws)
+    hint = readiness_hint(ws)
+    if reason is None:
+        # Ready for its subject is not usable by this caller: a Ready workspace whose role is
+        # not bound to the caller would pass here and then refuse every `tau run`.
+        try:
+            permissions.check(
+                api,
+                ws.authorization_mode,
+                ws.namespace,
+                workspace=ws.name,
+                role=ws.role or None,
+                context=conn.context,
+            )
+        except permissions.PermissionsMissing as exc:
+            reason, hint = exc.message, exc.hint or ""
     warnings: list[str] = []
     pvc_phase = None
     if reason is None and data_pvc:
@@ -154,7 +171,7 @@ def check(
     for warning in warnings:
         print(f"warning: {warning}", file=sys.stderr)
     if reason is not None:
-        print(f"error: {reason}\n  hint: {readiness_hint(ws)}", file=sys.stderr)
+        print(f"error: {reason}\n  hint: {hint}", file=sys.stderr)
         return int(ExitCode.INVALID)
     return int(ExitCode.OK)
 

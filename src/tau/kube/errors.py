@@ -8,6 +8,7 @@ this module is safe to import from offline code). Call sites wrap each API call 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -109,10 +110,28 @@ def _from_status(
             f"token); if it persists, {_ASK}",
         )
     if status == 403:
+        refusal = _admission_refusal(body)
+        if refusal:
+            # Not RBAC: a quota, an admission policy or a webhook refused this object, so
+            # asking for access would not help; the server's reason is the one that does.
+            return ClusterError(
+                f"the cluster refused to {target}{on} (403 Forbidden): {refusal}",
+                status=403,
+                hint="an admission rule of the cluster (a ResourceQuota, a policy or a webhook) "
+                f"refused it, not your permissions; if the reason is unclear, {_ASK}",
+            )
         return ClusterError(
             f"you are not allowed to {target}{on} (403 Forbidden)",
             status=403,
             hint=f"{_ASK} (the TauWorkspace owner) to grant your identity access",
+        )
+    if status == 422:
+        return ClusterError(
+            f"the API server rejected {_subject(resource, namespace, name)} as invalid "
+            f"(422 Invalid): {_invalid_fields(body)}",
+            status=422,
+            hint="the cluster validates more than tau does offline; change the value that sets "
+            "the field named above and retry",
         )
     if status == 404:
         return _not_found(body, target, resource, namespace, name)
@@ -139,6 +158,46 @@ def _from_status(
     message = str(body.get("message") or "").strip()
     detail = f": {message}" if message else ""
     return ClusterError(f"the API server failed to {target} ({status}){detail}", status=status)
+
+
+#: How kube-apiserver's authorizer words a denial: `jobs.batch is forbidden: User "u" cannot
+#: create resource "jobs" in API group "batch" in the namespace "ns"` (or `cannot get path`).
+_RBAC_DENIAL = re.compile(r'\bcannot \S+ (resource|path) "')
+
+
+def _admission_refusal(body: dict[str, Any]) -> str:
+    """The server's message when a 403 came from admission (quota, policy, webhook), else "".
+
+    Only the authorizer says "cannot VERB resource"; a 403 without a message stays an RBAC
+    denial, the common case.
+    """
+    message = " ".join(str(body.get("message") or "").split())
+    if not message or _RBAC_DENIAL.search(message):
+        return ""
+    return message
+
+
+def _subject(resource: ResourceType, namespace: str | None, name: str | None) -> str:
+    what = f'{resource.kind} "{name}"' if name else resource.qualified
+    return what + (f' in namespace "{namespace}"' if namespace else "")
+
+
+def _invalid_fields(body: dict[str, Any]) -> str:
+    """What a 422 says is wrong, field by field, on one line: the server's causes, or its
+    message without the `Kind.group "name" is invalid: ` preamble tau has already said.
+    """
+    details = body.get("details") or {}
+    causes = [c for c in details.get("causes") or [] if isinstance(c, dict) and c.get("message")]
+    if causes:
+        text = "; ".join(
+            f"{c['field']}: {c['message']}" if c.get("field") else str(c["message"]) for c in causes
+        )
+    else:
+        text = str(body.get("message") or "").strip()
+        head, sep, rest = text.partition(" is invalid: ")
+        if sep and " " not in head.split('"')[0].strip():
+            text = rest
+    return " ".join(text.split()) or "the object is invalid"
 
 
 def _not_found(

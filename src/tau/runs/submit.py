@@ -99,9 +99,18 @@ def _recover(
     )
     if theirs == submission_id:
         return existing
+    if not theirs:
+        # Not a tau submission at all: cancel or resume would act on someone else's object.
+        raise ClusterError(
+            f"{kind} {namespace}/{name} already exists and tau did not submit it "
+            f"(no {meta.ANNOTATION_SUBMISSION_ID} annotation)",
+            status=409,
+            hint=f"give the run another name (`name:` in its config): that {kind} is not a "
+            "tau run, so it is not tau's to replace, cancel or resume",
+        )
     raise ClusterError(
         f"run {namespace}/{name} already exists from another submission "
-        f"({kind} {name}, submission-id {theirs or 'none'})",
+        f"({kind} {name}, submission-id {theirs})",
         status=409,
         hint=f"choose a distinct run name, or `tau run cancel {name} -n {namespace}` first, or "
         f"`tau run resume {name} --config PATH` to continue it",

@@ -136,8 +136,10 @@ class ChangeFeed:
             )
             self._watches.append(stream)
             try:
-                for _type, _obj in stream:
-                    self.changes.put(resource.plural)
+                for kind_of_change, _obj in stream:
+                    # A bookmark only moves the resume version on: nothing to redraw.
+                    if kind_of_change != "BOOKMARK":
+                        self.changes.put(resource.plural)
                     if self.stopped.is_set():
                         break
                 # Resume after the server's timeout where this stream left off.
