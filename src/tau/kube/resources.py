@@ -242,7 +242,11 @@ def _write(
     dry_run: bool,
     context: str | None,
 ) -> Obj:
-    options: dict[str, Any] = {"dry_run": "All"} if dry_run else {}
+    # Strict, as kubectl sends it: a field the server does not know (a typo, a field of a
+    # newer CRD version) is an error, not silently dropped from what the run gets.
+    options: dict[str, Any] = {"field_validation": "Strict"}
+    if dry_run:
+        options["dry_run"] = "All"
     name = (body.get("metadata") or {}).get("name")
     # create addresses the collection; replace addresses the object by name.
     named = str(name) if verb == "replace" else None

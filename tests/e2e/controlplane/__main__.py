@@ -162,6 +162,10 @@ def e2e(pytest_args: list[str]) -> int:
         targets = [a for a in pytest_args if not a.startswith("-")] or ["tests/e2e"]
         options = [a for a in pytest_args if a.startswith("-")]
         code = pytest.main(["-m", "e2e", "-p", "no:cacheprovider", *options, *targets])
+        if code not in (0, 5):
+            # What each component said last: the failure's other half, before it is removed.
+            for proc in current.plane.supervisor.processes:
+                print(f"--- {proc.name} (last lines of {proc.log.name})\n{proc.tail(15)}")
         return int(code)
     except KeyboardInterrupt:
         print("error: interrupted; the control plane is stopped", file=sys.stderr)
