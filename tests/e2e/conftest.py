@@ -92,18 +92,17 @@ def connection_descriptor(workspace: str, context: str) -> dict[str, Any]:
     }
 
 
-@pytest.fixture(scope="session")
-def repo(researcher: Researcher, tmp_path_factory: pytest.TempPathFactory) -> Shell:
-    """A researcher's repository connected to the workspace (trusted once, as a user does)."""
-    root = tmp_path_factory.mktemp("repo")
-    (root / "tau").mkdir()
+def connected_repo(root: Path, workspace: str, context: str, kubeconfig: Path) -> Shell:
+    """A Git repository at `root` whose descriptor names `workspace` through `context` of
+    `kubeconfig` (access method kubeconfig), trusted once, as a user does."""
+    (root / "tau").mkdir(parents=True, exist_ok=True)
     (root / "tau" / "workspace.connection.yaml").write_text(
-        yaml.safe_dump(connection_descriptor(researcher.workspace, researcher.context))
+        yaml.safe_dump(connection_descriptor(workspace, context))
     )
     subprocess.run(["git", "init", "-q", str(root)], check=True)
     env = {
         **os.environ,
-        "KUBECONFIG": str(researcher.kubeconfig),
+        "KUBECONFIG": str(kubeconfig),
         "TAU_CONFIG_DIR": str(root / ".tau-config"),
         "NO_COLOR": "1",
         "HOME": str(root),
@@ -112,6 +111,17 @@ def repo(researcher: Researcher, tmp_path_factory: pytest.TempPathFactory) -> Sh
     shell = Shell(env, root)
     shell.ok("workspace", "connection", "--trust")
     return shell
+
+
+@pytest.fixture(scope="session")
+def repo(researcher: Researcher, tmp_path_factory: pytest.TempPathFactory) -> Shell:
+    """The researcher's repository connected to the workspace."""
+    return connected_repo(
+        tmp_path_factory.mktemp("repo"),
+        researcher.workspace,
+        researcher.context,
+        researcher.kubeconfig,
+    )
 
 
 @pytest.fixture(scope="session")

@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.e2e.conftest import Shell, connection_descriptor, wait_for
+from tests.e2e.conftest import Shell, connected_repo, wait_for
 from tests.e2e.controlplane.cluster import ControlPlane
 from tests.e2e.controlplane.objects import Api
 from tests.e2e.controlplane.pki import write_kubeconfig
@@ -143,22 +143,7 @@ def identity_repo(
         context=context,
         namespace=researcher.namespace,
     )
-    repo = root / "repo"
-    (repo / "tau").mkdir(parents=True)
-    (repo / "tau" / "workspace.connection.yaml").write_text(
-        yaml.safe_dump(connection_descriptor(researcher.workspace, context))
-    )
-    subprocess.run(["git", "init", "-q", str(repo)], check=True)
-    env = {
-        **os.environ,
-        "KUBECONFIG": str(kubeconfig),
-        "TAU_CONFIG_DIR": str(root / ".tau-config"),
-        "NO_COLOR": "1",
-        "HOME": str(root),
-    }
-    env.pop("TAU_CONTEXT", None)
-    shell = Shell(env, repo)
-    shell.ok("workspace", "connection", "--trust")
+    shell = connected_repo(root / "repo", researcher.workspace, context, kubeconfig)
     return shell, context
 
 

@@ -23,12 +23,18 @@ def write_target(shell: Shell, name: str, config: dict[str, Any]) -> None:
     (shell.cwd / "tau" / config["entrypoint"]).write_text(SCRIPT)
 
 
-def gpu_job(name: str, outcome: str | None, log: str = "", **extra: Any) -> dict[str, Any]:
-    env = {}
+def fake_env(outcome: str | None, log: str = "", **more: str) -> dict[str, str]:
+    """runtime.env for the fake nodes: how the run ends and what it prints (kwok-stages.yaml)."""
+    env = dict(more)
     if outcome:
         env["E2E_OUTCOME"] = outcome
     if log:
         env["E2E_LOG"] = log
+    return env
+
+
+def gpu_job(name: str, outcome: str | None, log: str = "", **extra: Any) -> dict[str, Any]:
+    env = fake_env(outcome, log)
     return {
         "name": name,
         "engine": "job",

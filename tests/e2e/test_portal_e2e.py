@@ -18,7 +18,6 @@ import re
 import signal
 import struct
 import subprocess
-import sys
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -36,6 +35,7 @@ from tests.browser.conftest import Watched
 from tests.e2e.conftest import Shell, wait_for
 from tests.e2e.controlplane.cluster import ADMIN_CONTEXT
 from tests.e2e.controlplane.objects import Api
+from tests.e2e.controlplane.researcher import console_script, run_console
 from tests.e2e.test_job_lifecycle import gpu_job, job_pods, status_doc, write_target
 from tests.e2e.test_job_scheduling import torchrun
 
@@ -52,23 +52,10 @@ NO_PROXY = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 SERVING = re.compile(r"serving taugrid-portal portal at (http://127\.0\.0\.1:\d+)/portal")
 
 
-def portal_binary() -> str:
-    candidate = Path(sys.executable).with_name("taugrid-portal")
-    return str(candidate) if candidate.exists() else "taugrid-portal"
-
-
 def portal_cli(
     env: dict[str, str], cwd: Path, *argv: str, timeout: float = 120
 ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [portal_binary(), *argv],
-        env=env,
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        stdin=subprocess.DEVNULL,
-    )
+    return run_console("taugrid-portal", list(argv), env, cwd=cwd, timeout=timeout)
 
 
 def portal_ok(env: dict[str, str], cwd: Path, *argv: str) -> str:
@@ -117,7 +104,7 @@ def serve_portal(env: dict[str, str], cwd: Path, folder: Path, *argv: str) -> It
     stderr = folder / "portal.stderr"
     with stderr.open("wb") as sink:
         process = subprocess.Popen(
-            [portal_binary(), "portal", "serve", "--addr", "127.0.0.1:0", *argv],
+            [console_script("taugrid-portal"), "portal", "serve", "--addr", "127.0.0.1:0", *argv],
             env=env,
             cwd=cwd,
             stdin=subprocess.DEVNULL,

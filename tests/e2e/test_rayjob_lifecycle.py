@@ -20,6 +20,8 @@ import yaml
 
 from tests.e2e.conftest import Shell, wait_for
 from tests.e2e.controlplane.objects import Api
+from tests.e2e.test_job_lifecycle import fake_env
+from tests.e2e.test_job_lifecycle import write_target as write_job_target
 
 pytestmark = pytest.mark.e2e
 
@@ -32,18 +34,12 @@ NAMES = ("rj-dry", "rj-train", "rj-quick", "rj-hold", "rj-bad")
 
 
 def write_target(shell: Shell, config: dict[str, Any]) -> None:
-    name = config["name"]
-    (shell.cwd / "tau" / f"{name}.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
-    (shell.cwd / "tau" / config["entrypoint"]).write_text("print('training')\n")
+    write_job_target(shell, config["name"], config)
 
 
 def ray_run(name: str, outcome: str | None = None, log: str = "") -> dict[str, Any]:
     """A two-worker Ray Train run, one GPU per worker (2 of the queue's 16 GPUs)."""
-    env = {"EPOCHS": "1"}
-    if outcome:
-        env["E2E_OUTCOME"] = outcome
-    if log:
-        env["E2E_LOG"] = log
+    env = fake_env(outcome, log, EPOCHS="1")
     return {
         "name": name,
         "engine": "rayjob",

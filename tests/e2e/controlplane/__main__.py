@@ -177,7 +177,10 @@ def e2e(pytest_args: list[str]) -> int:
             session.current.stop()
         import shutil
 
-        shutil.rmtree(root, ignore_errors=True)
+        if os.environ.get("TAU_E2E_KEEP"):
+            print(f"kept (TAU_E2E_KEEP): {root}", file=sys.stderr)
+        else:
+            shutil.rmtree(root, ignore_errors=True)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -29,10 +29,14 @@ RESEARCHER_CONTEXT = "tau-e2e-researcher"
 ROLE = "tau-researcher-v1"
 
 
+def console_script(name: str) -> str:
+    """A console script (`tau`, `taugrid-portal`) of the interpreter running the tests."""
+    candidate = Path(sys.executable).with_name(name)
+    return str(candidate) if candidate.exists() else name
+
+
 def tau_binary() -> str:
-    """The `tau` console script of the interpreter running the tests."""
-    candidate = Path(sys.executable).with_name("tau")
-    return str(candidate) if candidate.exists() else "tau"
+    return console_script("tau")
 
 
 @dataclass(repr=False)
@@ -70,8 +74,20 @@ def operator_env(plane: ControlPlane, config_dir: Path) -> dict[str, str]:
 def run_tau(
     argv: list[str], env: dict[str, str], *, cwd: Path | None = None, timeout: float = 600
 ) -> subprocess.CompletedProcess[str]:
+    return run_console("tau", argv, env, cwd=cwd, timeout=timeout)
+
+
+def run_console(
+    script: str,
+    argv: list[str],
+    env: dict[str, str],
+    *,
+    cwd: Path | None = None,
+    timeout: float = 600,
+) -> subprocess.CompletedProcess[str]:
+    """Run a console script as a user's shell would: no terminal, output captured."""
     return subprocess.run(
-        [tau_binary(), *argv],
+        [console_script(script), *argv],
         env=env,
         cwd=cwd,
         capture_output=True,

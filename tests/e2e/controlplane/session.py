@@ -4,6 +4,7 @@ started it: the e2e fixtures attach to it instead of starting a second one."""
 from __future__ import annotations
 
 import fcntl
+import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,7 +24,8 @@ class Session:
     def stop(self) -> None:
         global current
         self.researcher.stop()
-        self.plane.stop()
+        # TAU_E2E_KEEP keeps the data and logs for a look after a failure.
+        self.plane.stop(keep=bool(os.environ.get("TAU_E2E_KEEP")))
         if self.lock is not None:
             self.lock.close()
         current = None
