@@ -176,15 +176,16 @@ def test_a_rayjob_runs_through_kueue_and_kuberay_to_success(
 
     # KubeRay: the RayCluster it names, owned by the RayJob; the head on the CPU node, one
     # worker per GPU on the tainted GPU nodes, all Running.
-    cluster_name = wait_for(
-        "KubeRay to name the RayCluster",
-        lambda: ((admin.get(RAY, "RayJob", "rj-train", ns) or {}).get("status") or {}).get(
-            "rayClusterName"
-        ),
-    )
-    cluster = wait_for(
-        f"RayCluster {cluster_name}", lambda: admin.get(RAY, "RayCluster", cluster_name, ns)
-    )
+    # The RayCluster the RayJob names now: right after admission Kueue's unsuspend and
+    # KubeRay's own status writes can race (a 409 on either side), and KubeRay may suspend
+    # and start again with a new cluster name, so the name is read afresh each time.
+    def current_cluster() -> dict[str, Any] | None:
+        status = (admin.get(RAY, "RayJob", "rj-train", ns) or {}).get("status") or {}
+        name = status.get("rayClusterName")
+        return admin.get(RAY, "RayCluster", name, ns) if name else None
+
+    cluster = wait_for("the RayCluster the RayJob names", current_cluster)
+    cluster_name = cluster["metadata"]["name"]
     assert owned_by(cluster, rayjob)
     pods = wait_for(
         "the head and two workers Running",
