@@ -10,7 +10,6 @@ without it the tests skip, except under CI=true, where they fail.
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 import re
@@ -47,6 +46,7 @@ from tests import manifest_check as mc
 from tests.e2e.controlplane.build import cache_root, components
 from tests.e2e.controlplane.objects import gpu_nodes
 from tests.e2e.controlplane.tau_core import WORKSPACE_READER
+from tests.test_manifest_check import _resolve  # the project schemas' $ref walk
 
 ROOT = Path(__file__).resolve().parents[2]
 CHART = ROOT / "tests" / "e2e" / "chart" / "taugrid"
@@ -899,24 +899,6 @@ def _schema_at(node: Doc, dotted: str) -> Doc:
     for part in dotted.split("."):
         node = node["properties"][part]
     return node
-
-
-def _resolve(node: Doc, base: Path) -> tuple[Doc, Path]:
-    """Follow a $ref of the project schemas (a relative file and/or a #/$defs pointer)."""
-    while "$ref" in node:
-        file_part, _, pointer = node["$ref"].partition("#")
-        if file_part:
-            base = (base.parent / file_part).resolve()
-        target = _json(base)
-        for part in pointer.strip("/").split("/") if pointer else []:
-            target = target[part]
-        node = target
-    return node, base
-
-
-@functools.cache
-def _json(path: Path) -> Doc:
-    return json.loads(path.read_text())
 
 
 def _open(node: Doc) -> bool:
