@@ -491,3 +491,38 @@ def test_failed_job_without_a_container_cause_is_run_failed_and_unknown():
     assert status.diagnostics[0].code == "RunFailed"
     assert "DeadlineExceeded" in status.diagnostics[0].message
     assert {p.status for p in status.phases[2:]} == {PhaseStatus.SKIPPED}
+
+
+def _pending_because(message: str) -> RunStatus:
+    objects = load_objects("quota-pending")
+    workload = next(o for o in objects if o["kind"] == "Workload")
+    for cond in workload["status"]["conditions"]:
+        if cond.get("message"):
+            cond["message"] = message
+    return interpret(snapshot_of("quota-pending", objects), NOW)
+
+
+def test_a_flavor_without_topology_is_a_platform_fix_not_a_quota_wait():
+    # Kueue v0.17's words when tau's topology request meets a flavor without a Topology.
+    status = _pending_because(
+        "couldn't assign flavors to pod set main: "
+        'Flavor "taugrid-default" does not support TopologyAwareScheduling'
+    )
+    admission = status.phases[1]
+    assert "no free quota" not in (admission.hint or "")
+    assert "topologyName" in (admission.hint or "")
+    first = status.diagnostics[0]
+    assert (first.code, first.owner) == ("TopologyUnsupported", Owner.PLATFORM)
+    assert status.startup_failed
+
+
+def test_no_node_with_room_says_waiting_may_not_help():
+    status = _pending_because(
+        'couldn\'t assign flavors to pod set main: topology "default-node-topology" '
+        "doesn't allow to fit any of 1 pod(s)"
+    )
+    admission = status.phases[1]
+    assert "larger than any node" in (admission.hint or "")
+    first = status.diagnostics[0]
+    assert (first.code, first.owner) == ("TopologyNoRoom", Owner.RESEARCHER)
+    assert not status.startup_failed

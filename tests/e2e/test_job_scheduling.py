@@ -145,7 +145,10 @@ def test_a_run_no_node_can_hold_names_the_layer_and_the_real_reason(
     # large enough; the tree names that layer with Kueue's own message.
     assert layer is not None and layer["name"] == "Kueue admission", layer
     message = doc["workloads"][0]["message"]
-    assert "nvidia.com/gpu" in message and message in layer["detail"], message
+    assert "doesn't allow to fit" in message and message in layer["detail"], message
+    # Not a quota wait: the tree says a pod this large may never fit.
+    assert "larger than any node" in layer["hint"]
+    assert doc["diagnostics"][0]["code"] == "TopologyNoRoom"
     cancel(repo, admin, researcher.namespace, "too-big")
 
 

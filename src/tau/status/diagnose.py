@@ -104,6 +104,22 @@ CODES: Mapping[str, Code] = MappingProxyType(
             "wait, or ask the queue owner for quota; editing tau.yaml does not add quota",
             (_QUOTA,),
         ),
+        # The queue's flavor names no Topology while the run asks for topology-aware placement.
+        "TopologyUnsupported": Code(
+            E,
+            PL,
+            "the platform operator gives the queue's ResourceFlavor a Topology (topologyName "
+            "and nodeLabels); editing tau.yaml does not change the flavor",
+            (_QUOTA,),
+        ),
+        # Kueue's topology-aware placement finds no node with room for the pods.
+        "TopologyNoRoom": Code(
+            W,
+            R,
+            "busy nodes free up; but if a pod asks for more than any node has, waiting will not "
+            "help: ask for fewer GPUs per pod (more workers or nodes)",
+            (_NODES,),
+        ),
         # An admission check (e.g. MultiKueue, provisioning) rejected the workload.
         "AdmissionRejected": Code(
             E, Q, "ask the queue owner why the admission check rejected it", (_QUOTA,)
@@ -235,6 +251,10 @@ def _admission(f: Facts, phases: tuple[PhaseResult, ...]) -> Iterator[tuple[str,
             yield "Preempted", f"{w.name}: {w.evicted_message or 'preempted by Kueue'}"
         elif w.evicted_reason:
             yield "Evicted", f"{w.name}: {w.evicted_reason}: {w.evicted_message}".rstrip(": ")
+        elif any(m in w.pending_message.lower() for m in tables.TOPOLOGY_UNSUPPORTED_MARKERS):
+            yield "TopologyUnsupported", f"{w.name} (queue {w.queue}): {w.pending_message}"
+        elif any(m in w.pending_message.lower() for m in tables.TOPOLOGY_NO_ROOM_MARKERS):
+            yield "TopologyNoRoom", f"{w.name} (queue {w.queue}): {w.pending_message}"
         elif any(m in w.pending_message.lower() for m in tables.QUOTA_MARKERS):
             yield "QuotaPending", f"{w.name} (queue {w.queue}): {w.pending_message}"
     if (

@@ -29,6 +29,7 @@ from tau.status.state import run_state
 STARTUP_FAILURE_CODES: frozenset[str] = frozenset(
     {
         "AdmissionRejected",
+        "TopologyUnsupported",
         "ImagePullBackOff",
         "CrashLoopBackOff",
         "ContainerConfigError",

@@ -127,7 +127,19 @@ def _admission_blocked(
         "",
     )
     hint = None
-    if any(m in reason.lower() for m in tables.QUOTA_MARKERS):
+    lowered = reason.lower()
+    # Kueue words topology problems as flavor assignment failures too: test them first.
+    if any(m in lowered for m in tables.TOPOLOGY_UNSUPPORTED_MARKERS):
+        hint = (
+            "the queue's ResourceFlavor has no Topology, and tau asks Kueue for topology-aware "
+            "placement: the platform operator sets topologyName (with nodeLabels) on the flavor"
+        )
+    elif any(m in lowered for m in tables.TOPOLOGY_NO_ROOM_MARKERS):
+        hint = (
+            "no node has room for the pods now: busy nodes free up, but a pod larger than any "
+            "node never fits; ask for fewer GPUs per pod (more workers or nodes) if so"
+        )
+    elif any(m in lowered for m in tables.QUOTA_MARKERS):
         hint = (
             "no free quota in the ClusterQueue (borrowing included): wait, or ask the queue "
             "owner for capacity; editing tau.yaml does not add quota"

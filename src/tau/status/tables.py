@@ -135,6 +135,14 @@ CONTAINER_PROGRESS: Mapping[str, str] = MappingProxyType(
     }
 )
 
+# Substrings of Kueue pending messages meaning the queue's flavor cannot place pods by topology
+# at all (tau asks for topology-aware placement; the flavor names no Topology): a platform fix.
+TOPOLOGY_UNSUPPORTED_MARKERS: tuple[str, ...] = ("does not support topologyawarescheduling",)
+
+# Substrings of Kueue's topology-aware placement messages meaning no node (topology domain) has
+# room for the pods now: busy nodes free up, but a pod larger than any node never fits.
+TOPOLOGY_NO_ROOM_MARKERS: tuple[str, ...] = ("doesn't allow to fit", "allows to fit only")
+
 # Substrings of Kueue pending messages meaning "no quota" (scheduler flavorassigner messages).
 QUOTA_MARKERS: tuple[str, ...] = (
     "insufficient quota",
