@@ -12,6 +12,7 @@ import argparse
 import contextlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -131,8 +132,6 @@ def down(timeout: float) -> int:
     if _alive(pid):
         with contextlib.suppress(ProcessLookupError):
             os.killpg(pid, signal.SIGKILL)
-    import shutil
-
     shutil.rmtree(state_dir(), ignore_errors=True)
     print("control plane stopped; its data is removed")
     return 0
@@ -147,10 +146,8 @@ def e2e(pytest_args: list[str]) -> int:
     from tests.e2e.controlplane import session
 
     build_all(quiet=True)
-    stop = threading.Event()
 
     def interrupted(signum: int, _frame: object) -> None:
-        stop.set()
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGTERM, interrupted)
@@ -159,9 +156,11 @@ def e2e(pytest_args: list[str]) -> int:
     try:
         current = session.start(root)
         print(current.plane.summary_line(), flush=True)
-        targets = [a for a in pytest_args if not a.startswith("-")] or ["tests/e2e"]
-        options = [a for a in pytest_args if a.startswith("-")]
-        code = pytest.main(["-m", "e2e", "-p", "no:cacheprovider", *options, *targets])
+        # The whole suite unless a test path (or node id) is named; options pass as given,
+        # values included (`-k "a or b"`).
+        named = any(Path(a.split("::")[0]).exists() for a in pytest_args)
+        suite = [] if named else ["tests/e2e"]
+        code = pytest.main(["-m", "e2e", "-p", "no:cacheprovider", *pytest_args, *suite])
         if code not in (0, 5):
             # What each component said last: the failure's other half, before it is removed.
             for proc in current.plane.supervisor.processes:
@@ -171,12 +170,9 @@ def e2e(pytest_args: list[str]) -> int:
         print("error: interrupted; the control plane is stopped", file=sys.stderr)
         return 130
     finally:
+        # session.start stops what it started when it fails: only a started session is ours.
         if current is not None:
             current.stop()
-        elif session.current is not None:
-            session.current.stop()
-        import shutil
-
         if os.environ.get("TAU_E2E_KEEP"):
             print(f"kept (TAU_E2E_KEEP): {root}", file=sys.stderr)
         else:
