@@ -192,6 +192,37 @@ def test_cancel_waits_until_the_rayjob_itself_is_gone(project, kube_api, kube_cl
     assert kube_api.list_objects("ray.io/v1", "RayJob", namespace="team") == []
 
 
+def test_cancel_waits_until_the_runs_kueue_workload_is_gone(project, kube_api, kube_client):
+    # The garbage collector removes the Workload only after the Job: until then it holds the
+    # quota that "Kueue reclaimed the quota" says is free.
+    from tau.runs.cancel import cancel
+
+    kube_api.register_kueue_kuberay_tau_kinds()
+    assert main(["run", "eval", "-n", "team"]) == 0
+    job = kube_api.get_object("batch/v1", "Job", "eval", namespace="team")
+    uid = job["metadata"]["uid"]
+    kube_api.put(
+        {
+            "apiVersion": "kueue.x-k8s.io/v1beta2",
+            "kind": "Workload",
+            "metadata": {
+                "name": "job-eval-1",
+                "namespace": "team",
+                "labels": {meta.KUEUE_JOB_UID: uid},
+            },
+            "spec": {},
+        }
+    )
+    naps: list[float] = []
+
+    def garbage_collector(seconds: float) -> None:
+        naps.append(seconds)
+        kube_api.delete_object("kueue.x-k8s.io/v1beta2", "Workload", "job-eval-1", namespace="team")
+
+    result = cancel(kube_client, "team", "eval", sleep=garbage_collector)
+    assert result.complete and naps == [1.0]
+
+
 def test_cancel_of_a_missing_run_is_a_clear_error(project, kube_api, capsys):
     assert main(["run", "cancel", "ghost", "-n", "team"]) == 3
     assert "run team/ghost not found" in capsys.readouterr().err

@@ -1,4 +1,5 @@
-"""`tau run cancel`: delete the workload and wait until it, its pods and RayCluster are gone.
+"""`tau run cancel`: delete the workload and wait until it, its pods, RayCluster and Kueue
+Workload are gone.
 
 Performs I/O. Waiting matters: a resubmit admitted while the old pods still hold their GPUs
 lands on an occupied node, so "cancelled" is only said once teardown is complete.
@@ -13,7 +14,7 @@ from typing import Any
 
 from tau.errors import ClusterError
 from tau.k8s import meta
-from tau.k8s.kinds import JOB, POD, RAYCLUSTER, RAYJOB, SERVICE
+from tau.k8s.kinds import JOB, POD, RAYCLUSTER, RAYJOB, SERVICE, WORKLOAD
 from tau.runs.workload import find
 
 RAY_CLUSTER_LABEL = meta.RAY_CLUSTER_LABEL
@@ -56,6 +57,18 @@ def _remaining(
         count += len(resources.list_items(api_client, POD, namespace=namespace, selector=selector))
     if kind == "RayJob" and cluster:
         count += resources.find(api_client, RAYCLUSTER, cluster, namespace=namespace) is not None
+    if uid:
+        # Its Kueue Workload holds the quota until the garbage collector removes it after the
+        # workload: "Kueue reclaimed the quota" is only true once it is gone too.
+        count += len(
+            resources.list_items(
+                api_client,
+                WORKLOAD,
+                namespace=namespace,
+                selector=f"{meta.KUEUE_JOB_UID}={uid}",
+                missing_ok=True,
+            )
+        )
     return count
 
 
