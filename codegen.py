@@ -72,12 +72,14 @@ def crd_schemas() -> tuple[Path, ...]:
 def jobs() -> list[Job]:
     """Every module under generated/tau_models, in a fixed order.
 
-    spec/tau-run-config.schema.json gives tau_models.run_config. All CRD schemas give one
-    module, tau_models.crds, with a class per Kind: generating them together writes each
+    spec/tau-run-config.schema.json gives tau_models.run_config, and
+    spec/tau-workflow-manifest.schema.json gives tau_models.workflow_manifest. All CRD schemas
+    give one module, tau_models.crds, with a class per Kind: generating them together writes each
     shared definition (ObjectMeta, PodTemplateSpec, ...) once instead of once per Kind.
     """
     return [
         Job((SPEC / "tau-run-config.schema.json",), "run_config", "RunConfig"),
+        Job((SPEC / "tau-workflow-manifest.schema.json",), "workflow_manifest", "WorkflowManifest"),
         Job(crd_schemas(), "crds", "Crds"),
     ]
 

@@ -291,7 +291,8 @@ def test_explain_config_has_a_markdown_row_for_every_schema_field(capsys: Cap) -
     code, out, err = run(capsys, "run", "explain-config")
     assert (code, err) == (0, "")
     assert out.startswith("# Tau run config reference\n")
-    rows = [line for line in out.splitlines() if line.startswith("| `")]
+    run_config_part = out.split("\n# Managed workflow manifest reference\n")[0]
+    rows = [line for line in run_config_part.splitlines() if line.startswith("| `")]
     fields = [row.split("`")[1] for row in rows]
     expected = schema_field_paths()
     assert sorted(fields) == sorted(expected)
@@ -312,6 +313,7 @@ def test_explain_config_has_a_markdown_row_for_every_schema_field(capsys: Cap) -
 
 def test_explain_config_rows_carry_status_values_and_defaults(capsys: Cap) -> None:
     _, out, _ = run(capsys, "run", "explain-config")
+    out = out.split("\n# Managed workflow manifest reference\n")[0]
     rows = {line.split("`")[1]: line for line in out.splitlines() if line.startswith("| `")}
     assert "| supported |" in rows["engine"]
     assert "values: job, rayjob; deprecated: ray" in rows["engine"]

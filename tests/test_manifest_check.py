@@ -34,7 +34,7 @@ def _load_samples() -> dict[str, dict]:
 
 
 DOCS = _load_samples()
-CORE_KINDS = ["Service", "Job", "Deployment"]
+CORE_KINDS = ["Service", "Job", "Deployment", "Secret"]
 CRD_KINDS = [
     "RayJob",
     "RayCluster",
@@ -45,11 +45,20 @@ CRD_KINDS = [
     "ResourceFlavor",
     "WorkloadPriorityClass",
     "TauWorkspace",
+    "SecretProviderClass",
 ]
-UPSTREAM_KINDS = [k for k in CRD_KINDS if k != "TauWorkspace"]  # Tau's own CRD has no upstream
+#: Kinds whose upstream CRD comes from the Go module cache rather than ../shared/upstream-crds.
+MODULE_KINDS = ["SecretProviderClass"]
+# Tau's own CRD has no upstream.
+UPSTREAM_KINDS = [k for k in CRD_KINDS if k not in ("TauWorkspace", *MODULE_KINDS)]
 
 needs_upstream = pytest.mark.skipif(
     not mc.upstream_available(), reason=f"upstream CRDs not found at {mc.UPSTREAM_DIR}"
+)
+SPC_GROUP = "secrets-store.csi.x-k8s.io"
+needs_spc_crd = pytest.mark.skipif(
+    mc.module_crd(SPC_GROUP, "SecretProviderClass") is None,
+    reason="the Secrets Store CSI driver module (pins.toml) is not in the Go module cache",
 )
 
 
@@ -383,18 +392,63 @@ def _compare(project: dict, base: Path, upstream: dict, path: str, problems: lis
         _compare(extra, base, up_extra, f"{path}.*", problems)
 
 
-@needs_upstream
-@pytest.mark.parametrize("kind", UPSTREAM_KINDS)
-def test_project_schema_fields_exist_upstream(kind):
+def _schema_problems(kind: str, crd_file: Path) -> list[str]:
     api_version = DOCS[kind]["apiVersion"]
     group, _, version = api_version.rpartition("/")
     path = next(ROOT.glob(f"spec/crds/{group}_{version}_{kind}.schema.json")).resolve()
-    crd = mc._yaml_load(mc._upstream_index()[(group, kind)])
+    crd = mc._yaml_load(crd_file)
     upstream = next(v for v in crd["spec"]["versions"] if v["name"] == version)
     problems: list[str] = []
     _compare(_json(path), path, upstream["schema"]["openAPIV3Schema"], "", problems)
-    problems = [p.removeprefix(".") for p in problems]
-    assert problems == []
+    return [p.removeprefix(".") for p in problems]
+
+
+@needs_upstream
+@pytest.mark.parametrize("kind", UPSTREAM_KINDS)
+def test_project_schema_fields_exist_upstream(kind):
+    group = DOCS[kind]["apiVersion"].rpartition("/")[0]
+    assert _schema_problems(kind, mc._upstream_index()[(group, kind)]) == []
+
+
+# --- SecretProviderClass: the upstream CRD from the Go module cache ---------------------------
+
+
+@needs_spc_crd
+def test_spc_project_schema_fields_exist_upstream():
+    crd_file = mc.module_crd(SPC_GROUP, "SecretProviderClass")
+    assert _schema_problems("SecretProviderClass", crd_file) == []
+
+
+@needs_spc_crd
+def test_spc_sample_passes_upstream_and_validate_document_checks_it():
+    assert (SPC_GROUP, "SecretProviderClass") in mc.upstream_kinds()
+    assert mc.validate_upstream(sample("SecretProviderClass")) == []
+    spc = sample("SecretProviderClass")
+    spc["spec"]["secretObjects"][0]["data"][0]["objectname"] = "hf-token"
+    errors = mc.validate_document(spc)
+    assert any(e.startswith("spec.secretObjects[0].data[0].objectname") for e in errors)
+    assert any(e.startswith("upstream: spec.secretObjects[0].data[0]") for e in errors)
+
+
+@needs_spc_crd
+def test_spc_upstream_rejects_a_non_string_parameter():
+    spc = sample("SecretProviderClass")
+    spc["spec"]["parameters"]["usePodIdentity"] = False  # the provider reads strings only
+    errors = mc.validate_upstream(spc)
+    assert any(e.startswith("spec.parameters.usePodIdentity:") for e in errors)
+
+
+def test_spc_project_model_rejects_a_non_string_parameter_and_a_missing_provider():
+    spc = sample("SecretProviderClass")
+    spc["spec"]["parameters"]["usePodIdentity"] = False
+    del spc["spec"]["provider"]
+    errors = mc.validate_crd(spc)
+    assert any(e.startswith("spec.parameters.usePodIdentity") for e in errors)
+    assert any(e.startswith("spec.provider") for e in errors)
+
+
+def test_module_crd_is_none_for_kinds_it_does_not_serve():
+    assert mc.module_crd("ray.io", "RayJob") is None
 
 
 # --- the project JSON Schemas themselves -------------------------------------------------------

@@ -267,9 +267,9 @@ INVALID = [
     pytest.param(
         job("workflow:\n  file: manifest.yaml\n"),
         [
-            "tau.yaml:5:9: error: workflow.file selects a managed workflow manifest, which tau run does not render"
+            'tau.yaml:5:9: error: workflow.file "manifest.yaml": manifest not found (manifest.yaml)'
         ],
-        id="workflow-file",
+        id="workflow-file-missing",
     ),
     pytest.param(
         job("compute:\n  workload_kind: rayjob\n"),

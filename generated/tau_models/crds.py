@@ -7,8 +7,9 @@
 #   spec/crds/ray.io_v1_RayCluster.schema.json 4a6e5dc512683b8ec9d9a35b9dc435e52d6738881ed94817dd95fa9618955196
 #   spec/crds/ray.io_v1_RayJob.schema.json b2c4f647cf28c224670a7eee05a874879e39c412f72ec08628e9452162c58dd4
 #   spec/crds/ray.io_v1_RayService.schema.json 8483a964b112898a82451788051bfbf249aa503bc4482f23621712983e70a52a
+#   spec/crds/secrets-store.csi.x-k8s.io_v1_SecretProviderClass.schema.json d3efdc8072e5e655df0abb484bd03877afff14e3a14911b1bcb253a15a41bb44
 #   spec/crds/tau.azure.com_v1alpha1_TauWorkspace.schema.json 2c361ab5e970f35691d71c300e7d332e43bceb54129493263b7285ded7504c73
-#   spec/crds/_defs/k8s.schema.json 679b87d158fac49b78033b2c9b97410383da1d5fc7de34954baf16afb5bcffa2
+#   spec/crds/_defs/k8s.schema.json 58f0a4c2505ca03aa504175251d0f78b4c7a44e66b0ba69afd0e134fbf0d0339
 #   spec/crds/_defs/kueue.schema.json 313785144be5de54eea9b46d66d8b478209446a3f04723663a58a3262855ad00
 #   spec/crds/_defs/ray.schema.json 90596c449c2fa937077a469ebf38c2d90877837119f4ac5440e74b4cace1860b
 # Do not edit: run `make generate`.
@@ -305,6 +306,26 @@ class PersistentVolumeClaim(BaseModel):
     readOnly: bool | None = None
 
 
+class NodePublishSecretRef(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    name: str | None = None
+
+
+class Csi(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    driver: str
+    readOnly: bool | None = None
+    fsType: str | None = None
+    volumeAttributes: dict[str, str] | None = None
+    nodePublishSecretRef: NodePublishSecretRef | None = None
+
+
 class ConfigMap(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
@@ -339,6 +360,7 @@ class Volume(BaseModel):
     name: str
     emptyDir: EmptyDir | None = None
     persistentVolumeClaim: PersistentVolumeClaim | None = None
+    csi: Csi | None = None
     configMap: ConfigMap | None = None
     secret: Secret | None = None
 
@@ -898,6 +920,19 @@ class RayServiceStatus(BaseModel):
     observedGeneration: int | None = None
 
 
+class SecretObjectData(BaseModel):
+    """
+    One key of the synced Secret and the mounted object it is read from.
+    """
+
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    key: str
+    objectName: str
+
+
 class Authorization(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
@@ -1206,6 +1241,22 @@ class WorkerGroupSpec(BaseModel):
     template: PodTemplateSpec
 
 
+class SecretObject(BaseModel):
+    """
+    A Kubernetes Secret the driver keeps in sync with the mounted objects while a pod mounts the class.
+    """
+
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    secretName: str
+    type: str
+    labels: StringMap | None = None
+    annotations: StringMap | None = None
+    data: list[SecretObjectData]
+
+
 class TauWorkspace(BaseModel):
     """
     Tau's own TauWorkspace (workspaces.tau.azure.com, shortName tw), per cli-contract 4.5. The CLI resolves namespace, queue and service account from it (4.4).
@@ -1285,6 +1336,22 @@ class RayServiceSpec(BaseModel):
     upgradeStrategy: UpgradeStrategy | None = None
 
 
+class SecretProviderClassSpec(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    provider: str
+    """
+    The provider plugin, `azure` for Key Vault.
+    """
+    parameters: dict[str, str]
+    """
+    Provider configuration, all strings: usePodIdentity, useVMManagedIdentity, clientID, keyvaultName, tenantId and `objects` (a YAML string with an `array:` of object entries).
+    """
+    secretObjects: list[SecretObject] | None = None
+
+
 class RayCluster(BaseModel):
     """
     KubeRay ray.io/v1 RayCluster as tau reads it (status phase 'RayCluster'); the spec is the one tau embeds in RayJob.
@@ -1333,6 +1400,25 @@ class RayService(BaseModel):
     status: RayServiceStatus | None = None
 
 
+class SecretProviderClass(BaseModel):
+    """
+    Secrets Store CSI Driver secrets-store.csi.x-k8s.io/v1 SecretProviderClass that a managed workflow with runtime.env_kv renders (`<resource>-kv`): the azure provider reads the listed Key Vault secrets and syncs them into one Secret (`<resource>-kv-sync`). Checked against sigs.k8s.io/secrets-store-csi-driver v1.5.5 (config/crd/bases).
+    """
+
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    apiVersion: Literal['secrets-store.csi.x-k8s.io/v1']
+    kind: Literal['SecretProviderClass']
+    metadata: ObjectMeta
+    spec: SecretProviderClassSpec
+    status: dict[str, Any] | None = None
+    """
+    Not read by tau (v1 declares no status fields).
+    """
+
+
 class Crds(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
@@ -1350,4 +1436,7 @@ class Crds(BaseModel):
     RayCluster_1: Annotated[RayCluster | None, Field(alias='RayCluster')] = None
     RayJob_1: Annotated[RayJob | None, Field(alias='RayJob')] = None
     RayService_1: Annotated[RayService | None, Field(alias='RayService')] = None
+    SecretProviderClass_1: Annotated[
+        SecretProviderClass | None, Field(alias='SecretProviderClass')
+    ] = None
     TauWorkspace_1: Annotated[TauWorkspace | None, Field(alias='TauWorkspace')] = None

@@ -113,16 +113,62 @@ def _provenance(valid: Any) -> Any:
     return collect(valid.config_dir, invocation())
 
 
-def _load_valid(target: str | None, config: Path | None, project: str | None) -> tuple[Any, Target]:
-    """The validated config the command line means, and where it was found (its project)."""
+def _load_valid(
+    target: str | None, config: Path | None, project: str | None, *, managed: Any = None
+) -> tuple[Any, Target]:
+    """The validated config the command line means, and where it was found (its project).
+
+    `managed` (the Key Vault flags, as `tau.config.workflow.dispatch.Options`) lets a managed
+    workflow through: a manifest, or a direct config naming one in workflow.file, is then
+    translated onto the run config. Without it (`tau run validate`) both are validated as
+    direct configs, which refuses a manifest.
+    """
     from tau.config import load, validate
     from tau.config import target as targets
 
     found = targets.resolve(target, config, Path.cwd(), project)
-    valid = validate.validate(load.load(_display(found.path)), name=found.name)
+    doc = load.load(_display(found.path))
+    valid = None
+    if managed is not None:
+        from tau.config.workflow import probe
+
+        if probe.applies(doc.data):
+            from tau.config.workflow import dispatch
+
+            valid = dispatch.load_run(doc, managed._replace(name=found.name))
+        elif managed.key_vault_flags:
+            from tau.config.validate.env import ENV_KV_DIRECT
+            from tau.errors import UsageError
+
+            flags = "--key-vault, --tenant-id and --workload-identity-client-id"
+            raise UsageError(f"{flags}: {ENV_KV_DIRECT}", hint="remove the flags")
+    if valid is None:
+        valid = validate.validate(doc, name=found.name)
     for warning in valid.warnings:
         print(warning.format(), file=sys.stderr)
+    for note in valid.managed.notes if valid.managed else ():
+        print(note, file=sys.stderr)
     return valid, found
+
+
+def _check_key_vault_identity(valid: Any, service_account: str | None) -> None:
+    """A Key Vault run needs a ServiceAccount with workload identity (the reference's rule)."""
+    if valid.managed is None or valid.managed.key_vault is None or service_account:
+        return
+    from tau.config.workflow.keyvault import SERVICE_ACCOUNT_REQUIRED
+    from tau.errors import ConfigError, Diagnostic
+
+    raise ConfigError(
+        [
+            Diagnostic(
+                "runtime.env_kv",
+                SERVICE_ACCOUNT_REQUIRED,
+                "pass --service-account, or use a workspace whose ServiceAccount has workload "
+                "identity",
+                valid.where("runtime.env_kv"),
+            )
+        ]
+    )
 
 
 @app.default
@@ -134,8 +180,14 @@ def run(
     where: Where | None = None,
     output: OutputFlag = "yaml",
     service_account: str | None = None,
+    key_vault: str | None = None,
+    tenant_id: str | None = None,
+    workload_identity_client_id: str | None = None,
 ) -> int:
     """Submit a run, or preview it with --dry-run.
+
+    A managed workflow (a schema_version 1 manifest, or a config whose workflow.file names
+    one) is translated onto the same run config and rendered like any other run.
 
     Args:
         target: Run name: resolves tau/TARGET.yaml; with --config it overrides the run name.
@@ -143,17 +195,25 @@ def run(
         dry_run: client (offline render) or server (API-server dry run).
         output: Manifest format of --dry-run: yaml or json.
         service_account: ServiceAccount every pod of the run uses (default: the workspace's).
+        key_vault: Key Vault of bare secret names in a managed manifest's runtime.env_kv.
+        tenant_id: Microsoft Entra tenant of that Key Vault (managed runtime.env_kv only).
+        workload_identity_client_id: Client ID of the managed identity that reads the vault
+            (managed runtime.env_kv only).
     """
     import os
 
     from tau import pipeline
+    from tau.config.workflow.probe import Options
     from tau.errors import UsageError
 
     where = where or Where()
     fmt = check_output(output, ("yaml", "json"))
     if dry_run not in (None, "client", "server"):
         raise UsageError("--dry-run must be one of: client, server")
-    valid, found = _load_valid(target, config, where.project)
+    managed = Options(
+        key_vault=key_vault, tenant_id=tenant_id, client_id=workload_identity_client_id
+    )
+    valid, found = _load_valid(target, config, where.project, managed=managed)
     if dry_run != "client":
         return _submit(
             valid,
@@ -163,6 +223,7 @@ def run(
             service_account=service_account,
             project=found.project,
         )
+    _check_key_vault_identity(valid, service_account)
     result = pipeline.client_preview(
         valid, os.environ, _provenance(valid), service_account=service_account
     )
@@ -189,16 +250,18 @@ def validate(
 
 
 @app.command
-def schema(*, output: OutputFlag = "json") -> int:
-    """Print the JSON Schema of tau.yaml.
+def schema(*, output: OutputFlag = "json", manifest: bool = False) -> int:
+    """Print the JSON Schema of tau.yaml, or of the managed workflow manifest.
 
     Args:
         output: Only json.
+        manifest: Print the schema of the managed workflow manifest (schema_version: 1).
     """
-    from tau.config.spec import run_config_schema_bytes
+    from tau.config.spec import run_config_schema_bytes, workflow_manifest_schema_bytes
 
     check_output(output, ("json",))
-    sys.stdout.buffer.write(run_config_schema_bytes())
+    chosen = workflow_manifest_schema_bytes() if manifest else run_config_schema_bytes()
+    sys.stdout.buffer.write(chosen)
     sys.stdout.flush()
     return 0
 
@@ -206,6 +269,8 @@ def schema(*, output: OutputFlag = "json") -> int:
 @app.command(name="explain-config")
 def explain_config(*, output: OutputFlag = "markdown") -> int:
     """Print the field reference: path, type, status, values and defaults, description.
+
+    The run config's fields come first, then those of the managed workflow manifest.
 
     Args:
         output: markdown or json.
@@ -244,6 +309,7 @@ def _submit(
     provenance = _provenance(valid)
     # --service-account overrides the workspace's; every pod of the run runs as it.
     account = service_account or target.service_account
+    _check_key_vault_identity(valid, account)
     rendered = pipeline.cluster_render(
         valid,
         os.environ,
@@ -271,6 +337,9 @@ def _submit(
     print(f"status:  tau run status {plan.name} -n {ns}{ctx}")
     print(f"logs:    tau run logs {plan.name} -n {ns} -f{ctx}")
     print(f"profile: tau run status {plan.name} -n {ns} --run-profile{ctx}")
+    if plan.files.extra:
+        shipped = ", ".join(f"/script/{name}" for name, _ in plan.files.extra)
+        print(f"scripts: {shipped}")
     from tau.runs import retry
 
     policy = retry.policy_of(valid)

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 RUN_CONFIG_SCHEMA = "tau-run-config.schema.json"
+WORKFLOW_MANIFEST_SCHEMA = "tau-workflow-manifest.schema.json"
 CONNECTION_SCHEMA = "tau-workspace-connection.schema.json"
 PROJECTS_SCHEMA = "tau-projects.schema.json"
 PRESET_CATALOG = "presets/azure-topology-policy.yaml"
@@ -42,6 +43,21 @@ def run_config_schema_bytes() -> bytes:
 def run_config_schema() -> dict[str, Any]:
     """The run-config JSON Schema, parsed."""
     schema: dict[str, Any] = json.loads(run_config_schema_bytes())
+    return schema
+
+
+@functools.cache
+def workflow_manifest_schema_bytes() -> bytes:
+    """The managed-workflow manifest JSON Schema exactly as checked in
+    (`tau run schema --manifest` prints these bytes).
+    """
+    return spec_path(WORKFLOW_MANIFEST_SCHEMA).read_bytes()
+
+
+@functools.cache
+def workflow_manifest_schema() -> dict[str, Any]:
+    """The managed-workflow manifest JSON Schema, parsed."""
+    schema: dict[str, Any] = json.loads(workflow_manifest_schema_bytes())
     return schema
 
 

@@ -48,9 +48,19 @@ JOB = ResourceType("batch", "v1", "jobs", "Job")
 POD = ResourceType("", "v1", "pods", "Pod")
 SERVICE = ResourceType("", "v1", "services", "Service")
 EVENT = ResourceType("", "v1", "events", "Event")
+#: A managed workflow's secret payload (workflow.secret_payload), created before its workload.
+SECRET = ResourceType("", "v1", "secrets", "Secret")
+#: runtime.env_kv: the Key Vault objects the Secrets Store CSI driver syncs into a Secret.
+SECRET_PROVIDER_CLASS = ResourceType(
+    "secrets-store.csi.x-k8s.io",
+    "v1",
+    "secretproviderclasses",
+    "SecretProviderClass",
+    "Secrets Store CSI Driver",
+)
 
-#: The workload kinds tau creates, by kind name.
-BY_KIND = {r.kind: r for r in (JOB, SERVICE, RAYJOB)}
+#: The kinds tau creates for a run, by kind name.
+BY_KIND = {r.kind: r for r in (JOB, SERVICE, RAYJOB, SECRET, SECRET_PROVIDER_CLASS)}
 PVC = ResourceType("", "v1", "persistentvolumeclaims", "PersistentVolumeClaim")
 
 # Operator reads and writes (`tau cluster`): nodes, controllers, Kueue policy objects, DRA.

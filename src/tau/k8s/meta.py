@@ -41,6 +41,10 @@ ANNOTATION_STORAGE_MOUNTS = _P + "storage-mounts"
 ANNOTATION_RESULT_PATH = _P + "result-path"
 ANNOTATION_RESULT_PVC = _P + "result-pvc"
 ANNOTATION_CHECKPOINT_ARTIFACT = _P + "checkpoint-artifact"
+# A Secret tau renders for a managed workflow (workflow.secret_payload): the workload it
+# belongs to, by name and kind, so it can be adopted (ownerReferences) after the workload exists.
+ANNOTATION_OWNER_NAME = _P + "owner-name"
+ANNOTATION_OWNER_KIND = _P + "owner-kind"
 # Experiment (the `stellar-` keys are the reference's experiment-index names).
 LABEL_STELLAR_PROJECT = _P + "stellar-project"
 LABEL_STELLAR_EXPERIMENT = _P + "stellar-experiment"
@@ -62,6 +66,9 @@ ANNOTATION_TAU_COMMAND = _P + "tau-command"
 ANNOTATION_SUBMISSION_ID = _P + "submission-id"
 ANNOTATION_PAYLOAD_DIGEST = _P + "payload-digest"
 ANNOTATION_SCRIPT_PAYLOAD_DIGEST = _P + "script-payload-digest"
+ANNOTATION_MANIFEST_PAYLOAD_DIGEST = _P + "manifest-payload-digest"
+#: Azure workload identity injects its federated token into pods carrying this label.
+LABEL_AZURE_WORKLOAD_IDENTITY_USE = "azure.workload.identity/use"
 ANNOTATION_WORKLOADSPEC_EXECUTION = _P + "workloadspec-execution"
 # Nsight profiler.
 ANNOTATION_PROFILE_MODE = _P + "profile-mode"
@@ -104,6 +111,14 @@ NODE_ZONE = "topology.kubernetes.io/zone"
 NODE_INSTANCE_TYPE = "node.kubernetes.io/instance-type"
 #: AKS node-pool mode (`system` or `user`): heads and controllers stay on the system pool.
 AKS_NODE_MODE = "kubernetes.azure.com/mode"
+#: The Secrets Store CSI driver (runtime.env_kv): its CRD group/version, and the CSI driver a
+#: pod volume names to mount a SecretProviderClass. The mount is what makes the driver fetch the
+#: Key Vault objects and sync them into the SecretProviderClass's Secret, so every pod that reads
+#: that Secret also mounts the volume (read-only, where the reference mounts it).
+SECRETS_STORE_API_VERSION = "secrets-store.csi.x-k8s.io/v1"
+SECRETS_STORE_CSI_DRIVER = "secrets-store.csi.k8s.io"
+SECRETS_STORE_VOLUME = "kv-secrets"
+SECRETS_STORE_MOUNT_PATH = "/mnt/secrets-store"
 
 _INVALID_RUN = re.compile(r"[^a-z0-9._-]+")
 

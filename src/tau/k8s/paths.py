@@ -12,6 +12,8 @@ import posixpath
 DATA_ROOT = "/data"
 #: Node-local scratch for hot datasets and checkpoints.
 HOT_ROOT = "/mnt"
+#: Where the payload init container writes the entrypoint and the scripts shipped with it.
+SCRIPT_ROOT = "/script"
 DURABLE_CHECKPOINTS = DATA_ROOT + "/checkpoints"
 DURABLE_DATASETS = DATA_ROOT + "/datasets"
 

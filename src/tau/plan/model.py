@@ -94,6 +94,8 @@ class JobShape(NamedTuple):
     nodes: int = 1
     processes_per_node: int = 1
     ttl_seconds: int = 28800
+    #: Python packages installed before the entrypoint runs (a managed workflow's runtime.pip).
+    pip: tuple[str, ...] = ()
     #: run.execution_deadline_seconds: activeDeadlineSeconds and Kueue's max execution time.
     execution_deadline: int | None = None
     working_dir: str | None = None
@@ -106,10 +108,12 @@ class JobShape(NamedTuple):
 
 
 class RayShape(NamedTuple):
-    """The RayJob's shape: the worker group and the driver's runtime environment."""
+    """The RayJob's shape: the worker groups and the driver's runtime environment."""
 
     workers: int = 1
     gpus_per_worker: int = 1
+    #: A CPU worker group beside the main one (compute.cpu_workers; a managed eval's workers).
+    cpu_workers: int = 0
     mig_profile: str | None = None
     pip: tuple[str, ...] = ()
     #: run.working_dir: the zipped project and the entrypoint's module inside it.
@@ -123,6 +127,8 @@ class PodResources(NamedTuple):
     main: Resources = Resources()
     head: Resources = Resources()
     worker: Resources = Resources()
+    #: The CPU worker group's pods (RayShape.cpu_workers).
+    cpu_worker: Resources = Resources()
 
 
 class Environment(NamedTuple):
@@ -173,6 +179,45 @@ class Capture(NamedTuple):
     retry_env: tuple[tuple[str, str], ...] = ()
 
 
+class Files(NamedTuple):
+    """What ships beside the entrypoint through the payload transport (init containers).
+
+    A run with any of these lands its entrypoint in /script too (no TAU_SCRIPT_B64), so the
+    entrypoint can import the extra scripts next to it.
+    """
+
+    #: Extra scripts: (file name in /script, bytes), sorted by name.
+    extra: tuple[tuple[str, bytes], ...] = ()
+    #: Files for /manifest (a managed workflow's redacted manifest copy).
+    manifest: tuple[tuple[str, bytes], ...] = ()
+    #: Arguments after the entrypoint (`--manifest /manifest/x.yaml --smoke-pairs 0`).
+    args: tuple[str, ...] = ()
+
+    @property
+    def shipped(self) -> bool:
+        return bool(self.extra or self.manifest)
+
+
+class SecretData(NamedTuple):
+    """A Secret the run creates before its workload (a managed workflow's secret payload)."""
+
+    name: str
+    string_data: tuple[tuple[str, str], ...]
+
+
+class KeyVault(NamedTuple):
+    """Azure Key Vault secrets synced into a Secret by the Secrets Store CSI driver."""
+
+    vault: str
+    tenant_id: str
+    client_id: str
+    #: (env var, secret object name in the vault), sorted by env var.
+    objects: tuple[tuple[str, str], ...]
+    #: The SecretProviderClass and the Secret it syncs.
+    provider_class: str
+    synced_secret: str
+
+
 class Plan(NamedTuple):
     """A resolved run, ready to render into a Job (+ Service) or a RayJob."""
 
@@ -195,3 +240,12 @@ class Plan(NamedTuple):
     tune: Tune = Tune()
     profiler: Profiler = Profiler()
     capture: Capture = Capture()
+    #: The workload-kind label: job, rayjob or rayjob-eval ("" means the engine).
+    kind: str = ""
+    files: Files = Files()
+    secret: SecretData | None = None
+    key_vault: KeyVault | None = None
+
+    @property
+    def kind_label(self) -> str:
+        return self.kind or self.engine

@@ -358,6 +358,7 @@ def resolve(
         ray=RayShape(
             workers=compute.workers,
             gpus_per_worker=compute.gpus_per_worker,
+            cpu_workers=(compute.cpu_workers or 0) if engine == "rayjob" else 0,
             mig_profile=compute.mig_profile,
             pip=config.runtime.pip,
             project_zip=project[0] if project else None,
@@ -405,6 +406,10 @@ def resolve(
             retry_env=tuple(sorted((retry_env or {}).items())),
         ),
     )
+    if valid.managed is not None:
+        from tau.plan import managed
+
+        plan = managed.apply(plan, valid.managed)
     return Resolved(plan, f.warnings, tuple(placeholders))
 
 

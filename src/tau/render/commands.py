@@ -102,6 +102,37 @@ def _exec(plan: Plan, argv: str) -> str:
     )
 
 
+def pip_install(packages: tuple[str, ...]) -> str:
+    """Install `packages`; an image whose site-packages is read-only falls back to --user."""
+    pkgs = " ".join(shlex.quote(p) for p in packages)
+    return (
+        f"python3 -m pip install --quiet --no-cache-dir {pkgs} || "
+        f"python3 -m pip install --quiet --no-cache-dir --user {pkgs}"
+    )
+
+
+USER_BIN_PATH = 'export PATH="$(python3 -m site --user-base)/bin:$PATH"'
+
+
+def script_args(plan: Plan) -> str:
+    """The entrypoint's own arguments (a managed workflow's --manifest and --smoke-pairs)."""
+    return "".join(f" {shlex.quote(a)}" for a in plan.files.args)
+
+
+def _shipped_line(plan: Plan, flags: str) -> str:
+    """The command of a Job whose entrypoint the payload init container wrote into /script."""
+    assert plan.script is not None
+    path = shlex.quote(f"{paths.SCRIPT_ROOT}/{plan.script.filename}")
+    args = script_args(plan)
+    if plan.launcher == "torchrun":
+        argv = f"python3 -m torch.distributed.run {torchrun_args(plan)}{flags} {path}{args}"
+    else:
+        argv = f"python3 {path}{flags}{args}"
+    if not plan.job.pip:
+        return _exec(plan, argv)
+    return f"{{ {pip_install(plan.job.pip)}; }} && {USER_BIN_PATH} && " + _exec(plan, argv)
+
+
 def main_command(plan: Plan) -> list[str] | None:
     """Argv of the main container, or None to run the image's own ENTRYPOINT."""
     flags = _flags(plan)
@@ -116,6 +147,8 @@ def main_command(plan: Plan) -> list[str] | None:
         return _wrap(plan, _exec(plan, argv))
     if plan.script is None:
         return None
+    if plan.files.shipped:
+        return _wrap(plan, _shipped_line(plan, flags))
     decode = 'printf %s "$TAU_SCRIPT_B64" | base64 -d > '
     if plan.launcher == "torchrun":
         line = f"{decode}{PY_TARGET} && " + _exec(

@@ -11,10 +11,10 @@ import hashlib
 import json
 from typing import Any
 
-from tau.k8s import meta
+from tau.k8s import meta, paths
 from tau.plan.model import Plan
 from tau.render import labels as common
-from tau.render import pod
+from tau.render import pod, shipped
 from tau.render.commands import MASTER_PORT, headless_host, main_command
 
 SHM_SIZE = "16Gi"
@@ -41,7 +41,7 @@ def plan_to_service(plan: Plan) -> dict[str, Any]:
 
 def _env(plan: Plan, *, redact: bool) -> list[dict[str, Any]]:
     env: dict[str, str] = {"TAU_PROFILE": common.profile_name(plan)}
-    if plan.script is not None and not plan.storage.source_image:
+    if plan.script is not None and not plan.storage.source_image and not plan.files.shipped:
         env["TAU_SCRIPT_B64"] = base64.b64encode(plan.script.content).decode()
         env["TAU_SCRIPT_SRC"] = plan.script.filename
     if any(v.path == pod.DATA_ROOT for v in plan.storage.volumes):
@@ -59,19 +59,28 @@ def _env(plan: Plan, *, redact: bool) -> list[dict[str, Any]]:
     return pod.env_list(env, plan.env.secrets, redact=redact)
 
 
-def _volumes(plan: Plan) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
+def _volumes(
+    plan: Plan, payloads: shipped.Payloads | None
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
     """volumes, main-container mounts and init containers."""
     volumes: list[dict[str, Any]] = []
     mounts: list[dict[str, Any]] = []
     inits: list[dict[str, Any]] = []
+    if payloads is not None:
+        inits.extend(payloads.inits(manifest=True))
+        volumes.append({"name": "script", "emptyDir": {}})
+        mounts.append({"name": "script", "mountPath": paths.SCRIPT_ROOT, "readOnly": True})
+        volumes.extend(shipped.manifest_volume(plan))
+        mounts.extend(shipped.manifest_mount(plan))
+    kv_volumes, kv_mounts = shipped.key_vault_volume(plan)
     for vol in plan.storage.volumes:
         volumes.append({"name": vol.name, "persistentVolumeClaim": {"claimName": vol.claim}})
         mount: dict[str, Any] = {"name": vol.name, "mountPath": vol.path}
         if vol.read_only:
             mount["readOnly"] = True
         mounts.append(mount)
-    paths = {v.path for v in plan.storage.volumes}
-    if pod.DATA_ROOT in paths and pod.HOT_ROOT not in paths:
+    mounted = {v.path for v in plan.storage.volumes}
+    if pod.DATA_ROOT in mounted and pod.HOT_ROOT not in mounted:
         # Node-local scratch for hot datasets and checkpoints; the preflight checks it.
         volumes.append({"name": "tau-hot", "emptyDir": {}})
         mounts.append({"name": "tau-hot", "mountPath": pod.HOT_ROOT})
@@ -112,7 +121,7 @@ def _volumes(plan: Plan) -> tuple[list[dict[str, Any]], list[dict[str, Any]], li
                 "volumeMounts": [{"name": asset_vol, "mountPath": "/tau-asset"}],
             }
         )
-    return volumes, mounts, inits
+    return volumes + kv_volumes, mounts + kv_mounts, inits
 
 
 def _container(plan: Plan, mounts: list[dict[str, Any]], *, redact: bool) -> dict[str, Any]:
@@ -139,9 +148,11 @@ def _container(plan: Plan, mounts: list[dict[str, Any]], *, redact: bool) -> dic
     return container
 
 
-def _annotations(plan: Plan) -> dict[str, str]:
+def _annotations(plan: Plan, payloads: shipped.Payloads | None) -> dict[str, str]:
     notes = common.workload_annotations(plan)
-    if plan.script is not None:
+    if payloads is not None:
+        notes.update(payloads.annotations())
+    elif plan.script is not None:
         digest = hashlib.sha256(plan.script.content).hexdigest()
         notes[meta.ANNOTATION_SCRIPT_PAYLOAD_DIGEST] = digest
     store = plan.storage
@@ -173,7 +184,12 @@ def _annotations(plan: Plan) -> dict[str, str]:
 
 def plan_to_job(plan: Plan, *, redact: bool) -> dict[str, Any]:
     """The suspended Job; Indexed with `nodes` completions for multi-node torchrun."""
-    volumes, mounts, inits = _volumes(plan)
+    payloads = (
+        shipped.Payloads(plan, shipped.script_files(plan))
+        if plan.files.shipped and plan.script is not None
+        else None
+    )
+    volumes, mounts, inits = _volumes(plan, payloads)
     pod_spec: dict[str, Any] = {
         "restartPolicy": "Never",
         # Long enough for a training loop to write a final checkpoint after SIGTERM.
@@ -198,7 +214,9 @@ def plan_to_job(plan: Plan, *, redact: bool) -> dict[str, Any]:
         pod_spec["securityContext"] = pod.restricted_pod_security()
         for init in inits:
             init["securityContext"] = pod.restricted_security()
-    template_meta: dict[str, Any] = {"labels": common.pod_labels(plan, "job")}
+    template_meta: dict[str, Any] = {
+        "labels": {**common.pod_labels(plan, "job"), **shipped.pod_labels(plan)}
+    }
     pod_notes = common.pod_annotations(plan)
     if pod_notes:
         template_meta["annotations"] = pod_notes
@@ -227,7 +245,7 @@ def plan_to_job(plan: Plan, *, redact: bool) -> dict[str, Any]:
     if plan.job.execution_deadline is not None:
         # Kueue deactivates the workload once it has run this long (its maximum execution time).
         metadata["labels"][meta.KUEUE_MAX_EXEC_TIME] = str(plan.job.execution_deadline)
-    notes = _annotations(plan)
+    notes = _annotations(plan, payloads)
     if notes:
         metadata["annotations"] = notes
     return {"apiVersion": "batch/v1", "kind": "Job", "metadata": metadata, "spec": spec}
@@ -236,4 +254,5 @@ def plan_to_job(plan: Plan, *, redact: bool) -> dict[str, Any]:
 def plan_to_documents(plan: Plan, *, redact: bool) -> list[dict[str, Any]]:
     """Every object of a Job run, in the order they are applied."""
     job = plan_to_job(plan, redact=redact)
-    return [plan_to_service(plan), job] if plan.job.multi_node else [job]
+    workload = [plan_to_service(plan), job] if plan.job.multi_node else [job]
+    return shipped.around(plan, workload, redact=redact)

@@ -48,7 +48,8 @@ def _identity(plan: Plan, kind: str) -> dict[str, str]:
     out = {
         meta.LABEL_MANAGED_BY: meta.MANAGED_BY_VALUE,
         meta.LABEL_RUN_ID: meta.label_value(plan.name),
-        meta.LABEL_WORKLOAD_KIND: kind,
+        # A managed eval is a RayJob whose kind label says rayjob-eval.
+        meta.LABEL_WORKLOAD_KIND: plan.kind or kind,
         meta.LABEL_PROFILE: meta.label_value(profile_name(plan)),
     }
     p = plan.placement

@@ -10,10 +10,15 @@ import base64
 import gzip
 import hashlib
 import json
+from typing import Any
 
 MAX_FILES_BYTES = 1024 * 1024
 MAX_ENV_BYTES = 64 * 1024
 TARGET_DIR = "/script"
+#: Where a managed workflow's redacted manifest copy lands, and its init container.
+MANIFEST_DIR = "/manifest"
+SCRIPT_INIT = "tau-payload"
+MANIFEST_INIT = "tau-manifest-payload"
 
 # Runs in the tau-payload init container (python3 of the workload image): checks the digest,
 # then writes each file into the shared /script emptyDir.
@@ -56,3 +61,29 @@ def encode(files: dict[str, bytes]) -> tuple[str, str]:
             f"compressed payload is {len(encoded)} bytes; at most {MAX_ENV_BYTES}"
         )
     return encoded, hashlib.sha256(raw).hexdigest()
+
+
+def init_container(
+    name: str, image: str, files: dict[str, bytes], *, volume: str, target: str
+) -> tuple[dict[str, Any], str]:
+    """(the init container that writes `files` into the `volume` mounted at `target`, digest).
+
+    It runs python3 of the workload image, so the run needs no other image to unpack itself.
+    """
+    encoded, digest = encode(files)
+    init = {
+        "name": name,
+        "image": image,
+        "command": ["python3", "-c", DECODER],
+        "env": [
+            {"name": "TAU_PAYLOAD_B64", "value": encoded},
+            {"name": "TAU_PAYLOAD_DIGEST", "value": digest},
+            {"name": "TAU_PAYLOAD_TARGET_DIR", "value": target},
+        ],
+        "resources": {
+            "requests": {"cpu": "10m", "memory": "32Mi"},
+            "limits": {"cpu": "250m", "memory": "128Mi"},
+        },
+        "volumeMounts": [{"name": volume, "mountPath": target}],
+    }
+    return init, digest

@@ -11,9 +11,9 @@ import re
 import shlex
 from typing import Any
 
-from tau.k8s import meta
+from tau.k8s import meta, paths
 from tau.plan.model import Plan, Resources
-from tau.render import artifact_index, payload, pod, tune_driver
+from tau.render import artifact_index, commands, pod, shipped, tune_driver
 from tau.render import labels as common
 
 DEFAULT_RAY_VERSION = "2.56.0"
@@ -60,14 +60,10 @@ def entrypoint(plan: Plan) -> str:
         "if [ -s /script/requirements.txt ]; then python3 -m pip install --quiet --no-cache-dir "
         "-r /script/requirements.txt || python3 -m pip install --quiet --no-cache-dir --user -r "
         "/script/requirements.txt; fi",
-        'export PATH="$(python3 -m site --user-base)/bin:$PATH"',
+        commands.USER_BIN_PATH,
     ]
     if plan.ray.pip:
-        pkgs = " ".join(shlex.quote(p) for p in plan.ray.pip)
-        lines.append(
-            f"python3 -m pip install --quiet --no-cache-dir {pkgs} || "
-            f"python3 -m pip install --quiet --no-cache-dir --user {pkgs}"
-        )
+        lines.append(commands.pip_install(plan.ray.pip))
     lines.append("cd /data")
     if plan.launcher == "ray-tune":
         lines.append(f"python3 /script/{tune_driver.FILENAME}")
@@ -75,7 +71,8 @@ def entrypoint(plan: Plan) -> str:
         # Ray unpacks the project as the job's working_dir; the module runs from inside it.
         lines.append(f"python3 -m {plan.ray.project_module}")
     else:
-        lines.append(f"python3 /script/{_script_name(plan)}")
+        script = shlex.quote(f"{paths.SCRIPT_ROOT}/{_script_name(plan)}")
+        lines.append(f"python3 {script}{commands.script_args(plan)}")
     # After the driver succeeded (`set -e`): record the declared checkpoint, if any.
     if index := artifact_index.script(plan):
         lines.append(index)
@@ -135,27 +132,6 @@ def _env(plan: Plan, *, redact: bool, head: bool) -> list[dict[str, Any]]:
     return pod.env_list(env, plan.env.secrets, redact=redact)
 
 
-def _payload_init(plan: Plan, encoded: str, digest: str) -> dict[str, Any]:
-    init: dict[str, Any] = {
-        "name": "tau-payload",
-        "image": plan.image,
-        "command": ["python3", "-c", payload.DECODER],
-        "env": [
-            {"name": "TAU_PAYLOAD_B64", "value": encoded},
-            {"name": "TAU_PAYLOAD_DIGEST", "value": digest},
-            {"name": "TAU_PAYLOAD_TARGET_DIR", "value": payload.TARGET_DIR},
-        ],
-        "resources": {
-            "requests": {"cpu": "10m", "memory": "32Mi"},
-            "limits": {"cpu": "250m", "memory": "128Mi"},
-        },
-        "volumeMounts": [{"name": "script", "mountPath": payload.TARGET_DIR}],
-    }
-    if plan.security_restricted:
-        init["securityContext"] = pod.restricted_security()
-    return init
-
-
 def _shared_volumes(plan: Plan) -> list[dict[str, Any]]:
     data: dict[str, Any] = (
         {"persistentVolumeClaim": {"claimName": plan.storage.data_pvc}}
@@ -167,19 +143,26 @@ def _shared_volumes(plan: Plan) -> list[dict[str, Any]]:
         {"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": "16Gi"}},
         {"name": "script", "emptyDir": {}},
         {"name": "tau-hot", "emptyDir": {}},
+        *shipped.extra_volumes(plan)[0],
     ]
 
 
-def _mounts(*, ray_tmp: bool) -> list[dict[str, Any]]:
+def _mounts(plan: Plan, *, ray_tmp: bool) -> list[dict[str, Any]]:
     mounts: list[dict[str, Any]] = [
         {"name": "script", "mountPath": "/script", "readOnly": True},
         {"name": "data", "mountPath": pod.DATA_ROOT},
         {"name": "tau-hot", "mountPath": pod.HOT_ROOT},
         {"name": "dshm", "mountPath": "/dev/shm"},
+        *shipped.extra_volumes(plan)[1],
     ]
     if ray_tmp:
         mounts.insert(1, {"name": "ray-tmp", "mountPath": "/tmp/ray"})
     return mounts
+
+
+def _labels(plan: Plan) -> dict[str, str]:
+    """Labels of a Ray pod template."""
+    return {**common.workload_labels(plan, "rayjob"), **shipped.pod_labels(plan)}
 
 
 def _service_account(plan: Plan) -> dict[str, str]:
@@ -187,7 +170,7 @@ def _service_account(plan: Plan) -> dict[str, str]:
     return {"serviceAccountName": plan.service_account} if plan.service_account else {}
 
 
-def _head(plan: Plan, encoded: str, digest: str, *, redact: bool) -> dict[str, Any]:
+def _head(plan: Plan, payloads: shipped.Payloads, *, redact: bool) -> dict[str, Any]:
     inits = (
         []
         if plan.security_restricted
@@ -205,7 +188,7 @@ def _head(plan: Plan, encoded: str, digest: str, *, redact: bool) -> dict[str, A
             }
         ]
     )
-    inits.append(_payload_init(plan, encoded, digest))
+    inits.extend(payloads.inits(manifest=True))
     head = {
         "name": "ray-head",
         "image": plan.image,
@@ -222,7 +205,7 @@ def _head(plan: Plan, encoded: str, digest: str, *, redact: bool) -> dict[str, A
             defaults=HEAD_DEFAULTS,
             limit_follows_request=True,
         ),
-        "volumeMounts": _mounts(ray_tmp=True),
+        "volumeMounts": [*_mounts(plan, ray_tmp=True), *shipped.manifest_mount(plan)],
     }
     if plan.security_restricted:
         head["securityContext"] = pod.restricted_security()
@@ -248,7 +231,12 @@ def _head(plan: Plan, encoded: str, digest: str, *, redact: bool) -> dict[str, A
         "initContainers": inits,
         "containers": [head, sidecar],
         "volumes": sorted(
-            [*_shared_volumes(plan), {"name": "ray-tmp", "emptyDir": {}}], key=lambda v: v["name"]
+            [
+                *_shared_volumes(plan),
+                *shipped.manifest_volume(plan),
+                {"name": "ray-tmp", "emptyDir": {}},
+            ],
+            key=lambda v: v["name"],
         ),
     }
     if plan.placement.pod_priority_class:
@@ -259,14 +247,19 @@ def _head(plan: Plan, encoded: str, digest: str, *, redact: bool) -> dict[str, A
     return {
         "rayStartParams": {"dashboard-host": "0.0.0.0", "num-cpus": "0", "num-gpus": "0"},
         "template": {
-            "metadata": {"labels": common.workload_labels(plan, "rayjob"), "annotations": notes},
+            "metadata": {"labels": _labels(plan), "annotations": notes},
             "spec": spec,
         },
     }
 
 
-def _worker(plan: Plan, encoded: str, digest: str, *, redact: bool) -> dict[str, Any]:
-    gpus = plan.ray.gpus_per_worker
+def _worker(
+    plan: Plan, payloads: shipped.Payloads, *, redact: bool, cpu_group: bool = False
+) -> dict[str, Any]:
+    """The GPU (or CPU-only) worker group; `cpu_group` the CPU group beside it."""
+    gpus = 0 if cpu_group else plan.ray.gpus_per_worker
+    replicas = plan.ray.cpu_workers if cpu_group else plan.ray.workers
+    own = plan.resources.cpu_worker if cpu_group else plan.resources.worker
     gpu_resource = (
         f"nvidia.com/mig-{plan.ray.mig_profile}" if plan.ray.mig_profile else pod.GPU_RESOURCE
     )
@@ -276,14 +269,17 @@ def _worker(plan: Plan, encoded: str, digest: str, *, redact: bool) -> dict[str,
         if tuple(map(int, ray_version(plan.image).split("."))) >= (2, 53)
         else "/api/local_raylet_healthz"
     )
-    ships_payload = plan.launcher == "ray-tune" or plan.ray.project_zip is not None
+    # Workers import what the driver ships (the Tune driver, the project, extra scripts).
+    ships_payload = (
+        plan.launcher == "ray-tune" or plan.ray.project_zip is not None or bool(plan.files.extra)
+    )
     container = {
         "name": "ray-worker",
         "image": plan.image,
         "ports": [{"containerPort": 8080, "name": "metrics"}],
         "env": _env(plan, redact=redact, head=False),
         "resources": pod.resources(
-            pod.merge(plan.resources.main, plan.resources.worker),
+            pod.merge(plan.resources.main, own),
             gpus,
             gpu_resource=gpu_resource,
             defaults=defaults,
@@ -310,7 +306,7 @@ def _worker(plan: Plan, encoded: str, digest: str, *, redact: bool) -> dict[str,
             "failureThreshold": 6,
         },
         "volumeMounts": [
-            m for m in _mounts(ray_tmp=False) if ships_payload or m["name"] != "script"
+            m for m in _mounts(plan, ray_tmp=False) if ships_payload or m["name"] != "script"
         ],
     }
     if plan.security_restricted:
@@ -324,7 +320,7 @@ def _worker(plan: Plan, encoded: str, digest: str, *, redact: bool) -> dict[str,
         "volumes": volumes,
     }
     if ships_payload:
-        spec["initContainers"] = [_payload_init(plan, encoded, digest)]
+        spec["initContainers"] = payloads.inits(manifest=False)
     if gpus > 0:
         spec["tolerations"] = [dict(t) for t in pod.GPU_TOLERATIONS]
     if plan.placement.node_selector:
@@ -335,13 +331,13 @@ def _worker(plan: Plan, encoded: str, digest: str, *, redact: bool) -> dict[str,
         spec["securityContext"] = pod.restricted_pod_security()
     notes = {**_MONITORING, **common.pod_annotations(plan)}
     return {
-        "groupName": f"{plan.name}-w",
-        "replicas": plan.ray.workers,
-        "minReplicas": plan.ray.workers,
-        "maxReplicas": plan.ray.workers,
+        "groupName": f"{plan.name}-cpu" if cpu_group else f"{plan.name}-w",
+        "replicas": replicas,
+        "minReplicas": replicas,
+        "maxReplicas": replicas,
         "rayStartParams": {"num-gpus": str(gpus)},
         "template": {
-            "metadata": {"labels": common.workload_labels(plan, "rayjob"), "annotations": notes},
+            "metadata": {"labels": _labels(plan), "annotations": notes},
             "spec": spec,
         },
     }
@@ -360,9 +356,10 @@ def plan_to_rayjob(plan: Plan, *, redact: bool) -> dict[str, Any]:
         }
     if plan.launcher == "ray-tune":
         files[tune_driver.FILENAME] = tune_driver.SOURCE.encode()
-    encoded, digest = payload.encode(files)
+    files.update(plan.files.extra)
+    payloads = shipped.Payloads(plan, files)
     notes = common.workload_annotations(plan)
-    notes[meta.ANNOTATION_PAYLOAD_DIGEST] = digest
+    notes.update(payloads.annotations())
     notes[meta.ANNOTATION_WORKLOADSPEC_EXECUTION] = json.dumps(
         {"launcher": plan.launcher}, separators=(",", ":")
     )
@@ -378,8 +375,15 @@ def plan_to_rayjob(plan: Plan, *, redact: bool) -> dict[str, Any]:
         "entrypoint": entrypoint(plan),
         "rayClusterSpec": {
             "rayVersion": ray_version(plan.image),
-            "headGroupSpec": _head(plan, encoded, digest, redact=redact),
-            "workerGroupSpecs": [_worker(plan, encoded, digest, redact=redact)],
+            "headGroupSpec": _head(plan, payloads, redact=redact),
+            "workerGroupSpecs": [
+                _worker(plan, payloads, redact=redact),
+                *(
+                    [_worker(plan, payloads, redact=redact, cpu_group=True)]
+                    if plan.ray.cpu_workers > 0
+                    else []
+                ),
+            ],
         },
     }
     runtime_env = ""

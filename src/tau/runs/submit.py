@@ -30,9 +30,24 @@ def _stamp(doc: dict[str, Any], submission_id: str) -> dict[str, Any]:
     return out
 
 
+WORKLOAD_KINDS = ("Job", "RayJob")
+
+
 def _workload_first(documents: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The Job or RayJob goes first so the Service can be owned by it."""
-    return sorted(documents, key=lambda d: d["kind"] == "Service")
+    """The Job or RayJob goes first so the objects beside it (its headless Service, a managed
+    workflow's Secret and SecretProviderClass) can be owned by it and go when it goes.
+    """
+    return sorted(documents, key=lambda d: d["kind"] not in WORKLOAD_KINDS)
+
+
+def _owner_reference(owner: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "apiVersion": owner["apiVersion"],
+        "kind": owner["kind"],
+        "name": owner["metadata"]["name"],
+        "uid": owner["metadata"]["uid"],
+        "blockOwnerDeletion": True,
+    }
 
 
 def submit(
@@ -56,35 +71,57 @@ def submit(
     from tau.kube import resources
 
     created: list[dict[str, Any]] = []
+    # Objects this call made (not recovered ones): a failed submit removes them again.
+    made: list[dict[str, Any]] = []
     owner: dict[str, Any] | None = None
     recovered = False
     for doc in _workload_first(documents):
         body = _stamp(doc, submission_id)
         kind, name, ns = doc["kind"], doc["metadata"]["name"], doc["metadata"]["namespace"]
-        if kind == "Service" and owner is not None and owner.get("metadata", {}).get("uid"):
-            # Owned by the Job, so deleting the Job (or its TTL) removes the Service too.
-            body["metadata"]["ownerReferences"] = [
-                {
-                    "apiVersion": owner["apiVersion"],
-                    "kind": owner["kind"],
-                    "name": owner["metadata"]["name"],
-                    "uid": owner["metadata"]["uid"],
-                    "blockOwnerDeletion": True,
-                }
-            ]
+        if kind not in WORKLOAD_KINDS and owner is not None and owner["metadata"].get("uid"):
+            # Owned by the workload, so deleting it (or its TTL) removes these too.
+            body["metadata"]["ownerReferences"] = [_owner_reference(owner)]
         try:
             obj = resources.create(
                 api_client, BY_KIND[kind], body, namespace=ns, dry_run=server_dry_run
             )
+            if not server_dry_run:
+                made.append(obj)
         except ClusterError as exc:
             if exc.status != 409:
+                _roll_back(api_client, made)
                 raise
-            obj = _recover(api_client, kind, ns, name, submission_id)
+            try:
+                obj = _recover(api_client, kind, ns, name, submission_id)
+            except ClusterError:
+                _roll_back(api_client, made)
+                raise
             recovered = True
         created.append(obj)
-        if kind != "Service":
+        if kind in WORKLOAD_KINDS:
             owner = obj
     return SubmitResult(created, recovered)
+
+
+def _roll_back(api_client: Any, made: list[dict[str, Any]]) -> None:
+    """Delete what a failed submit created, newest first, so no Secret outlives its run.
+
+    Best effort: the error that stopped the submit is the one the user must see.
+    """
+    from tau.kube import resources
+
+    for obj in reversed(made):
+        meta_ = obj.get("metadata", {})
+        try:
+            resources.delete(
+                api_client,
+                BY_KIND[obj["kind"]],
+                meta_.get("name", ""),
+                namespace=meta_.get("namespace"),
+                propagation="Background",
+            )
+        except ClusterError:
+            continue
 
 
 def _recover(

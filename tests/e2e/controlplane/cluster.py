@@ -322,6 +322,7 @@ class ControlPlane:
             *upstream.kueue_crds(self.ports.kueue_webhook, ca_pem),
             *upstream.kuberay_crds(),
             *upstream.kwok_crds(("logs", "clusterlogs")),
+            *upstream.secrets_store_crds(),
         ]
         for crd in crds:
             self.api.apply(crd)

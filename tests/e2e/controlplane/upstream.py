@@ -1,9 +1,12 @@
 """The manifests the controllers' own modules ship: CRDs and webhook configurations.
 
 Kueue's and KubeRay's CRDs are installed from the module versions their controllers are built
-from (pins.toml), read from the Go module cache. Their webhook configurations name an in-cluster
-Service; here the controllers run as processes on 127.0.0.1, so each webhook (and Kueue's CRD
-conversion webhook) is pointed at `https://127.0.0.1:<port><path>` with the test CA's bundle.
+from (pins.toml), read from the Go module cache; so is the Secrets Store CSI driver's
+SecretProviderClass CRD, whose driver does not run here (KWOK's pods mount no volumes), so
+that a Key Vault run's SecretProviderClass is created and validated as on a real cluster.
+Kueue's and KubeRay's webhook configurations name an in-cluster Service; here the controllers
+run as processes on 127.0.0.1, so each webhook (and Kueue's CRD conversion webhook) is pointed
+at `https://127.0.0.1:<port><path>` with the test CA's bundle.
 A URL is used rather than a Service with hand-made endpoints because the apiserver refuses
 loopback addresses in Endpoints and EndpointSlices.
 """
@@ -13,6 +16,9 @@ from __future__ import annotations
 import base64
 import copy
 import json
+import os
+import re
+import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -48,6 +54,47 @@ def module_dir(name: str) -> Path:
         text=True,
     ).stdout
     return Path(json.loads(out)["Dir"])
+
+
+#: The pins.toml component of the Secrets Store CSI driver, and its CRD inside the module.
+SECRETS_STORE = "secrets-store-csi-driver"
+SECRETS_STORE_CRD = "config/crd/bases/secrets-store.csi.x-k8s.io_secretproviderclasses.yaml"
+
+
+def module_cache() -> Path:
+    """The Go module cache folder (`go env GOMODCACHE`), without asking the network."""
+    explicit = os.environ.get("GOMODCACHE")
+    if explicit:
+        return Path(explicit)
+    if shutil.which("go"):
+        out = subprocess.run(
+            ["go", "env", "GOMODCACHE"], check=False, capture_output=True, text=True
+        ).stdout.strip()
+        if out:
+            return Path(out)
+    gopath = os.environ.get("GOPATH", "").split(os.pathsep)[0] or str(Path.home() / "go")
+    return Path(gopath) / "pkg" / "mod"
+
+
+def _escape(module: str) -> str:
+    """A module path as the cache spells it: each capital letter becomes `!` + lower case."""
+    return re.sub(r"[A-Z]", lambda m: "!" + m.group(0).lower(), module)
+
+
+def cached_module_dir(name: str, cache: Path | None = None) -> Path | None:
+    """The module cache folder of a pinned component if it is already there (no download)."""
+    component = next(c for c in components() if c.name == name)
+    folder = (cache or module_cache()) / f"{_escape(component.module)}@{component.version}"
+    return folder if folder.is_dir() else None
+
+
+def secrets_store_crd_path(root: Path) -> Path:
+    """The SecretProviderClass CRD file inside the driver's module folder."""
+    return root / SECRETS_STORE_CRD
+
+
+def secrets_store_crds() -> list[dict[str, Any]]:
+    return _docs(secrets_store_crd_path(module_dir(SECRETS_STORE)))
 
 
 def _docs(path: Path) -> list[dict[str, Any]]:

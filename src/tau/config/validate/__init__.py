@@ -13,9 +13,11 @@ from typing import Any
 from tau.config import runconfig
 from tau.config.load import RawDocument, SourceMap
 from tau.config.runconfig import RunConfig
-from tau.config.validate import engine, env, imports, settings, storage, structure
+from tau.config.validate import engine, env, imports, settings, storage, structure, workflow
 from tau.config.validate.context import Context, canonical, lookup, split_path
 from tau.config.validate.findings import Findings
+from tau.config.workflow.model import Managed
+from tau.config.workflow.probe import is_managed
 from tau.errors import ConfigError, Diagnostic, Location
 
 MANAGED_MANIFEST = (
@@ -44,6 +46,8 @@ class ValidConfig:
     explicit_engine: str | None = None
     #: The entrypoint's bytes when validate's import check read them (the file is read once).
     entry_bytes: bytes | None = None
+    #: A managed workflow's parts beyond the run config (tau.config.workflow); None when direct.
+    managed: Managed | None = None
 
     @property
     def name(self) -> str:
@@ -62,10 +66,6 @@ class ValidConfig:
         return self.source.value(split_path(path))
 
 
-def _is_managed(data: dict[str, Any]) -> bool:
-    return "schema_version" in data and not canonical(data, "engine")[1]
-
-
 def validate(doc: RawDocument, *, name: str | None = None) -> ValidConfig:
     """Check a document and return it validated.
 
@@ -77,7 +77,7 @@ def validate(doc: RawDocument, *, name: str | None = None) -> ValidConfig:
     Raises:
         ConfigError: every error found (warnings found on the way ride along).
     """
-    if _is_managed(doc.data):
+    if is_managed(doc.data):
         raise ConfigError(
             [
                 *doc.problems,
@@ -94,7 +94,12 @@ def validate(doc: RawDocument, *, name: str | None = None) -> ValidConfig:
     ctx.name = name or canonical(ctx.data, "name")[1]
     ctx.entry_path, ctx.entrypoint = canonical(ctx.data, "entrypoint")
     engine.select_engine(ctx)
-    engine.check_name(ctx)
+    delegates = bool(ctx.get("workflow.file"))
+    if delegates:
+        # The manifest names the run; the wrapper only places it.
+        workflow.check(ctx, managed=False)
+    else:
+        engine.check_name(ctx)
     if ctx.engine == engine.RAYJOB:
         engine.check_ray(ctx)
     else:

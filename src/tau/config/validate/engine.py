@@ -15,6 +15,8 @@ STAGE = "offline"
 
 JOB = "job"
 RAYJOB = "rayjob"
+#: The managed eval kind: a RayJob with a CPU worker group beside its GPU worker.
+EVAL_KIND = "rayjob-eval"
 
 _RAY_RESOURCE_FIELDS = tuple(
     f"compute.{who}_{what}"
@@ -44,6 +46,15 @@ def select_engine(ctx: Context) -> None:
     """Choose the engine (explicit, from workload_kind, or inferred) and record the intent."""
     engine_path, engine = canonical(ctx.data, "engine")
     kind_path, kind = canonical(ctx.data, "workload_kind")
+    if kind == EVAL_KIND:
+        if not ctx.get("workflow.file"):
+            ctx.error(
+                kind_path,
+                f"workload_kind={EVAL_KIND} runs a managed eval manifest; it needs workflow.file",
+                "name the eval manifest in workflow.file, or use workload_kind: rayjob",
+            )
+        # The wrapper of an eval places a RayJob.
+        kind = RAYJOB
     if engine and kind and engine != kind:
         ctx.error(
             kind_path,

@@ -14,6 +14,10 @@ STAGE = "offline"
 
 #: The only TAU_ keys a user may set (exact case), all about resuming after a retry.
 SETTABLE_TAU_KEYS = ("TAU_RESUME_FROM", "TAU_RETRY_ATTEMPT", "TAU_RETRY_MAX", "TAU_RETRY_REASON")
+ENV_KV_DIRECT = (
+    "runtime.env_kv is only supported for workflow.file managed configs; direct job/rayjob "
+    "configs must remove runtime.env_kv or use workflow.file"
+)
 MAX_VALUE_BYTES = 64 * 1024
 MAX_TOTAL_BYTES = 128 * 1024
 
@@ -70,12 +74,10 @@ def check(ctx: Context) -> None:
                 f"runtime.env_kv.{name} conflicts with another "
                 f"runtime env entry of the same name; set each env var in only one place",
             )
-    if kv:
+    if kv and not ctx.get("workflow.file"):
         ctx.error(
             "runtime.env_kv",
-            "runtime.env_kv is only supported for workflow.file managed "
-            "configs; direct job/rayjob configs must remove runtime.env_kv or use "
-            "workflow.file",
+            ENV_KV_DIRECT,
             "read the value from a Kubernetes Secret with runtime.env_secret instead",
         )
 

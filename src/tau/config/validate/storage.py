@@ -72,13 +72,6 @@ def check(ctx: Context) -> None:
     _assets(ctx)
     _outputs(ctx)
     _metrics(ctx)
-    if ctx.get("workflow.file"):
-        ctx.error(
-            "workflow.file",
-            "workflow.file selects a managed workflow manifest, which tau run does not render",
-            "write a direct run config (engine, entrypoint, "
-            "runtime, compute) instead of delegating to workflow.file",
-        )
 
 
 def _working_dir(ctx: Context) -> None:

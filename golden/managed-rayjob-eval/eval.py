@@ -1,0 +1,3 @@
+import os
+
+print("evaluating", os.environ["TAU_UPSTREAM_CHECKPOINT"])
