@@ -245,7 +245,7 @@ def test_run_retry_with_a_retry_config_validates_it(repo: Path, capsys: Cap) -> 
 
 def test_the_examples_validate(monkeypatch: pytest.MonkeyPatch, capsys: Cap) -> None:
     monkeypatch.chdir(Path(__file__).resolve().parents[1] / "examples")
-    for target in ("train", "finetune", "eval"):
+    for target in ("train", "finetune", "eval", "sft"):
         assert run(capsys, "run", "validate", target) == (0, f"tau/{target}.yaml is valid\n", "")
 
 

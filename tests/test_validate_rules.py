@@ -266,9 +266,7 @@ INVALID = [
     ),
     pytest.param(
         job("workflow:\n  file: manifest.yaml\n"),
-        [
-            'tau.yaml:5:9: error: workflow.file "manifest.yaml": manifest not found (manifest.yaml)'
-        ],
+        ['tau.yaml:5:9: error: workflow.file "manifest.yaml": manifest not found (manifest.yaml)'],
         id="workflow-file-missing",
     ),
     pytest.param(

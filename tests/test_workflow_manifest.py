@@ -90,6 +90,13 @@ def test_name_is_required_and_kebab_case() -> None:
     assert messages(BASE.replace("name: x", "name: -x")) == [f'name: "-x" is invalid ({NAME_RULE})']
 
 
+def test_a_name_with_a_trailing_newline_is_invalid_and_quoted_escaped() -> None:
+    # Python's `$` matches before a final newline; the whole value must match.
+    assert messages(BASE.replace("name: x", 'name: "abc\\n"')) == [
+        f'name: "abc\\n" is invalid ({NAME_RULE})'
+    ]
+
+
 def test_resource_naming_default_and_override() -> None:
     assert ok(BASE.replace("name: x", "name: train-smoke")).resource_name == "tau-train-smoke"
     text = BASE.replace("name: x", "name: train-smoke\nresource_naming:\n  prefix: diffusion")

@@ -14,7 +14,9 @@ import yaml
 
 from tests.e2e.conftest import Shell, wait_for
 from tests.e2e.controlplane.objects import Api
-from tests.e2e.test_job_lifecycle import finish, job_pods, status_doc
+from tests.e2e.test_job_lifecycle import finish as finish_job
+from tests.e2e.test_job_lifecycle import job_pods, status_doc
+from tests.e2e.test_rayjob_lifecycle import finish, ray_pods
 
 pytestmark = pytest.mark.e2e
 
@@ -33,7 +35,10 @@ def write_managed(shell: Shell, target: str, manifest: dict[str, Any], **files: 
 
 def managed_job(name: str, outcome: str | None, log: str = "") -> dict[str, Any]:
     env: list[dict[str, Any]] = [
-        {"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {"name": f"tau-{name}-secrets", "key": "HF_TOKEN"}}},
+        {
+            "name": "HF_TOKEN",
+            "valueFrom": {"secretKeyRef": {"name": f"tau-{name}-secrets", "key": "HF_TOKEN"}},
+        },
     ]
     if outcome:
         env.append({"name": "E2E_OUTCOME", "value": outcome})
@@ -50,8 +55,14 @@ def managed_job(name: str, outcome: str | None, log: str = "") -> dict[str, Any]
     }
 
 
-def secrets_file(name: str) -> str:
-    return json.dumps({"name": f"tau-{name}-secrets", "stringData": {"HF_TOKEN": "hf_e2e_fake"}})
+def job_files(name: str) -> dict[str, str]:
+    """The trainer, its extra script and the secret payload of managed_job(name)."""
+    secret = {"name": f"tau-{name}-secrets", "stringData": {"HF_TOKEN": "hf_e2e_fake"}}
+    return {
+        "wrapper.py": WRAPPER,
+        "helpers.py": "def main():\n    pass\n",
+        "secrets.json": json.dumps(secret),
+    }
 
 
 def test_a_managed_job_runs_with_its_secret_and_scripts_and_cancel_removes_both(
@@ -62,7 +73,7 @@ def test_a_managed_job_runs_with_its_secret_and_scripts_and_cancel_removes_both(
         repo,
         "mw-job",
         managed_job("mw-job", "hold", log="smoke pairs 4\\nloss 0.25"),
-        **{"wrapper.py": WRAPPER, "helpers.py": "def main():\n    pass\n", "secrets.json": secrets_file("mw-job")},
+        **job_files("mw-job"),
     )
     # The server accepts every object (the Secret, the Job) and stores none of them.
     dry = [d for d in yaml.safe_load_all(repo.ok("run", "mw-job", "--dry-run=server")) if d]
@@ -77,21 +88,26 @@ def test_a_managed_job_runs_with_its_secret_and_scripts_and_cancel_removes_both(
     assert labels["tau.azure.com/workload-kind"] == "job"
     assert labels["tau.azure.com/run-id"] == run
     # The Secret exists, owned by the Job, and the workload reads it by name and key.
-    secret = admin.get("v1", "Secret", f"tau-mw-job-secrets", ns)
+    secret = admin.get("v1", "Secret", "tau-mw-job-secrets", ns)
     assert secret is not None
     owners = secret["metadata"].get("ownerReferences") or []
     assert [(o["kind"], o["name"], o["uid"]) for o in owners] == [
         ("Job", run, job["metadata"]["uid"])
     ]
     pod_spec = job["spec"]["template"]["spec"]
-    assert [c["name"] for c in pod_spec["initContainers"]] == ["tau-payload", "tau-manifest-payload"]
+    assert [c["name"] for c in pod_spec["initContainers"]] == [
+        "tau-payload",
+        "tau-manifest-payload",
+    ]
     main = pod_spec["containers"][0]
     env = {e["name"]: e for e in main["env"]}
     assert env["HF_TOKEN"]["valueFrom"]["secretKeyRef"] == {
         "name": "tau-mw-job-secrets",
         "key": "HF_TOKEN",
     }
-    assert "/script/train.py --manifest /manifest/mw-job.yaml --smoke-pairs 4" in main["command"][-1]
+    assert (
+        "/script/train.py --manifest /manifest/mw-job.yaml --smoke-pairs 4" in main["command"][-1]
+    )
 
     wait_for(
         "a Running pod of the managed Job",
@@ -125,7 +141,7 @@ def test_a_managed_job_runs_to_success(repo: Shell, admin: Api, researcher) -> N
         repo,
         "mw-ok",
         managed_job("mw-ok", "hold", log="done"),
-        **{"wrapper.py": WRAPPER, "helpers.py": "def main():\n    pass\n", "secrets.json": secrets_file("mw-ok")},
+        **job_files("mw-ok"),
     )
     repo.ok("run", "mw-ok")
     wait_for(
@@ -134,7 +150,7 @@ def test_a_managed_job_runs_to_success(repo: Shell, admin: Api, researcher) -> N
             p for p in job_pods(admin, ns, run) if (p.get("status") or {}).get("phase") == "Running"
         ],
     )
-    finish(admin, ns, run, "succeeded")
+    finish_job(admin, ns, run, "succeeded")
     wait_for(
         "the status tree to say succeeded",
         lambda: status_doc(repo, run)["status"]["state"] == "succeeded",
@@ -150,8 +166,19 @@ def test_an_eval_manifest_runs_as_a_rayjob_with_its_cpu_workers(
         "schema_version": 1,
         "name": "mw-eval",
         "eval": {"cpu_workers": 2, "upstream": "train-fullft"},
-        "compute": {"gpus": 1, "cpus": 2, "memory": "8Gi", "worker_cpus": 1, "worker_memory": "2Gi"},
-        "runtime": {"pip": ["torch==2.4.0"], "image": RAY_IMAGE},
+        "compute": {
+            "gpus": 1,
+            "cpus": 2,
+            "memory": "8Gi",
+            "worker_cpus": 1,
+            "worker_memory": "2Gi",
+        },
+        "runtime": {
+            "pip": ["torch==2.4.0"],
+            "image": RAY_IMAGE,
+            # The fake Ray head holds the driver until the RayJob is annotated to finish.
+            "env": [{"name": "E2E_OUTCOME", "value": "hold"}],
+        },
         "run": {"entrypoint": "eval.py"},
         "policy": {"preset": "azure.research.training.l"},
         "workflow": {"upstream_checkpoint": "/data/checkpoints/train-fullft/last.safetensors"},
@@ -176,13 +203,19 @@ def test_an_eval_manifest_runs_as_a_rayjob_with_its_cpu_workers(
     }
     assert head_env["TAU_UPSTREAM_CHECKPOINT"] == "/data/checkpoints/train-fullft/last.safetensors"
     # KubeRay made the cluster with both groups; the eval's pods come up on the fake nodes.
-    wait_for(
-        "the eval's pods (head, one GPU worker, two CPU workers)",
-        lambda: len(
-            admin.list("v1", "Pod", ns, label_selector=f"ray.io/originated-from-cr-name={run}")
-        )
-        >= 4,
+    cluster = wait_for(
+        "the eval's RayCluster",
+        lambda: ((admin.get(RAY, "RayJob", run, ns) or {}).get("status") or {}).get(
+            "rayClusterName"
+        ),
     )
+    pods = wait_for(
+        "the eval's pods (head, one GPU worker, two CPU workers)",
+        lambda: len(found := ray_pods(admin, ns, cluster)) >= 4 and found,
+    )
+    groups_of_pods = sorted(p["metadata"]["labels"].get("ray.io/group", "") for p in pods)
+    assert groups_of_pods == ["headgroup", f"{run}-cpu", f"{run}-cpu", f"{run}-w"]
+    finish(admin, ns, run, "succeeded")
     wait_for(
         "the eval to succeed",
         lambda: status_doc(repo, run)["status"]["state"] == "succeeded",
@@ -190,7 +223,9 @@ def test_an_eval_manifest_runs_as_a_rayjob_with_its_cpu_workers(
     )
 
 
-def test_a_wrapper_config_delegates_to_its_manifest_file(repo: Shell, admin: Api, researcher) -> None:
+def test_a_wrapper_config_delegates_to_its_manifest_file(
+    repo: Shell, admin: Api, researcher
+) -> None:
     ns = researcher.namespace
     folder = repo.cwd / "tau"
     (folder / "manifests").mkdir(exist_ok=True)

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from tau.config.probe import is_file
-from tau.config.validate.context import Context
+from tau.config.validate.context import Context, canonical
 
 #: The stage that runs these rules: `tau run validate` (schema and offline rules).
 STAGE = "offline"
@@ -45,22 +45,49 @@ def local_imports(script: Path, content: bytes | None = None) -> list[tuple[str,
     return sorted(found.items())
 
 
-def check(ctx: Context) -> None:
-    """Reject imports of unshipped local modules (skipped when a project tree is shipped)."""
+def _shipped(ctx: Context) -> set[str]:
+    """Module names a managed workflow ships beside its main script (workflow.extra_scripts)."""
+    from tau.config.workflow.files import split_extra_script
+
+    names = set()
+    for spec in ctx.get("workflow.extra_scripts") or ():
+        if isinstance(spec, str):
+            src, dest = split_extra_script(spec)
+            name = dest or src.replace("\\", "/").rsplit("/", 1)[-1]
+            names.add(name.removesuffix(".py"))
+    return names
+
+
+def check(ctx: Context, *, managed: bool = False) -> None:
+    """Reject imports of unshipped local modules (skipped when a project tree is shipped).
+
+    A managed workflow (`managed`, or a config with workflow.file) runs its main script with
+    the extra scripts beside it: those imports are shipped.
+    """
     if ctx.has("run.working_dir") or ctx.has("run.source"):
         return
     entry_path, entry = ctx.entry_path, ctx.entrypoint
+    shipped: set[str] = set()
+    if managed or ctx.get("workflow.file"):
+        main_path, main = canonical(ctx.data, "run.main_script")
+        if main:
+            entry_path, entry = main_path, main
+        shipped = _shipped(ctx)
     if not isinstance(entry, str) or not entry.endswith(".py"):
         return
     script = (ctx.config_dir / entry) if not entry.startswith("/") else Path(entry)
     if not is_file(script):
         return  # a missing entrypoint is reported by --dry-run=client, which reads it
     try:
-        # Kept on the validated config so the client stage does not read the file again.
-        ctx.entry_bytes = script.read_bytes()
+        content = script.read_bytes()
     except OSError:
         return  # unreadable: the client stage reports it where it reads the file
-    for name, line in local_imports(script, ctx.entry_bytes):
+    if entry_path == ctx.entry_path:
+        # Kept on the validated config so the client stage does not read the file again.
+        ctx.entry_bytes = content
+    for name, line in local_imports(script, content):
+        if name in shipped:
+            continue
         ship = (
             "set run.working_dir to ship the project directory"
             if ctx.engine == "rayjob"

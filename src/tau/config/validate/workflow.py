@@ -63,11 +63,11 @@ def check(ctx: Context, *, managed: bool) -> None:
     """The managed-dispatch rules; `managed` when the config is itself the manifest."""
     file = ctx.get("workflow.file")
     if not managed and isinstance(file, str):
-        path = Path(file) if file.startswith("/") else ctx.config_dir / file
-        if not is_file(path):
+        manifest = Path(file) if file.startswith("/") else ctx.config_dir / file
+        if not is_file(manifest):
             ctx.error(
                 "workflow.file",
-                f'workflow.file "{file}": manifest not found ({path})',
+                f'workflow.file "{file}": manifest not found ({manifest})',
                 "workflow.file resolves relative to the config file's directory",
             )
     for path, message in _DIRECT_ONLY:

@@ -14,6 +14,7 @@ from typing import Any, NamedTuple
 
 from tau.config.workflow._read import Reader
 from tau.config.workflow.model import ManifestCompute
+from tau.config.workflow.problems import quote
 from tau.k8s.quantity import parse_quantity
 
 MAX_GPUS = 8
@@ -126,12 +127,12 @@ def _cpu(r: Reader, field: str) -> Quantity | None:
     if parsed is None:
         r.error(
             path,
-            f'{name}: must be a Kubernetes CPU quantity like 4 or 500m (got "{value}")',
+            f"{name}: must be a Kubernetes CPU quantity like 4 or 500m (got {quote(value)})",
             _CPU_HINT,
         )
         return None
     if parsed <= 0:
-        r.error(path, f'{name}: must be greater than zero (got "{value}")', _UNSET_HINT)
+        r.error(path, f"{name}: must be greater than zero (got {quote(value)})", _UNSET_HINT)
         return None
     return Quantity(value, parsed)
 
@@ -152,16 +153,16 @@ def _memory(r: Reader, field: str) -> Quantity | None:
         return None
     if not text:
         return None
-    parsed = parse_quantity(text) if _MEMORY.match(text) else None
+    parsed = parse_quantity(text) if _MEMORY.fullmatch(text) else None
     if parsed is None:
         r.error(
             path,
-            f'{name}: must be a Kubernetes memory quantity like 512Mi or 32Gi (got "{text}")',
+            f"{name}: must be a Kubernetes memory quantity like 512Mi or 32Gi (got {quote(text)})",
             "use a binary suffix (Ki, Mi, Gi, Ti) or a decimal one (k, M, G, T)",
         )
         return None
     if parsed <= 0:
-        r.error(path, f'{name}: must be greater than zero (got "{text}")', _UNSET_HINT)
+        r.error(path, f"{name}: must be greater than zero (got {quote(text)})", _UNSET_HINT)
         return None
     return Quantity(text, parsed)
 

@@ -15,6 +15,7 @@ from tau.config.load import PathKey, dotted
 from tau.config.validate.env import MAX_TOTAL_BYTES, MAX_VALUE_BYTES
 from tau.config.workflow._read import Reader
 from tau.config.workflow.model import EnvVar, ManifestRuntime
+from tau.config.workflow.problems import quote
 from tau.k8s.names import DNS_1123_SUBDOMAIN, ENV_NAME, SECRET_KEY
 
 PIP_REQUIRED = (
@@ -91,7 +92,7 @@ def _env(r: Reader) -> tuple[EnvVar, ...]:
         if var.name in seen:
             r.error(
                 (*path, i),
-                f'runtime.env[{i}]: duplicate env var name "{var.name}" (also '
+                f"runtime.env[{i}]: duplicate env var name {quote(var.name)} (also "
                 f"runtime.env[{seen[var.name]}])",
                 "keep one entry per name",
                 at=(*path, i, "name"),
@@ -114,10 +115,10 @@ def _env_entry(r: Reader, path: PathKey) -> EnvVar | None:
         r.wrong_type((*path, "name"), "a string", name)
         return None
     name = name or ""
-    if not ENV_NAME.match(name):
+    if not ENV_NAME.fullmatch(name):
         r.error(
             path,
-            f'{head}: env var name "{name}" is invalid (use C_IDENTIFIER format)',
+            f"{head}: env var name {quote(name)} is invalid (use C_IDENTIFIER format)",
             "letters, digits and '_', not starting with a digit",
             at=(*path, "name"),
         )
@@ -181,19 +182,19 @@ def _secret_ref(r: Reader, path: PathKey, name: str) -> tuple[tuple[str, str], b
         message = f"{head}: env var {name} secretKeyRef requires name and key"
         r.error(path, message, _REF_HINT, at=ref_path)
         return None
-    if not DNS_1123_SUBDOMAIN.match(secret) or len(secret) > 253:
+    if not DNS_1123_SUBDOMAIN.fullmatch(secret) or len(secret) > 253:
         r.error(
             path,
-            f'{head}: secret name "{secret}" is not a valid Kubernetes name (lowercase '
+            f"{head}: secret name {quote(secret)} is not a valid Kubernetes name (lowercase "
             "letters, digits, '-' and '.')",
             "name a Secret of the run's namespace, e.g. the one of workflow.secret_payload",
             at=(*ref_path, "name"),
         )
         return None
-    if not SECRET_KEY.match(key):
+    if not SECRET_KEY.fullmatch(key):
         r.error(
             path,
-            f'{head}: secret key "{key}" is not a valid Secret data key (letters, digits, '
+            f"{head}: secret key {quote(key)} is not a valid Secret data key (letters, digits, "
             "'-', '_' and '.')",
             "name a key of the Secret's data",
             at=(*ref_path, "key"),
@@ -213,7 +214,7 @@ def _check_sizes(r: Reader, env: list[EnvVar], index: dict[str, int]) -> None:
         if size > MAX_VALUE_BYTES:
             r.error(
                 ("runtime", "env", index[var.name], "value"),
-                f'literal environment variable "{var.name}" is {size} bytes; maximum is '
+                f"literal environment variable {quote(var.name)} is {size} bytes; maximum is "
                 f"{MAX_VALUE_BYTES} bytes: {_SIZE_REMEDY}",
                 _SIZE_HINT,
             )

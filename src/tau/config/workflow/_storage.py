@@ -13,6 +13,7 @@ import re
 from tau.config.load import PathKey
 from tau.config.workflow._read import Reader
 from tau.config.workflow.model import ManifestStorage, Mount
+from tau.config.workflow.problems import quote
 from tau.k8s.names import DNS_1123_LABEL
 
 #: The reference's volume-name grammar (its payload file-name pattern).
@@ -20,7 +21,7 @@ _VOLUME_NAME = re.compile(r"^[A-Za-z0-9._-]+$")
 RESERVED_NAMES = ("script", "manifest", "data", "tau-hot", "dshm")
 RESERVED_PATHS = ("/script", "/manifest", "/data", "/mnt", "/dev/shm")
 CHECKPOINT_MESSAGE = (
-    "artifacts.checkpoint: must be a relative pod path without '.' or '..' segments (got \"{}\")"
+    "artifacts.checkpoint: must be a relative pod path without '.' or '..' segments (got {})"
 )
 
 
@@ -71,31 +72,31 @@ def _name(r: Reader, here: PathKey, i: int, seen: set[str]) -> str | None:
     if name is None and r.raw(where) is not None:
         return None  # the wrong type is reported already
     name = name or ""
-    if not _VOLUME_NAME.match(name) or name in (".", ".."):
+    if not _VOLUME_NAME.fullmatch(name) or name in (".", ".."):
         r.error(
             where,
-            f'storage.mounts[{i}].name: invalid volume name "{name}"',
+            f"storage.mounts[{i}].name: invalid volume name {quote(name)}",
             "use lowercase letters, digits and inner '-', e.g. dataset",
         )
         return None
     if name in RESERVED_NAMES:
         r.error(
             where,
-            f'storage.mounts[{i}].name: "{name}" is reserved by Tau',
+            f"storage.mounts[{i}].name: {quote(name)} is reserved by Tau",
             f"tau's own volumes are {', '.join(RESERVED_NAMES)}; pick another name",
         )
         return None
     if name in seen:
-        message = f'storage.mounts[{i}].name: duplicate volume name "{name}"'
+        message = f"storage.mounts[{i}].name: duplicate volume name {quote(name)}"
         r.error(where, message, "give each mount its own name")
         return None
     seen.add(name)
-    if not DNS_1123_LABEL.match(name) or len(name) > 63:
+    if not DNS_1123_LABEL.fullmatch(name) or len(name) > 63:
         # Beyond the reference: Kubernetes takes only DNS labels as volume names, so a name the
         # reference lets through would fail at submit.
         r.error(
             where,
-            f'storage.mounts[{i}].name: "{name}" is not a valid Kubernetes volume name',
+            f"storage.mounts[{i}].name: {quote(name)} is not a valid Kubernetes volume name",
             "use lowercase letters, digits and inner '-', at most 63 characters",
         )
         return None
@@ -120,12 +121,12 @@ def _mount_path(r: Reader, here: PathKey, i: int, seen: set[str]) -> str | None:
     if normal in RESERVED_PATHS:
         r.error(
             where,
-            f'storage.mounts[{i}].mountPath: "{mount_path}" is reserved by Tau',
+            f"storage.mounts[{i}].mountPath: {quote(mount_path)} is reserved by Tau",
             f"tau mounts its own volumes at {', '.join(RESERVED_PATHS)}; pick another path",
         )
         return None
     if normal in seen:
-        message = f'storage.mounts[{i}].mountPath: duplicate mount path "{mount_path}"'
+        message = f"storage.mounts[{i}].mountPath: duplicate mount path {quote(mount_path)}"
         r.error(where, message, "give each mount its own path")
         return None
     seen.add(normal)
@@ -147,7 +148,7 @@ def read_checkpoint(r: Reader) -> str | None:
     if checkpoint.startswith("/") or any(p in ("", ".", "..") for p in parts):
         r.error(
             path,
-            CHECKPOINT_MESSAGE.format(value),
+            CHECKPOINT_MESSAGE.format(quote(value)),
             "name the file relative to the run's checkpoint directory, e.g. last.safetensors",
         )
         return None

@@ -18,7 +18,7 @@ import yaml
 
 from tau.config import load, runconfig
 from tau.config.load import RawDocument, SourceMap
-from tau.config.validate import ValidConfig
+from tau.config.validate import ValidConfig, imports
 from tau.config.validate import workflow as rules
 from tau.config.validate.context import Context, canonical, lookup
 from tau.config.validate.findings import Findings
@@ -90,6 +90,8 @@ def _wrapper(doc: RawDocument, findings: Findings, managed_itself: bool) -> Vali
     ctx = Context(data, findings, doc.path.parent)
     rules.check(ctx, managed=True)
     entry_path, entry = canonical(data, "entrypoint")
+    ctx.entry_path, ctx.entrypoint = entry_path, entry
+    imports.check(ctx, managed=True)
     config = runconfig.build(data, name="", engine=runconfig.JOB, entrypoint=entry)
     return ValidConfig(doc.path, config, doc.source, data, entry_path=entry_path)
 

@@ -30,6 +30,7 @@ from tau.config.workflow.model import (
     Model,
     ParsedManifest,
 )
+from tau.config.workflow.problems import quote
 from tau.errors import ConfigError, Diagnostic, Location
 from tau.k8s.names import DNS_1123_LABEL
 
@@ -108,18 +109,18 @@ def rayjob_name_problem(manifest: Manifest) -> str | None:
     if len(name) <= RAYJOB_NAME_LIMIT:
         return None
     head = (
-        f'RayJob name "{name}" is too long ({len(name)} chars; KubeRay limit is '
+        f"RayJob name {quote(name)} is too long ({len(name)} chars; KubeRay limit is "
         f"{RAYJOB_NAME_LIMIT})."
     )
     budget = RAYJOB_NAME_LIMIT - len(manifest.prefix) - 1
     if budget < 1:
         return (
-            f'{head} resource_naming.prefix="{manifest.prefix}" leaves no room for '
+            f"{head} resource_naming.prefix={quote(manifest.prefix)} leaves no room for "
             "manifest.name; shorten the prefix"
         )
     return (
-        f'{head} With resource_naming.prefix="{manifest.prefix}", manifest name must be at most '
-        f"{budget} chars; shorten name or prefix"
+        f"{head} With resource_naming.prefix={quote(manifest.prefix)}, manifest name must be "
+        f"at most {budget} chars; shorten name or prefix"
     )
 
 
@@ -148,15 +149,17 @@ def _identity(r: Reader) -> tuple[str, str]:
         if r.raw(("name",)) is None or name == "":
             r.error(("name",), "name: required (kebab-case)", "e.g. `name: llama-sft`")
         valid = False
-    elif not DNS_1123_LABEL.match(name):
-        r.error(("name",), f'name: "{name}" is invalid ({_NAME_RULE})', "e.g. `name: llama-sft`")
+    elif not DNS_1123_LABEL.fullmatch(name):
+        r.error(
+            ("name",), f"name: {quote(name)} is invalid ({_NAME_RULE})", "e.g. `name: llama-sft`"
+        )
         valid = False
     r.mapping(("resource_naming",))
     prefix = (r.string(("resource_naming", "prefix")) or "").strip() or DEFAULT_PREFIX
-    if not DNS_1123_LABEL.match(prefix):
+    if not DNS_1123_LABEL.fullmatch(prefix):
         r.error(
             ("resource_naming", "prefix"),
-            f'resource_naming.prefix: "{prefix}" is invalid ({_NAME_RULE})',
+            f"resource_naming.prefix: {quote(prefix)} is invalid ({_NAME_RULE})",
             "remove it for the default prefix tau",
         )
         valid = False
@@ -164,7 +167,7 @@ def _identity(r: Reader) -> tuple[str, str]:
     if valid and len(resource) > NAME_LIMIT:
         r.error(
             ("name",),
-            f'resource name "{resource}" is too long ({len(resource)} chars; Kubernetes name '
+            f"resource name {quote(resource)} is too long ({len(resource)} chars; Kubernetes name "
             f"limit is {NAME_LIMIT})",
             "shorten name or resource_naming.prefix",
         )
@@ -202,12 +205,15 @@ def _model(r: Reader) -> Model:
     """model.*: registry metadata, checked as the reference does."""
     r.mapping(("model",))
     name = _trimmed(r, ("model", "name"))
-    if name and not DNS_1123_LABEL.match(name):
-        r.error(("model", "name"), f'model.name: "{name}" is invalid ({_NAME_RULE})', _MODEL_HINT)
+    if name and not DNS_1123_LABEL.fullmatch(name):
+        r.error(
+            ("model", "name"), f"model.name: {quote(name)} is invalid ({_NAME_RULE})", _MODEL_HINT
+        )
     elif name and len(name) > MODEL_NAME_LIMIT:
         r.error(
             ("model", "name"),
-            f'model.name: "{name}" is too long ({len(name)} chars; at most {MODEL_NAME_LIMIT})',
+            f"model.name: {quote(name)} is too long ({len(name)} chars; at most "
+            f"{MODEL_NAME_LIMIT})",
             _MODEL_HINT,
         )
     tags = r.string_map(("model", "tags"))
@@ -221,7 +227,7 @@ def _model(r: Reader) -> Model:
     if direction is not None and direction not in METRIC_DIRECTIONS:
         r.error(
             ("model", "metric_direction"),
-            f'model.metric_direction: want lower|higher, got "{direction}"',
+            f"model.metric_direction: want lower|higher, got {quote(direction)}",
             "lower when a smaller primary_metric is better (a loss), else higher",
         )
     return Model(
@@ -250,9 +256,13 @@ def _check_tag(r: Reader, key: str, value: str) -> None:
     if not key.strip():
         r.error(tags, "model.tags: tag key must not be empty", at=at, key=True)
     elif key.strip() != key:
-        message = f'model.tags["{key}"]: key must not have surrounding whitespace'
+        message = f"model.tags[{quote(key)}]: key must not have surrounding whitespace"
         r.error(tags, message, at=at, key=True)
     elif "/" in key or ".." in key:
-        r.error(tags, f"model.tags[\"{key}\"]: key must not contain '/' or '..'", at=at, key=True)
+        r.error(
+            tags, f"model.tags[{quote(key)}]: key must not contain '/' or '..'", at=at, key=True
+        )
     elif value.strip() != value:
-        r.error(tags, f'model.tags["{key}"]: value must not have surrounding whitespace', at=at)
+        r.error(
+            tags, f"model.tags[{quote(key)}]: value must not have surrounding whitespace", at=at
+        )
