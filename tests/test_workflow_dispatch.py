@@ -224,7 +224,10 @@ def test_an_eval_manifest_infers_rayjob_eval_with_the_upstream_checkpoint(
         env = {e["name"]: e.get("value") for e in spec["containers"][0]["env"]}
         assert env["TAU_UPSTREAM_CHECKPOINT"] == upstream
     groups = rayjob["spec"]["rayClusterSpec"]["workerGroupSpecs"]
-    assert [(g["replicas"], g["rayStartParams"]["num-gpus"]) for g in groups] == [(1, "1"), (4, "0")]
+    assert [(g["replicas"], g["rayStartParams"]["num-gpus"]) for g in groups] == [
+        (1, "1"),
+        (4, "0"),
+    ]
     # The CPU group runs without GPUs or their tolerations.
     assert "tolerations" not in groups[1]["template"]["spec"]
     assert validate_document(rayjob) == []
@@ -469,3 +472,12 @@ def test_a_rayjob_name_over_kuberays_limit_is_refused(tmp_path: Path, capsys: Ca
     write(tmp_path, wrapper(workload_kind="rayjob"), manifest("n" * 44))
     code, _, out = render(capsys, tmp_path)
     assert code == 1 and "KubeRay limit is 47" in out
+
+
+def test_the_removed_eval_task_fields_get_the_migration_story(tmp_path: Path, capsys: Cap) -> None:
+    doc = {**manifest(eval={"harness": "lm-eval", "cpu_workers": 1}), "task": "eval"}
+    write(tmp_path, wrapper(), doc)
+    code, _, out = render(capsys, tmp_path)
+    assert code == 1
+    assert out.count("the eval task surface was removed") == 2
+    assert "unknown config key" not in out

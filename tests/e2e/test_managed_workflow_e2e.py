@@ -16,7 +16,7 @@ from tests.e2e.conftest import Shell, wait_for
 from tests.e2e.controlplane.objects import Api
 from tests.e2e.test_job_lifecycle import finish as finish_job
 from tests.e2e.test_job_lifecycle import job_pods, status_doc
-from tests.e2e.test_rayjob_lifecycle import finish, ray_pods
+from tests.e2e.test_rayjob_lifecycle import finish
 
 pytestmark = pytest.mark.e2e
 
@@ -209,12 +209,20 @@ def test_an_eval_manifest_runs_as_a_rayjob_with_its_cpu_workers(
             "rayClusterName"
         ),
     )
-    pods = wait_for(
-        "the eval's pods (head, one GPU worker, two CPU workers)",
-        lambda: len(found := ray_pods(admin, ns, cluster)) >= 4 and found,
+    raycluster = admin.get(RAY, "RayCluster", cluster, ns)
+    assert raycluster is not None
+    made = raycluster["spec"]["workerGroupSpecs"]
+    assert [(g["groupName"], g["replicas"]) for g in made] == [(f"{run}-w", 1), (f"{run}-cpu", 2)]
+    # The three workers (one GPU, two CPU) came up ready on the fake nodes.
+    wait_for(
+        "the eval's three workers to be ready",
+        lambda: (
+            ((admin.get(RAY, "RayJob", run, ns) or {}).get("status") or {})
+            .get("rayClusterStatus", {})
+            .get("readyWorkerReplicas")
+            == 3
+        ),
     )
-    groups_of_pods = sorted(p["metadata"]["labels"].get("ray.io/group", "") for p in pods)
-    assert groups_of_pods == ["headgroup", f"{run}-cpu", f"{run}-cpu", f"{run}-w"]
     finish(admin, ns, run, "succeeded")
     wait_for(
         "the eval to succeed",

@@ -35,7 +35,7 @@ _TYPE_WORDS = {
 
 # The removed eval surface: evaluation is an ordinary run. Checked before unknown keys so
 # users of old configs get the migration story instead of a bare "field not found".
-_EVAL_MIGRATION = (
+EVAL_MIGRATION = (
     "the eval task surface was removed: evaluation is an ordinary run. Keep `engine: job`, "
     "put the evaluation in the entrypoint script and have it write its results under "
     "`storage.output` (on a PVC), where `tau run get` reads them back; move eval settings "
@@ -225,7 +225,7 @@ class Walker:
         for key, child in value.items():
             child_path = (*path, key)
             if child_path in self.eval_keys:
-                self.error(child_path, _EVAL_MIGRATION, key=True)
+                self.error(child_path, EVAL_MIGRATION, key=True)
                 continue
             if key in props:
                 checked = self.walk(props[key], child, child_path)

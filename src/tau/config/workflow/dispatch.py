@@ -215,6 +215,7 @@ def load_run(doc: RawDocument, options: Options | None = None) -> ValidConfig:
         inner.out.extend(found)
     except ConfigError as exc:
         inner.out.extend(exc.diagnostics)
+    _removed_eval_fields(manifest_doc, inner)
     main_path, main = _main_script(data)
     if not main:
         outer.error("run.entrypoint", NO_MAIN_SCRIPT, "set run.entrypoint to the trainer script")
@@ -300,3 +301,25 @@ def _profiler(config: runconfig.RunConfig, kind: str, findings: Findings) -> Non
             f'profile.mode nsys currently requires rayjob training (got "{kind}")',
             "set workload_kind: rayjob, or remove profiler",
         )
+
+
+#: The removed eval task surface (a manifest's `eval` group is the eval workers, not this).
+_REMOVED_EVAL = (("task",), ("run", "task"), ("eval", "harness"), ("eval", "model"))
+
+
+def _removed_eval_fields(doc: RawDocument, findings: Findings) -> None:
+    """The reference rejects these on both parse paths with the migration story."""
+    from tau.config.validate.structure import EVAL_MIGRATION
+
+    removed = {
+        ".".join(p) for p in _REMOVED_EVAL if lookup(doc.data, ".".join(p), _ABSENT) is not _ABSENT
+    }
+    # The migration error replaces the unknown-key warning of the same key.
+    findings.out[:] = [
+        d for d in findings.out if not (d.severity == "warning" and d.path in removed)
+    ]
+    for path in sorted(removed):
+        findings.error(path, EVAL_MIGRATION, key=True)
+
+
+_ABSENT = object()
