@@ -1,7 +1,6 @@
 """Managed workflows on the real control plane: a schema_version 1 manifest with an extra
 script and a secret payload runs as a Job through Kueue; its Secret is created beside it,
-owned by it, and goes when the run is cancelled; an eval manifest runs as a RayJob with its
-CPU worker group beside the GPU worker; a wrapper config delegates to a manifest file.
+owned by it, and goes when the run is cancelled; a wrapper config delegates to a manifest file.
 """
 
 from __future__ import annotations
@@ -16,7 +15,6 @@ from tests.e2e.conftest import Shell, wait_for
 from tests.e2e.controlplane.objects import Api
 from tests.e2e.test_job_lifecycle import finish as finish_job
 from tests.e2e.test_job_lifecycle import job_pods, status_doc
-from tests.e2e.test_rayjob_lifecycle import finish
 
 pytestmark = pytest.mark.e2e
 
@@ -156,79 +154,6 @@ def test_a_managed_job_runs_to_success(repo: Shell, admin: Api, researcher) -> N
         lambda: status_doc(repo, run)["status"]["state"] == "succeeded",
     )
     assert repo.ok("run", "status", run).startswith(f"Job {ns}/{run}\nState: succeeded\n")
-
-
-def test_an_eval_manifest_runs_as_a_rayjob_with_its_cpu_workers(
-    repo: Shell, admin: Api, researcher
-) -> None:
-    ns, run = researcher.namespace, "tau-mw-eval"
-    manifest = {
-        "schema_version": 1,
-        "name": "mw-eval",
-        "eval": {"cpu_workers": 2, "upstream": "train-fullft"},
-        "compute": {
-            "gpus": 1,
-            "cpus": 2,
-            "memory": "8Gi",
-            "worker_cpus": 1,
-            "worker_memory": "2Gi",
-        },
-        "runtime": {
-            "pip": ["torch==2.4.0"],
-            "image": RAY_IMAGE,
-            # The fake Ray head holds the driver until the RayJob is annotated to finish.
-            "env": [{"name": "E2E_OUTCOME", "value": "hold"}],
-        },
-        "run": {"entrypoint": "eval.py"},
-        "policy": {"preset": "azure.research.training.l"},
-        "workflow": {"upstream_checkpoint": "/data/checkpoints/train-fullft/last.safetensors"},
-    }
-    write_managed(repo, "mw-eval", manifest, **{"eval.py": "print('eval')\n"})
-    proc = repo.tau("run", "mw-eval")
-    assert proc.returncode == 0, proc.stderr
-    # The kind was inferred from the manifest, and said so.
-    assert "inferred workload_kind=rayjob-eval" in proc.stderr
-    rayjob = wait_for("the RayJob", lambda: admin.get(RAY, "RayJob", run, ns))
-    assert rayjob["metadata"]["labels"]["tau.azure.com/workload-kind"] == "rayjob-eval"
-    groups = rayjob["spec"]["rayClusterSpec"]["workerGroupSpecs"]
-    assert [(g["groupName"], g["replicas"], g["rayStartParams"]["num-gpus"]) for g in groups] == [
-        (f"{run}-w", 1, "1"),
-        (f"{run}-cpu", 2, "0"),
-    ]
-    head_env = {
-        e["name"]: e.get("value")
-        for e in rayjob["spec"]["rayClusterSpec"]["headGroupSpec"]["template"]["spec"][
-            "containers"
-        ][0]["env"]
-    }
-    assert head_env["TAU_UPSTREAM_CHECKPOINT"] == "/data/checkpoints/train-fullft/last.safetensors"
-    # KubeRay made the cluster with both groups; the eval's pods come up on the fake nodes.
-    cluster = wait_for(
-        "the eval's RayCluster",
-        lambda: ((admin.get(RAY, "RayJob", run, ns) or {}).get("status") or {}).get(
-            "rayClusterName"
-        ),
-    )
-    raycluster = admin.get(RAY, "RayCluster", cluster, ns)
-    assert raycluster is not None
-    made = raycluster["spec"]["workerGroupSpecs"]
-    assert [(g["groupName"], g["replicas"]) for g in made] == [(f"{run}-w", 1), (f"{run}-cpu", 2)]
-    # The three workers (one GPU, two CPU) came up ready on the fake nodes.
-    wait_for(
-        "the eval's three workers to be ready",
-        lambda: (
-            ((admin.get(RAY, "RayJob", run, ns) or {}).get("status") or {})
-            .get("rayClusterStatus", {})
-            .get("readyWorkerReplicas")
-            == 3
-        ),
-    )
-    finish(admin, ns, run, "succeeded")
-    wait_for(
-        "the eval to succeed",
-        lambda: status_doc(repo, run)["status"]["state"] == "succeeded",
-        timeout=180,
-    )
 
 
 def test_a_wrapper_config_delegates_to_its_manifest_file(
