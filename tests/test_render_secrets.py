@@ -13,6 +13,7 @@ import yaml
 
 from tau.config.workflow import keyvault as kv
 from tau.k8s import meta
+from tau.plan.managed import key_vault_env
 from tau.plan.model import KeyVault, SecretData, SecretRef
 from tau.render import secrets
 from tau.render.manifests import dump_yaml
@@ -224,7 +225,7 @@ def test_caller_labels_on_the_secret_provider_class():
 
 def test_the_env_reads_the_synced_secret():
     spec = _key_vault(WANDB_KEY="w", HF_TOKEN="h")
-    assert secrets.key_vault_env(spec) == (
+    assert key_vault_env(spec) == (
         SecretRef("HF_TOKEN", "tau-my-job-kv-sync", "HF_TOKEN"),
         SecretRef("WANDB_KEY", "tau-my-job-kv-sync", "WANDB_KEY"),
     )
@@ -251,7 +252,7 @@ def test_a_job_with_the_key_vault_pod_parts_is_a_valid_job():
     spec = _key_vault()
     env = [
         {"name": r.env, "valueFrom": {"secretKeyRef": {"name": r.secret, "key": r.key}}}
-        for r in secrets.key_vault_env(spec)
+        for r in key_vault_env(spec)
     ]
     job = {
         "apiVersion": "batch/v1",

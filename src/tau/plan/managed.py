@@ -12,6 +12,11 @@ from tau.plan.model import Files, KeyVault, Plan, Resources, SecretData, SecretR
 UPSTREAM_CHECKPOINT_ENV = "TAU_UPSTREAM_CHECKPOINT"
 
 
+def key_vault_env(kv: KeyVault) -> tuple[SecretRef, ...]:
+    """Each Key Vault env var read from its key of the synced Secret, sorted by env var."""
+    return tuple(SecretRef(env, kv.synced_secret, env) for env, _ in sorted(kv.objects))
+
+
 def apply(plan: Plan, managed: Managed) -> Plan:
     """`plan` with the managed run's parts added."""
     script = plan.script._replace(filename="train.py") if plan.script else None
@@ -27,9 +32,7 @@ def apply(plan: Plan, managed: Managed) -> Plan:
         key_vault = KeyVault(
             kv.vault, kv.tenant_id, kv.client_id, kv.objects, kv.provider_class, kv.synced_secret
         )
-        refs = {r.env: r for r in env.secrets}
-        for name, _ in kv.objects:
-            refs[name] = SecretRef(name, kv.synced_secret, name)
+        refs = {r.env: r for r in (*env.secrets, *key_vault_env(key_vault))}
         env = env._replace(secrets=tuple(refs[k] for k in sorted(refs)))
     secret = SecretData(*managed.secret) if managed.secret else None
     return plan._replace(

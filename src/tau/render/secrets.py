@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from tau.k8s import meta
-from tau.plan.model import REDACTED, KeyVault, SecretData, SecretRef
+from tau.plan.model import REDACTED, KeyVault, SecretData
 
 #: The Key Vault provider of the Secrets Store CSI driver.
 PROVIDER = "azure"
@@ -111,11 +111,6 @@ def secret_provider_class(
         "metadata": {"name": name, "namespace": namespace, "labels": _labels(labels)},
         "spec": {"provider": PROVIDER, "secretObjects": [synced], "parameters": parameters},
     }
-
-
-def key_vault_env(spec: KeyVault) -> tuple[SecretRef, ...]:
-    """Each Key Vault env var read from its key of the synced Secret, sorted by env var."""
-    return tuple(SecretRef(env, spec.synced_secret, env) for env, _ in sorted(spec.objects))
 
 
 def key_vault_volume(spec: KeyVault) -> dict[str, Any]:

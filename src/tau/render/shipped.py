@@ -7,16 +7,11 @@ only the workload object (MultiKueue) still carries them.
 
 from __future__ import annotations
 
-import hashlib
 from typing import Any
 
 from tau.k8s import meta
 from tau.plan.model import Plan
-from tau.render import payload, pod
-
-KV_VOLUME = "kv-secrets"
-KV_MOUNT = "/mnt/secrets-store"
-KV_DRIVER = "secrets-store.csi.k8s.io"
+from tau.render import payload, pod, secrets
 
 
 def script_files(plan: Plan) -> dict[str, bytes]:
@@ -90,40 +85,25 @@ def extra_volumes(plan: Plan) -> tuple[list[dict[str, Any]], list[dict[str, Any]
 
 
 def key_vault_volume(plan: Plan) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """The CSI volume that makes the driver sync the vault into the Secret the env reads.
+    """(volumes, mounts) of the Key Vault CSI volume; empty without Key Vault.
 
     The sync happens only while a pod mounts the volume, so every container that reads the
     Secret's env also mounts it.
     """
-    kv = plan.key_vault
-    if kv is None:
+    if plan.key_vault is None:
         return [], []
-    volume = {
-        "name": KV_VOLUME,
-        "csi": {
-            "driver": KV_DRIVER,
-            "readOnly": True,
-            "volumeAttributes": {"secretProviderClass": kv.provider_class},
-        },
-    }
-    return [volume], [{"name": KV_VOLUME, "mountPath": KV_MOUNT, "readOnly": True}]
+    return [secrets.key_vault_volume(plan.key_vault)], [secrets.key_vault_mount()]
 
 
 def pod_labels(plan: Plan) -> dict[str, str]:
     """Labels every pod of a Key Vault run needs: Azure workload identity injects its token."""
-    return {meta.LABEL_AZURE_WORKLOAD_IDENTITY_USE: "true"} if plan.key_vault else {}
-
-
-def script_digest(plan: Plan) -> str:
-    return hashlib.sha256(plan.script.content if plan.script else b"").hexdigest()
+    return dict(secrets.KEY_VAULT_POD_LABELS) if plan.key_vault else {}
 
 
 def around(plan: Plan, workload: list[dict[str, Any]], *, redact: bool) -> list[dict[str, Any]]:
     """The run's documents in apply order: its Secret, the workload objects, its Key Vault class."""
     if plan.secret is None and plan.key_vault is None:
         return workload
-    from tau.render import secrets
-
     kind = next(d["kind"] for d in workload if d["kind"] in ("Job", "RayJob"))
     out: list[dict[str, Any]] = []
     if plan.secret is not None:

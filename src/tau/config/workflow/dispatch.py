@@ -147,11 +147,10 @@ def _key_vault(m: Manifest, options: Options, findings: Findings) -> KeyVaultRef
     except WorkflowInputError as exc:
         exc.report(findings)
         return None
-    if not entries and not options.key_vault:
-        return None
     if not entries:
         return None
-    problems = keyvault.identity_problems(options.tenant_id, options.client_id, "checked later")
+    # The ServiceAccount is checked where it is known: the CLI, after the workspace lookup.
+    problems = keyvault.tenant_client_problems(options.tenant_id, options.client_id)
     for p in problems:
         findings.error(p.path, p.message, p.hint)
     if problems:

@@ -153,15 +153,25 @@ def new_spec(
     return KeyVaultSpec(entries[0].vault, tenant, client, entries)
 
 
-def identity_problems(
-    tenant_id: str | None, client_id: str | None, service_account: str | None
-) -> list[Problem]:
-    """The CLI's checks when `runtime.env_kv` has entries: tenant, client, ServiceAccount."""
+def tenant_client_problems(tenant_id: str | None, client_id: str | None) -> list[Problem]:
+    """The checks the command line answers before render: the tenant and the client."""
     problems: list[Problem] = []
     if not (tenant_id or "").strip():
         problems.append(Problem(ENV_KV, TENANT_REQUIRED, "pass --tenant-id TENANT"))
     if not (client_id or "").strip():
         problems.append(Problem(ENV_KV, CLIENT_REQUIRED, "pass --workload-identity-client-id ID"))
+    return problems
+
+
+def identity_problems(
+    tenant_id: str | None, client_id: str | None, service_account: str | None
+) -> list[Problem]:
+    """The CLI's checks when `runtime.env_kv` has entries: tenant, client, ServiceAccount.
+
+    The ServiceAccount is the workspace's, known only at submit; a client dry-run checks the
+    tenant and client alone (`tenant_client_problems`).
+    """
+    problems = tenant_client_problems(tenant_id, client_id)
     if not (service_account or "").strip():
         problems.append(
             Problem(

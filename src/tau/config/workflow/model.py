@@ -11,6 +11,7 @@ Typed NamedTuples for the reason `tau.config.runconfig` gives (immutable, cheap 
 from typing import NamedTuple
 
 from tau.config.load import SourceMap
+from tau.config.runconfig import Resources
 
 SCHEMA_VERSION = 1
 DEFAULT_PREFIX = "tau"
@@ -154,8 +155,8 @@ class Managed(NamedTuple):
     #: The workflow.secret_payload Secret: (name, sorted (key, value) pairs).
     secret: tuple[str, tuple[tuple[str, str], ...]] | None = None
     key_vault: KeyVaultRef | None = None
-    #: CPU and memory of the CPU worker group (requests, limits as quantities).
-    cpu_worker: tuple[str | None, str | None, str | None, str | None] = (None, None, None, None)
+    #: CPU and memory of the CPU worker group.
+    cpu_worker: Resources = Resources()
     #: TAU_UPSTREAM_CHECKPOINT of a rayjob-eval ("" renders the variable empty).
     upstream_checkpoint: str | None = None
     #: Lines for stderr (`tau: inferred workload_kind=rayjob (...)`).

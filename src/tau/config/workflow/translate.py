@@ -119,10 +119,15 @@ class Inputs(NamedTuple):
     notes: tuple[str, ...] = ()
 
 
-def _resources(
-    cpu: str | None, memory: str | None, cpu_limit: str | None, memory_limit: str | None
-) -> runconfig.Resources:
-    return runconfig.Resources(cpu, memory, cpu_limit or cpu, memory_limit or memory)
+def _cpu_workers(manifest: Manifest) -> runconfig.Resources:
+    """Each CPU worker (a CPU RayJob's, an eval's): limits default to the requests."""
+    c = manifest.compute
+    return runconfig.Resources(
+        c.worker_cpus,
+        c.worker_memory,
+        c.worker_cpu_limit or c.worker_cpus,
+        c.worker_memory_limit or c.worker_memory,
+    )
 
 
 def _trainer(manifest: Manifest) -> runconfig.Resources:
@@ -163,12 +168,8 @@ def translate(manifest: Manifest, wrapper: RunConfig, inputs: Inputs) -> RunConf
     elif c.gpus > 0:
         compute = compute._replace(worker=_trainer(manifest))
     else:
-        compute = compute._replace(
-            worker=_resources(
-                c.worker_cpus, c.worker_memory, c.worker_cpu_limit, c.worker_memory_limit
-            )
-        )
-    env = dict(e for e in ((v.name, v.value) for v in manifest.runtime.env if v.secret is None))
+        compute = compute._replace(worker=_cpu_workers(manifest))
+    env = {v.name: v.value or "" for v in manifest.runtime.env if v.secret is None}
     secrets = {v.name: f"{v.secret[0]}:{v.secret[1]}" for v in manifest.runtime.env if v.secret}
     # The run config's env lands in the manifest's (the reference merges it in).
     for key, value in wrapper.runtime.env:
@@ -228,7 +229,6 @@ def translate(manifest: Manifest, wrapper: RunConfig, inputs: Inputs) -> RunConf
 
 def managed_parts(manifest: Manifest, inputs: Inputs) -> Managed:
     """The parts of the run the typed run config does not hold."""
-    c = manifest.compute
     return Managed(
         kind=inputs.kind,
         manifest_file=inputs.manifest_file,
@@ -242,12 +242,7 @@ def managed_parts(manifest: Manifest, inputs: Inputs) -> Managed:
         ),
         secret=inputs.secret,
         key_vault=inputs.key_vault,
-        cpu_worker=(
-            c.worker_cpus,
-            c.worker_memory,
-            c.worker_cpu_limit or c.worker_cpus,
-            c.worker_memory_limit or c.worker_memory,
-        ),
+        cpu_worker=_cpu_workers(manifest),
         upstream_checkpoint=inputs.upstream_checkpoint,
         notes=inputs.notes,
     )
