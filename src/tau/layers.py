@@ -24,6 +24,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("serve",),
     ("portal", "cluster"),
     ("cli",),
+    ("sdk",),
 )
 
 #: Which layers may import `render` (everything else renders through `pipeline`).

@@ -22,9 +22,15 @@ _HELP = {
     "run": "Validate, render, submit and follow runs described by tau.yaml.",
     "serve": "Deploy and manage model services (RayService or Deployment).",
     "data": "The dataset and model registry.",
-    "python": "Proxy to the optional Tau Python SDK.",
+    "python": "Author decorator-based train/eval workflows with the Python SDK: inspect, build, "
+    "submit, submit-build, doctor.",
     "version": "Print the tau version.",
 }
+
+
+#: Where each root's App lives. `tau python` is the Python SDK's own command group: the SDK
+#: is the layer above this one (a client of the `tau run` path), so it is named, never imported.
+_MODULES = {root: f"tau.cli.{root}:app" for root in ROOTS} | {"python": "tau.sdk.cli:app"}
 
 
 def build_app() -> App:
@@ -44,7 +50,7 @@ def build_app() -> App:
         suppress_keyboard_interrupt=False,
     )
     for root in ROOTS:
-        app.command(f"tau.cli.{root}:app", name=root, help=_HELP[root])
+        app.command(_MODULES[root], name=root, help=_HELP[root])
     return app
 
 

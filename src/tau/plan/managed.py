@@ -48,4 +48,5 @@ def apply(plan: Plan, managed: Managed) -> Plan:
         key_vault=key_vault,
         job=plan.job._replace(pip=plan.ray.pip) if plan.engine == "job" else plan.job,
         resources=plan.resources._replace(cpu_worker=Resources(*managed.cpu_worker)),
+        storage=plan.storage._replace(finetune_run=managed.finetune_run),
     )

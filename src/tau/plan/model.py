@@ -151,6 +151,9 @@ class Storage(NamedTuple):
     source_path: str | None = None
     source_entrypoint: str | None = None
     image_assets: tuple[ImageAsset, ...] = ()
+    #: The run's folder name under checkpoints/finetunes/ ("": the run's name). A managed run
+    #: uses its manifest's name, as the reference does, so a lineage path is predictable.
+    finetune_run: str = ""
 
 
 class Tune(NamedTuple):

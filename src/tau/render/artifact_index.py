@@ -103,7 +103,7 @@ def script(plan: Plan) -> str:
         return ""
     values = (
         ("TAU_ARTIFACT_CHECKPOINT", plan.storage.checkpoint_artifact),
-        ("TAU_ARTIFACT_RUN", plan.name),
+        ("TAU_ARTIFACT_RUN", plan.storage.finetune_run or plan.name),
         ("TAU_ARTIFACT_RESOURCE", plan.name),
         ("TAU_ARTIFACT_NAMESPACE", plan.namespace),
     )

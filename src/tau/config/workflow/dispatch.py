@@ -243,12 +243,13 @@ def load_run(doc: RawDocument, options: Options | None = None) -> ValidConfig:
         inner.error("name", problem)
     _profiler(wrapper.config, kind, outer)
     if m.checkpoint and not m.storage.data_pvc:
-        inner.error(
+        # The reference submits such a run (the SDK writes artifacts.checkpoint on every train)
+        # and says /data is ephemeral; no artifact index is written where nothing persists.
+        inner.warn(
             "artifacts.checkpoint",
-            f'artifacts.checkpoint "{m.checkpoint}": no PVC is mounted at /data, where the '
-            "artifact index is written and the checkpoint outlives the pod",
-            "set storage.data_pvc (in the manifest or the run config), or drop "
-            "artifacts.checkpoint",
+            f'artifacts.checkpoint "{m.checkpoint}" is not indexed: /data is ephemeral '
+            "(emptyDir); set storage.data_pvc to persist files beyond RayJob teardown",
+            "set storage.data_pvc in the manifest or the run config (tau python: --data-pvc)",
         )
     key_vault = _key_vault(m, options, inner)
     if any(d.severity == "error" for d in (*outer.out, *inner.out)):

@@ -161,3 +161,6 @@ class Managed(NamedTuple):
     upstream_checkpoint: str | None = None
     #: Lines for stderr (`tau: inferred workload_kind=rayjob (...)`).
     notes: tuple[str, ...] = ()
+    #: The manifest's own name: it names the run's folder under /data/checkpoints/finetunes/,
+    #: where the SDK's eval finds the train's checkpoint (the RayJob itself is tau-<name>).
+    finetune_run: str = ""

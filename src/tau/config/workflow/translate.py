@@ -214,7 +214,8 @@ def translate(manifest: Manifest, wrapper: RunConfig, inputs: Inputs) -> RunConf
             volumes=volumes,
             mounts=mounts,
             # Both are paths relative to the run's checkpoint folders (the artifact index's).
-            checkpoint=manifest.checkpoint,
+            # Without a PVC at /data nothing persists, so there is no index to write.
+            checkpoint=manifest.checkpoint if data_pvc else None,
         ),
         profiler=wrapper.profiler,
         metrics=runconfig.Metrics(),
@@ -244,5 +245,6 @@ def managed_parts(manifest: Manifest, inputs: Inputs) -> Managed:
         key_vault=inputs.key_vault,
         cpu_worker=_cpu_workers(manifest),
         upstream_checkpoint=inputs.upstream_checkpoint,
+        finetune_run=manifest.name,
         notes=inputs.notes,
     )
