@@ -90,6 +90,14 @@ def test_tau_never_imports_the_portal_or_pyarrow(argv: list[str]) -> None:
         assert not imported(modules, package), package
 
 
+@pytest.mark.parametrize("argv", [["--help"], ["run", "validate", "train"], ["version"]])
+def test_tau_does_not_import_the_python_sdk(argv: list[str]) -> None:
+    """`tau.train` & co. resolve on first access (tau/__init__.py); no command here touches them."""
+    code, modules = modules_after(argv, ROOT / "examples")
+    assert code == 0
+    assert not imported(modules, "tau.sdk")
+
+
 PORTAL_PROBE = """
 import json, sys
 from tau.portal.cli import main

@@ -206,7 +206,9 @@ def test_eval_reserves_the_upstream_checkpoint_parameter() -> None:
         tau.eval(name="e")(fn)
 
 
-@pytest.mark.parametrize("name", ["HF_TOKEN", "db_password", "OPENAI_API_KEY", "SSH_KEY", "MY_SECRET"])
+@pytest.mark.parametrize(
+    "name", ["HF_TOKEN", "db_password", "OPENAI_API_KEY", "SSH_KEY", "MY_SECRET"]
+)
 def test_a_literal_value_under_a_secret_looking_name_is_refused_without_echoing_it(
     name: str,
 ) -> None:
@@ -283,7 +285,7 @@ def test_calling_a_train_handle_runs_it_here_with_a_cwd_rooted_ctx(
 
 def test_calling_an_eval_handle_takes_the_upstream_checkpoint(tmp_path: Path) -> None:
     handle = tau.eval(name="e", cpu_workers=2)(_ctx)
-    ctx, args, kwargs = handle(upstream_checkpoint=tmp_path / "m.pt", extra=1)
+    ctx, _, kwargs = handle(upstream_checkpoint=tmp_path / "m.pt", extra=1)
     assert ctx.upstream_checkpoint == tmp_path / "m.pt"
     assert (ctx.workers, ctx.is_remote, kwargs) == (1, False, {"extra": 1})
     assert handle()[0].upstream_checkpoint is None
@@ -344,7 +346,7 @@ def test_an_absolute_entrypoint_missing_locally_is_a_path_in_the_pod() -> None:
 def test_extra_scripts_may_not_take_the_pods_own_names(tmp_path: Path) -> None:
     script = tmp_path / "train.py"
     script.write_text("def main():\n    return 1\n")
-    with pytest.raises(SdkError, match="'train.py' is reserved or invalid"):
+    with pytest.raises(SdkError, match=r"'train\.py' is reserved or invalid"):
         tau.train(name="ep", entrypoint="/pvc/x.py", extra_scripts=[script])
 
 

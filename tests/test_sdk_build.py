@@ -470,3 +470,31 @@ def test_an_unwritable_parent_is_one_line(tmp_path: Path) -> None:
         build.write(pair(), blocker / "gen", force=False)
     assert err.value.message.startswith(f"tau python build: cannot write {blocker / 'gen'}: ")
     assert "\n" not in err.value.message
+
+
+def test_a_home_relative_output_is_expanded(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    out = build.write(pair(), Path("~/gen"), force=False)
+    assert out == tmp_path / "gen"
+    assert (tmp_path / "gen" / "tau-build.yaml").is_file()
+
+
+def test_an_unknown_kind_role_or_config_count_is_refused(tmp_path: Path) -> None:
+    w = workload()
+    serve_kind = replace(w, kind="serve")
+    odd_role = replace(w, files=(*w.files, StagedFile("x.py", b"x", "notebook", "x.py")))
+    no_config = replace(w, files=tuple(f for f in w.files if f.role != "config"))
+    cases = [
+        (serve_kind, "tau python build: unknown workload kind 'serve'"),
+        (
+            odd_role,
+            "tau python build: staged file 'x.py' of workload 'train-model' has unknown role "
+            "'notebook'",
+        ),
+        (no_config, "tau python build: workload 'train-model' must stage exactly one config file"),
+    ]
+    for bad, message in cases:
+        with pytest.raises(BuildArtifactError) as err:
+            build.write([bad], tmp_path / "gen", force=False)
+        assert err.value.message == message
+    assert sorted(tmp_path.iterdir()) == []

@@ -221,7 +221,7 @@ def test_shim_secret_and_mount_helpers_describe_without_reading(w, monkeypatch) 
     }
 
 
-def test_entrypoint_mode_calls_the_staged_function(w, tmp_path: Path) -> None:
+def test_entrypoint_mode_calls_the_staged_function(w, tmp_path: Path, monkeypatch) -> None:
     script = tmp_path / "tau_entrypoint_train.py"
     script.write_text("def main(ctx, a, *, b):\n    return (ctx.name, a, b)\n")
     manifest = {
@@ -236,6 +236,10 @@ def test_entrypoint_mode_calls_the_staged_function(w, tmp_path: Path) -> None:
     }
     handle = w.make_shim(manifest).train(name="ep", entrypoint="train.py:main")
     assert handle._tau_train_handle
+    assert handle.fn(ctx_for(w, manifest)) == ("ep", 1, 2)
+    # On a Ray Train worker /script is absent; the staged copy is in the working directory.
+    manifest["entrypoint"]["script"] = "/script/tau_entrypoint_train.py"
+    monkeypatch.chdir(tmp_path)
     assert handle.fn(ctx_for(w, manifest)) == ("ep", 1, 2)
 
 
@@ -297,6 +301,15 @@ def test_a_user_module_named_tau_is_refused(w, tmp_path: Path) -> None:
         w.load_user_module(tmp_path / "tau_user_module.py")
 
 
+def test_a_staged_script_named_tau_cannot_join_the_ray_working_dir(w, tmp_path: Path) -> None:
+    scripts = tmp_path / "script"
+    scripts.mkdir()
+    (scripts / "tau_user_module.py").write_text("")
+    (scripts / "tau").mkdir()
+    with pytest.raises(w.WrapperError, match="the staged script tau would shadow the tau shim"):
+        w.ray_working_dir(scripts, MANIFEST)
+
+
 # ----------------------------------------------------------------------------- Ctx
 
 
@@ -346,6 +359,7 @@ FAKE_RAY = {
     "ray/__init__.py": """
         import json, os
         _initialized = False
+        runtime_env = None
 
         def is_initialized():
             return _initialized
@@ -353,6 +367,7 @@ FAKE_RAY = {
         def init(address=None, runtime_env=None):
             global _initialized
             _initialized = True
+            globals()["runtime_env"] = runtime_env
             with open(os.environ["FAKE_RAY_RECORD"] + ".init", "w") as f:
                 json.dump({"address": address, "runtime_env": runtime_env}, f)
     """,
@@ -383,11 +398,17 @@ FAKE_RAY = {
                 }
 
             def fit(self):
+                import ray
                 with open(os.environ["FAKE_RAY_RECORD"], "w") as f:
                     json.dump(self.record, f)
-                # A worker is another process: nothing of the driver's imports is there.
+                # A worker is another process, started in the job's working directory: nothing
+                # of the driver's imports is there, and neither is /script.
                 sys.modules.pop("tau", None)
                 sys.modules.pop("tau_user_module", None)
+                sys.modules.pop("helpers", None)
+                working_dir = ray.runtime_env["working_dir"]
+                os.chdir(working_dir)
+                sys.path.insert(0, working_dir)
                 return self.loop(json.loads(json.dumps(self.config)))
     """,
 }
@@ -403,6 +424,7 @@ USER_MODULE = """
         out["shim"] = getattr(tau, "_tau_cluster_shim", False)
         out["helper"] = helpers.VALUE
         out["config_name"] = tau.config()["name"]
+        out["module_file"] = __file__
         try:
             finetune()
         except RuntimeError as exc:
@@ -466,6 +488,8 @@ def run_wrapper(
     return result, out
 
 
+#: A Ray working directory: the staged scripts, the wrapper's copy and the shim package.
+WORKING_DIR = ["_tau_py_wrapper.py", "helpers.py", "tau", "tau_user_module.py", "train.py"]
 TRAIN_MANIFEST = {"name": "demo-ft", "compute": {"gpus": 2, "workers": 2}, "eval": {}}
 
 
@@ -493,8 +517,13 @@ def test_a_train_runs_under_ray_train_with_the_merged_config(tmp_path: Path) -> 
         },
         "failure": {"max_failures": 3},
     }
-    assert json.loads((tmp_path / "ray-record.json.init").read_text())["address"] == "auto"
+    init = json.loads((tmp_path / "ray-record.json.init").read_text())
+    assert init["address"] == "auto"
+    working_dir = Path(init["runtime_env"]["working_dir"])
+    assert sorted(p.name for p in working_dir.iterdir()) == WORKING_DIR
     seen = json.loads(out.read_text())
+    # The worker imported the module from Ray's working directory, not from /script.
+    assert seen["module_file"] == str(working_dir / "tau_user_module.py")
     assert seen["shim"] is True and seen["helper"] == 7 and seen["config_name"] == "demo-ft"
     assert (seen["name"], seen["gpus"], seen["workers"], seen["smoke_pairs"]) == (
         "demo-ft",
@@ -528,12 +557,8 @@ def test_an_eval_runs_on_the_head_with_an_importable_shim_for_actors(tmp_path: P
     assert not (tmp_path / "ray-record.json").exists()
     init = json.loads((tmp_path / "ray-record.json.init").read_text())
     working_dir = Path(init["runtime_env"]["working_dir"])
-    assert sorted(p.name for p in working_dir.iterdir()) == [
-        "_tau_py_wrapper.py",
-        "tau",
-        "tau_user_module.py",
-    ]
-    # An actor process: only the working directory (and the extra script) on its path.
+    assert sorted(p.name for p in working_dir.iterdir()) == WORKING_DIR
+    # An actor process: only the working directory on its path.
     actor = subprocess.run(
         [
             sys.executable,
@@ -545,7 +570,7 @@ def test_an_eval_runs_on_the_head_with_an_importable_shim_for_actors(tmp_path: P
         capture_output=True,
         text=True,
         cwd=working_dir,
-        env={"PYTHONPATH": f"{working_dir}{os.pathsep}{tmp_path / 'script'}", "PATH": ""},
+        env={"PYTHONPATH": str(working_dir), "PATH": ""},
         timeout=60,
         check=False,
     )

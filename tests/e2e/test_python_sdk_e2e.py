@@ -21,7 +21,7 @@ pytestmark = pytest.mark.e2e
 RAY = "ray.io/v1"
 NAMES = ("tau-py-chain", "tau-py-chain-eval", "tau-py-bad", "tau-py-bad-eval")
 
-MODULE = '''
+MODULE = """
 import tau
 
 @tau.train(name="{name}", gpus=1, runtime_pip=["pyyaml==6.0.3"], env={env})
@@ -32,7 +32,7 @@ def fit(ctx):
           extra_manifest={{"runtime": {{"pip": ["pyyaml==6.0.3"]}}}})
 def score(ctx):
     return str(ctx.upstream_checkpoint)
-'''
+"""
 
 
 def write_module(shell: Shell, name: str, env: dict[str, str]) -> Path:

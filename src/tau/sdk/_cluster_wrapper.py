@@ -11,8 +11,9 @@ Tau itself is not installed in the pod, and must not have to be: this file is se
 calling a handle or `.submit()`-ing it refuses, since a job that submitted itself would recurse.
 
 A train function runs under Ray Train (one worker per GPU) when the renderer asked for it
-(TAU_NUM_WORKERS), else in this process; an eval function runs on the head, with Ray's working
-directory set up so its actors can import the module too. The file has to stay valid on the
+(TAU_NUM_WORKERS), else in this process; an eval function runs on the head. Ray's worker pods
+mount neither /script nor /manifest, so the wrapper connects Ray with a working directory that
+holds the staged scripts and an importable copy of the shim. The file has to stay valid on the
 pod's Python (3.10 or newer) and byte-stable: it is shipped and hashed as it is.
 """
 
@@ -221,11 +222,15 @@ def _run_manifest_entrypoint(ctx: Any) -> Any:
     script = spec.get("script")
     if not script:
         raise WrapperError("the manifest has no entrypoint.script for an entrypoint-mode train")
+    path = pathlib.Path(script)
+    if not path.is_file() and (pathlib.Path.cwd() / path.name).is_file():
+        # A Ray Train worker: the staged scripts are in Ray's working directory, its cwd.
+        path = pathlib.Path.cwd() / path.name
     args = list(spec.get("args") or [])
     if spec.get("pass_ctx"):
         args.insert(0, ctx)
     return call_staged_function(
-        script, spec.get("function") or "main", *args, **dict(spec.get("kwargs") or {})
+        path, spec.get("function") or "main", *args, **dict(spec.get("kwargs") or {})
     )
 
 
@@ -490,30 +495,36 @@ def ray_train_config(
 
 
 def ray_train_worker(config: Mapping[str, Any]) -> Any:
-    """One Ray Train worker: a separate process on any node, so it installs the shim and
-    imports the user module itself, then calls the train function with the driver's Ctx.
+    """One Ray Train worker: another process, maybe on another node without /script, so it
+    installs the shim and imports the user module from Ray's working directory (its cwd),
+    then calls the train function with the driver's Ctx.
     """
     ctx = ctx_from_payload(config["ctx"])
     install_shim(ctx.manifest)
-    module = load_user_module(pathlib.Path(config["user_module"]))
-    _, handle = find_handle(module, "train", config["user_module"])
+    path = pathlib.Path.cwd() / USER_MODULE_FILENAME
+    if not path.is_file():
+        path = pathlib.Path(config["user_module"])  # Ray without the working directory
+    module = load_user_module(path)
+    _, handle = find_handle(module, "train", str(path))
     return handle.fn(ctx)
 
 
-def run_ray_train(handle: Any, ctx: Ctx, user_module: pathlib.Path, env: Mapping[str, str]) -> Any:
+def run_ray_train(handle: Any, ctx: Ctx, scripts: pathlib.Path, env: Mapping[str, str]) -> Any:
     """Run the train function on Ray Train workers and wait for them."""
     ray = importlib.import_module("ray")
     ray_train = importlib.import_module("ray.train")
     ray_torch = importlib.import_module("ray.train.torch")
-    if not ray.is_initialized():
-        ray.init(address="auto")
+    connect_ray(ray, scripts, ctx.manifest)
     torch_kwargs, scaling_kwargs, failure_kwargs = ray_train_config(ctx, env)
     run_kwargs: dict[str, Any] = {}
     if failure_kwargs:
         run_kwargs["failure_config"] = ray_train.FailureConfig(**failure_kwargs)
     trainer = ray_torch.TorchTrainer(
         ray_train_worker,
-        train_loop_config={"ctx": ctx_payload(ctx), "user_module": str(user_module)},
+        train_loop_config={
+            "ctx": ctx_payload(ctx),
+            "user_module": str(scripts / USER_MODULE_FILENAME),
+        },
         torch_config=ray_torch.TorchConfig(**torch_kwargs),
         scaling_config=ray_train.ScalingConfig(**scaling_kwargs),
         run_config=ray_train.RunConfig(**run_kwargs),
@@ -543,21 +554,24 @@ def run_in_process(handle: Any, ctx: Ctx, env: Mapping[str, str]) -> Any:
             dist.destroy_process_group()
 
 
-# ----------------------------------------------------------------------------- eval
+# ----------------------------------------------------------------------------- Ray's workers
+
+#: The wrapper's copy in a Ray working directory, which the shim package loads.
+WRAPPER_COPY = "_tau_py_wrapper.py"
 
 
 def _shim_package_init() -> str:
-    """`tau/__init__.py` of an eval's Ray working directory: loads this file beside it and
+    """`tau/__init__.py` of a Ray working directory: loads the wrapper copy beside it and
     fills the package with the same shim, from the manifest saved next to it.
     """
     return (
-        '"""The tau shim for Ray actors of a tau python eval (written by tau_py_wrapper.py)."""\n'
+        '"""The tau shim for Ray workers of a tau python workload (from tau_py_wrapper.py)."""\n'
         "import importlib.util as _util\n"
         "import json as _json\n"
         "import pathlib as _pathlib\n\n"
         "_here = _pathlib.Path(__file__).resolve().parent\n"
-        '_spec = _util.spec_from_file_location("_tau_py_wrapper", _here.parent / '
-        '"_tau_py_wrapper.py")\n'
+        f"_copy = _here.parent / {WRAPPER_COPY!r}\n"
+        '_spec = _util.spec_from_file_location("_tau_py_wrapper", _copy)\n'
         "_wrapper = _util.module_from_spec(_spec)\n"
         "_spec.loader.exec_module(_wrapper)\n"
         '_manifest = _json.loads((_here / "manifest.json").read_text(encoding="utf-8"))\n'
@@ -568,13 +582,26 @@ def _shim_package_init() -> str:
     )
 
 
-def eval_working_dir(user_module: pathlib.Path, manifest: Mapping[str, Any]) -> pathlib.Path:
-    """A Ray working directory holding the user module and an importable `tau` shim package:
-    `sys.modules` does not reach Ray's actor processes, the working directory does.
+def ray_working_dir(scripts: pathlib.Path, manifest: Mapping[str, Any]) -> pathlib.Path:
+    """A Ray working directory: the staged scripts and an importable `tau` shim package.
+
+    Ray's worker pods do not mount /script, and `sys.modules` does not reach another process;
+    Ray ships the working directory to every worker and starts them inside it.
+
+    Raises:
+        WrapperError: a staged script named tau would take the shim's place.
     """
-    folder = pathlib.Path(tempfile.mkdtemp(prefix="tau-py-eval-"))
-    shutil.copy2(user_module, folder / user_module.name)
-    shutil.copy2(pathlib.Path(__file__).resolve(), folder / "_tau_py_wrapper.py")
+    items = sorted(scripts.iterdir())
+    for item in items:
+        if item.name in ("tau", "tau.py", WRAPPER_COPY):
+            raise WrapperError(f"the staged script {item.name} would shadow the tau shim")
+    folder = pathlib.Path(tempfile.mkdtemp(prefix="tau-py-ray-"))
+    for item in items:
+        if item.is_dir():
+            shutil.copytree(item, folder / item.name, symlinks=True)
+        else:
+            shutil.copy2(item, folder / item.name)
+    shutil.copy2(pathlib.Path(__file__).resolve(), folder / WRAPPER_COPY)
     package = folder / "tau"
     package.mkdir()
     (package / "__init__.py").write_text(_shim_package_init(), encoding="utf-8")
@@ -584,19 +611,29 @@ def eval_working_dir(user_module: pathlib.Path, manifest: Mapping[str, Any]) -> 
     return folder
 
 
-def run_eval(handle: Any, ctx: Ctx, user_module: pathlib.Path) -> Any:
-    """Call the eval function on the head; connect Ray first (when the image has it) with a
-    working directory its actors can import the module from.
+def connect_ray(ray: Any, scripts: pathlib.Path, manifest: Mapping[str, Any]) -> None:
+    """Connect to the RayJob's cluster with the working directory its workers import from."""
+    if ray.is_initialized():
+        _say(
+            "Ray was already initialized (by the module?); its workers get no working "
+            "directory and may not import the module"
+        )
+        return
+    folder = ray_working_dir(scripts, manifest)
+    ray.init(address="auto", runtime_env={"working_dir": str(folder)})
+
+
+def run_eval(handle: Any, ctx: Ctx, scripts: pathlib.Path) -> Any:
+    """Call the eval function on the head; connect Ray first (when the image has it), so the
+    actors it starts can import the module too.
     """
     try:
         ray = importlib.import_module("ray")
     except ModuleNotFoundError as exc:
         if exc.name != "ray":
             raise  # Ray is there but broken: say so rather than run without it
-        ray = None
-    if ray is not None and not ray.is_initialized():
-        folder = eval_working_dir(user_module, ctx.manifest)
-        ray.init(address="auto", runtime_env={"working_dir": str(folder)})
+    else:
+        connect_ray(ray, scripts, ctx.manifest)
     return handle.fn(ctx)
 
 
@@ -613,7 +650,8 @@ def run(argv: list[str] | None = None, env: Mapping[str, str] | None = None) -> 
     manifest = read_manifest(args.manifest)
     ctx = build_ctx(manifest, args.manifest, args.smoke_pairs, env)
     install_shim(manifest)
-    user_module = script_dir(env) / USER_MODULE_FILENAME
+    scripts = script_dir(env)
+    user_module = scripts / USER_MODULE_FILENAME
     module = load_user_module(user_module)
     kind = workload_kind(manifest)
     _, handle = find_handle(module, kind, str(user_module))
@@ -624,14 +662,14 @@ def run(argv: list[str] | None = None, env: Mapping[str, str] | None = None) -> 
             f"invoking {handle.__name__} (kind=eval, gpus={ctx.gpus}, cpu_workers={cpu_workers}, "
             f"upstream={upstream})"
         )
-        run_eval(handle, ctx, user_module)
+        run_eval(handle, ctx, scripts)
         return 0
     _say(
         f"invoking {handle.__name__} (kind=train, workers={ctx.workers}, gpus={ctx.gpus}, "
         f"smoke_pairs={ctx.smoke_pairs})"
     )
     if env.get(NUM_WORKERS_ENV):
-        run_ray_train(handle, ctx, user_module, env)
+        run_ray_train(handle, ctx, scripts, env)
     else:
         run_in_process(handle, ctx, env)
     return 0

@@ -17,13 +17,13 @@ from __future__ import annotations
 
 import hashlib
 import os
-import re
 import shutil
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from tau.k8s.names import DNS_1123_LABEL
 from tau.sdk.errors import BuildArtifactError
 from tau.sdk.generate import SecretLocator, StagedFile, Workload, canonical_yaml
 
@@ -39,7 +39,7 @@ SERVE_REASON = "tau.serve maps directly to tau serve deploy and is not a managed
 RESERVED_FILES = frozenset({"tau_py_wrapper.py", "tau.yaml"})
 ROLES = frozenset({"config", "entrypoint", "user-module", "extra-script"})
 #: A workload name becomes a folder name: one lower-case DNS-label-like segment.
-SAFE_NAME = re.compile(r"^[a-z0-9](?:[-a-z0-9]*[a-z0-9])?$")
+SAFE_NAME = DNS_1123_LABEL
 
 _PREFIX = "tau python build"
 _FILE_MODE = 0o644
@@ -53,7 +53,7 @@ def write(
     force: bool,
     serve: Sequence[tuple[str, str]] = (),
 ) -> Path:
-    """Publish `workloads` as a build artifact at `output`; returns `output`.
+    """Publish `workloads` as a build artifact at `output`; returns `output` (~ expanded).
 
     Args:
         workloads: the generated workloads, train first then eval (generate.plan's order,
@@ -69,14 +69,11 @@ def write(
             or the filesystem refused a write; the destination is then left untouched.
     """
     _check_workloads(workloads)
-    target = Path(os.path.abspath(output.expanduser()))
+    output = output.expanduser()
+    target = Path(os.path.abspath(output))
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise _write_error(output, exc) from None
-    _check_destination(target, shown=output, force=force)
-
-    try:
+        _check_destination(target, shown=output, force=force)
         staging = Path(tempfile.mkdtemp(prefix=".tau-build-", dir=target.parent))
     except OSError as exc:
         raise _write_error(output, exc) from None
@@ -274,7 +271,7 @@ def _publish(staging: Path, target: Path) -> None:
         os.replace(target, aside)
         try:
             os.replace(staging, target)
-        except OSError:
+        except BaseException:  # Ctrl-C too: never leave the destination empty
             os.replace(aside, target)
             raise
     finally:

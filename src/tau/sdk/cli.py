@@ -13,12 +13,17 @@ import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 from cyclopts import App, Parameter
 
 from tau.cli._common import ContextFlag
 from tau.errors import NotImplementedYet, UsageError
+
+if TYPE_CHECKING:
+    from tau.sdk.discover import Handles
+    from tau.sdk.overrides import Overrides
+    from tau.sdk.submission import Launch
 
 app = App(
     name="python",
@@ -31,7 +36,8 @@ RUNS_YOUR_CODE = (
     "run it."
 )
 DryRunFlag = Annotated[
-    str | None, Parameter(help="client (offline render, no cluster) or server (API-server dry run).")
+    str | None,
+    Parameter(help="client (offline render, no cluster) or server (API-server dry run)."),
 ]
 
 
@@ -77,7 +83,7 @@ class OverrideFlags:
     profile_duration: str | None = None
     """Profile for this long, e.g. 2m."""
 
-    def overrides(self) -> object:
+    def overrides(self) -> Overrides:
         """The checked domain value (`tau.sdk.overrides.Overrides`)."""
         from tau.sdk.overrides import Overrides, parse_node_selector
 
@@ -122,7 +128,7 @@ class ChainFlags:
     """Keep the train RayJob (and its RayCluster) after it succeeds instead of deleting it
     before the eval."""
 
-    def launch(self) -> object:
+    def launch(self) -> Launch:
         from tau.sdk.chain import parse_duration
         from tau.sdk.submission import Launch
 
@@ -214,9 +220,7 @@ def build(
     chosen = (flags or OverrideFlags()).overrides()
     handles = discover(_module_path(module))
     _check_serve_only(handles, prefix)
-    workloads = plan(
-        handles, chosen, command=prefix, upstream_checkpoint=upstream_checkpoint
-    )  # type: ignore[arg-type]
+    workloads = plan(handles, chosen, command=prefix, upstream_checkpoint=upstream_checkpoint)
     serve = [(f.attribute, f.handle.name) for f in handles.serve]
     out = writer.write(workloads, output, force=force, serve=serve)
     if serve:
@@ -229,13 +233,13 @@ def build(
     return 0
 
 
-def _check_serve_only(handles: object, prefix: str) -> None:
+def _check_serve_only(handles: Handles, prefix: str) -> None:
     """A module of serve handles only has nothing to build or submit: say where they go."""
     from tau.sdk.errors import SdkError
 
-    if handles.train or handles.eval:  # type: ignore[attr-defined]
+    if handles.train or handles.eval:
         return
-    if handles.serve:  # type: ignore[attr-defined]
+    if handles.serve:
         raise SdkError(
             f"{prefix}: tau.serve handles remain separate from managed train/eval artifacts; "
             "use ServeHandle.deploy() or tau serve deploy"
@@ -282,11 +286,11 @@ def submit(
                 "TAU_UPSTREAM_CHECKPOINT in the env (or call "
                 "handle.submit(upstream_checkpoint=...) directly)"
             )
-    workloads = plan(handles, chosen, command=prefix, upstream_checkpoint=upstream)  # type: ignore[arg-type]
+    workloads = plan(handles, chosen, command=prefix, upstream_checkpoint=upstream)
     scratch = submission.scratch_folder()
     try:
         steps = submission.module_steps(workloads, path.resolve().parent, scratch, prefix)
-        return submission.run_chain(steps, launch, prefix=prefix, say=_err)  # type: ignore[arg-type]
+        return submission.run_chain(steps, launch, prefix=prefix, say=_err)
     finally:
         submission.remove(scratch)
 
@@ -296,8 +300,8 @@ def submit_build(build: Path, *, chain: ChainFlags | None = None) -> int:
     """Verify every file of a build artifact, then submit its workloads like `submit`.
 
     BUILD is the artifact folder or its tau-build.yaml. Sizes and SHA-256 digests are checked
-    before anything is sent; secret values are read from the local environment and files
-    the artifact names.
+    before anything is sent; secret values are read now from the local environment and the
+    files the artifact names (a relative path is read from the current directory).
 
     Args:
         build: Build artifact folder (or its tau-build.yaml).
@@ -328,7 +332,7 @@ def submit_build(build: Path, *, chain: ChainFlags | None = None) -> int:
             steps.append(
                 submission.Step(w.kind, w.name, w.resource_name, path, banner, w.namespace)
             )
-        return submission.run_chain(steps, launch, prefix=prefix, say=_err)  # type: ignore[arg-type]
+        return submission.run_chain(steps, launch, prefix=prefix, say=_err)
     finally:
         submission.remove(scratch)
 

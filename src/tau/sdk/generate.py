@@ -14,7 +14,6 @@ kept: the values are read when the run is submitted).
 from __future__ import annotations
 
 import copy
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import PurePosixPath
@@ -22,6 +21,7 @@ from typing import Any
 
 import yaml
 
+from tau.k8s.names import DNS_1123_LABEL
 from tau.sdk.discover import Found, Handles
 from tau.sdk.errors import BuildArtifactError, SdkError
 from tau.sdk.overrides import Overrides
@@ -41,7 +41,8 @@ USER_MODULE_FILE = "tau_user_module.py"
 WRAPPER_STAGED_AS = "train.py"
 #: File names the generator writes itself; an extra script may not take them.
 GENERATED_FILES = frozenset({WRAPPER_FILE, CONFIG_FILE})
-SAFE_NAME = re.compile(r"^[a-z0-9](?:[-a-z0-9]*[a-z0-9])?$")
+#: A workload name becomes a folder name and part of resource names: a DNS-1123 label.
+SAFE_NAME = DNS_1123_LABEL
 CHECKPOINTS_ROOT = PurePosixPath("/data/checkpoints/finetunes")
 DEFAULT_NAMESPACE = "ray"
 DEFAULT_PREFIX = "tau"

@@ -116,9 +116,7 @@ def module_steps(
             secret_name=w.generated_secret,
             secrets=values,
         )
-        steps.append(
-            Step(w.kind, w.name, w.resource_name, path, _banner(w, prefix), w.namespace)
-        )
+        steps.append(Step(w.kind, w.name, w.resource_name, path, _banner(w, prefix), w.namespace))
     return steps
 
 
@@ -222,8 +220,7 @@ def run_chain(
                 continue
             say(
                 f"{prefix}: deleting completed rayjob/{step.resource_name} to release "
-                "RayCluster resources"
-                + (" before eval..." if step.kind == "train" else "...")
+                "RayCluster resources" + (" before eval..." if step.kind == "train" else "...")
             )
             delete(
                 api,
@@ -317,4 +314,5 @@ def submit_handle(
 def _stderr(line: str) -> None:
     import sys
 
-    print(line, file=sys.stderr, flush=True)
+    sys.stderr.write(line + "\n")
+    sys.stderr.flush()

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from tau.k8s.names import DNS_1123_LABEL
 from tau.sdk.config import (
     ConfigSource,
     deep_merge,
@@ -178,7 +179,7 @@ def _model_metadata(
     if model:
         if model.strip() != model:
             raise SdkError("tau-py: model name must not be empty or have whitespace")
-        if not re.fullmatch(r"[a-z0-9](?:[a-z0-9-]*[a-z0-9])?", model):
+        if not DNS_1123_LABEL.match(model):
             raise SdkError(
                 "tau-py: model name must use lowercase alphanumerics with internal hyphens"
             )

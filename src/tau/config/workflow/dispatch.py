@@ -54,6 +54,10 @@ def _projection(doc: RawDocument, findings: Findings) -> dict[str, Any]:
             sub = (*path, key)
             if sub not in known or sub in _MANIFEST_SHAPED:
                 continue
+            if sub == ("entrypoint",) and isinstance(child, dict):
+                # The Python SDK's entrypoint mode: {script, function, args, kwargs, pass_ctx}
+                # for the cluster wrapper, which reads it from the manifest under /manifest.
+                continue
             out[key] = keep(child, sub)
         return out
 
