@@ -362,3 +362,61 @@ def test_secret_values_go_to_a_private_payload_never_into_the_config(tmp_path: P
         "name": "tau-x-secrets",
         "stringData": {"file-token": "file-secret"},
     }
+
+
+def test_every_override_flag_is_a_field_of_the_domain_value() -> None:
+    from dataclasses import fields
+
+    from tau.sdk.cli import OverrideFlags
+    from tau.sdk.overrides import Overrides
+
+    assert [f.name for f in fields(OverrideFlags)] == [f.name for f in fields(Overrides)]
+
+
+def test_override_flags_reach_the_generated_config(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    out = tmp_path / "build"
+    code, _, err = tau(
+        capsys,
+        "python",
+        "build",
+        str(EXAMPLE),
+        "-o",
+        str(out),
+        "-n",
+        "team-a",
+        "--queue",
+        "research",
+        "--node-selector",
+        "pool=gpu",
+        "--node-selector",
+        "zone=b",
+        "--worker-cpu-request",
+        "12",
+    )
+    assert code == 0, err
+    train = yaml.safe_load((out / "workloads/train-regression/tau.yaml").read_text())
+    assert train["policy"]["namespace"] == "team-a"
+    assert train["policy"]["queue"] == "research"
+    assert train["policy"]["node_selector"] == {"pool": "gpu", "zone": "b"}
+    assert train["compute"]["worker_cpus"] == 12
+    evaluation = yaml.safe_load((out / "workloads/eval-regression-eval/tau.yaml").read_text())
+    assert "queue" not in evaluation["policy"]
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--cpu-request", "0"], "tau-py: cpu_request must be >= 1 (got 0)"),
+        (["--node-selector", "pool"], "node_selector entries must be key=value"),
+        (["--timeout", "soon"], "invalid duration 'soon'"),
+    ],
+)
+def test_bad_override_values_are_one_line_errors(
+    capsys: pytest.CaptureFixture[str], flags: list[str], message: str
+) -> None:
+    code, out, err = tau(capsys, "python", "submit", str(EXAMPLE), "--dry-run=client", *flags)
+    assert (code, out) == (1, "")
+    assert message in err
+    assert "Traceback" not in err

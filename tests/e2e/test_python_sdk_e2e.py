@@ -114,3 +114,22 @@ def test_server_dry_run_of_a_build_sends_nothing(
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.count("kind: RayJob") == 2
     assert admin.get(RAY, "RayJob", "tau-py-dry", ns) is None
+
+
+def test_doctor_checks_the_workspace_and_every_permission_submit_needs(
+    repo: Shell, researcher
+) -> None:
+    ns = researcher.namespace
+    proc = repo.tau("python", "doctor")
+    assert proc.returncode == 0, (proc.stdout, proc.stderr)
+    lines = proc.stdout.splitlines()
+    assert all(line.startswith("tau python doctor: ") for line in lines), lines
+    for want in (
+        "create rayjobs.ray.io",
+        "create jobs.batch",
+        "create secrets",
+        "watch rayjobs.ray.io",
+        "delete rayjobs.ray.io",
+    ):
+        assert any(want in line and f'"{ns}"' in line for line in lines), (want, lines)
+    assert lines[-1] == "tau python doctor: ok"

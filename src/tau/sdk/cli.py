@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -54,9 +54,9 @@ class OverrideFlags:
     """Kueue LocalQueue of the train workload (eval keeps its lane)."""
     gpu_class: str | None = None
     """GPU class: any, a100-80gb, h200-141gb, gb300-288gb, ..."""
-    disable_default_priorities: bool = False
+    disable_default_priorities: Annotated[bool, Parameter(negative=())] = False
     """Do not apply the default Kueue priority classes."""
-    node_selector: Annotated[tuple[str, ...], Parameter(consume_multiple=False)] = ()
+    node_selector: Annotated[tuple[str, ...], Parameter(negative=())] = ()
     """key=value node selector; repeat for several."""
     cpu_request: int | None = None
     """Head CPU request (cores)."""
@@ -87,26 +87,10 @@ class OverrideFlags:
         """The checked domain value (`tau.sdk.overrides.Overrides`)."""
         from tau.sdk.overrides import Overrides, parse_node_selector
 
-        chosen = Overrides(
-            namespace=self.namespace,
-            data_pvc=self.data_pvc,
-            queue=self.queue,
-            gpu_class=self.gpu_class,
-            disable_default_priorities=self.disable_default_priorities,
-            node_selector=parse_node_selector(self.node_selector),
-            cpu_request=self.cpu_request,
-            memory_request=self.memory_request,
-            cpu_limit=self.cpu_limit,
-            memory_limit=self.memory_limit,
-            worker_cpu_request=self.worker_cpu_request,
-            worker_memory_request=self.worker_memory_request,
-            worker_cpu_limit=self.worker_cpu_limit,
-            worker_memory_limit=self.worker_memory_limit,
-            profiler=self.profiler,
-            profile_rank=self.profile_rank,
-            profile_warmup=self.profile_warmup,
-            profile_duration=self.profile_duration,
-        )
+        # The flags are the domain value's fields, by name; only the selector is parsed.
+        values = {f.name: getattr(self, f.name) for f in fields(self)}
+        values["node_selector"] = parse_node_selector(self.node_selector)
+        chosen = Overrides(**values)
         chosen.check()
         return chosen
 
@@ -124,7 +108,7 @@ class ChainFlags:
     """Seconds between status checks when the watch cannot be used."""
     cleanup_timeout: str = "5m"
     """How long to wait for a finished RayJob to be deleted."""
-    keep_train_rayjob: bool = False
+    keep_train_rayjob: Annotated[bool, Parameter(negative=())] = False
     """Keep the train RayJob (and its RayCluster) after it succeeds instead of deleting it
     before the eval."""
 
@@ -165,8 +149,8 @@ def _module_path(module: Path) -> Path:
 def inspect(module: Path) -> int:
     """Print the manifest each @tau.train / @tau.eval function of MODULE would submit (YAML).
 
-    MODULE is imported to find its handles: its top-level code runs, as `python MODULE` would
-    run it.
+    MODULE is imported to find its handles: its top-level code runs, as
+    `python MODULE` would run it.
 
     Args:
         module: Python file defining the decorated functions.
@@ -195,16 +179,17 @@ def build(
     module: Path,
     *,
     output: Annotated[Path, Parameter(name=["--output", "-o"])],
-    force: bool = False,
+    force: Annotated[bool, Parameter(negative=())] = False,
     upstream_checkpoint: str | None = None,
     flags: OverrideFlags | None = None,
 ) -> int:
     """Export a deterministic build artifact of MODULE's train/eval workflow.
 
-    Writes OUTPUT/tau-build.yaml and OUTPUT/workloads/<kind>-<name>/ (tau.yaml, the cluster
-    wrapper, the module and its extra scripts, each sized and SHA-256'd); no host paths, no
-    timestamps, no secret values. MODULE is imported to find its handles: its top-level code
-    runs, as `python MODULE` would run it.
+    Writes OUTPUT/tau-build.yaml and OUTPUT/workloads/<kind>-<name>/
+    (tau.yaml, the cluster wrapper, the module and its extra scripts, each
+    sized and SHA-256'd); no host paths, no timestamps, no secret values.
+    MODULE is imported to find its handles: its top-level code runs, as
+    `python MODULE` would run it.
 
     Args:
         module: Python file defining the decorated functions.
@@ -255,10 +240,11 @@ def submit(
 ) -> int:
     """Submit MODULE's @tau.train and @tau.eval functions as a chained pipeline.
 
-    Each workload goes through the `tau run` path (render, Kueue, Secret). Without a dry run, a
-    train followed by an eval waits for the train RayJob to succeed, deletes it (unless
-    --keep-train-rayjob) and submits the eval with the train's checkpoint; an eval-only module
-    takes its checkpoint from $TAU_UPSTREAM_CHECKPOINT. MODULE is imported to find its
+    Each workload goes through the `tau run` path (render, Kueue, Secret).
+    Without a dry run, a train followed by an eval waits for the train
+    RayJob to succeed, deletes it (unless --keep-train-rayjob) and submits
+    the eval with the train's checkpoint; an eval-only module takes its
+    checkpoint from $TAU_UPSTREAM_CHECKPOINT. MODULE is imported to find its
     handles: its top-level code runs, as `python MODULE` would run it.
 
     Args:
@@ -299,9 +285,10 @@ def submit(
 def submit_build(build: Path, *, chain: ChainFlags | None = None) -> int:
     """Verify every file of a build artifact, then submit its workloads like `submit`.
 
-    BUILD is the artifact folder or its tau-build.yaml. Sizes and SHA-256 digests are checked
-    before anything is sent; secret values are read now from the local environment and the
-    files the artifact names (a relative path is read from the current directory).
+    BUILD is the artifact folder or its tau-build.yaml. Sizes and SHA-256
+    digests are checked before anything is sent; secret values are read now
+    from the local environment and the files the artifact names (a relative
+    path is read from the current directory).
 
     Args:
         build: Build artifact folder (or its tau-build.yaml).

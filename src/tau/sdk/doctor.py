@@ -117,7 +117,12 @@ def _cluster_checks(report: _Report, namespace: str | None, context: str | None)
     except ClusterError:
         raise
     except TauError as exc:
-        report.fail(f"connection: {exc.message}", exc.hint)
+        report.fail(
+            f"connection: {exc.message}",
+            exc.hint
+            or "run it from the repository whose tau/workspace.connection.yaml names your "
+            "workspace, or pass --context and -n",
+        )
         return int(ExitCode.INVALID)
     # Building the client reads the kubeconfig and its credentials; the cluster is first asked
     # below, and a failure there is the `cluster:` line.
