@@ -138,7 +138,7 @@ def test_golden_configs_render_through_our_own_tau_run(
 # --- namespace, placement, profiler ---------------------------------------------------------
 
 
-def test_the_decorator_namespace_holds_without_a_flag_and_ray_is_the_default(
+def test_the_decorator_namespace_holds_without_a_flag_else_the_workspace_decides(
     tmp_path: Path,
 ) -> None:
     path = module(
@@ -159,7 +159,9 @@ def test_the_decorator_namespace_holds_without_a_flag_and_ray_is_the_default(
         name="bare.py",
     )
     (w,) = planned(bare)
-    assert w.namespace == w.config["policy"]["namespace"] == "ray"
+    # No namespace in the config: at submit the workspace names it (the reference wrote ray).
+    assert w.namespace is None
+    assert "policy" not in w.config
 
 
 def test_train_placement_profiler_and_flags(tmp_path: Path) -> None:
@@ -198,7 +200,6 @@ def test_train_placement_profiler_and_flags(tmp_path: Path) -> None:
         "smoke_pairs": 4,
     }
     assert train.config["policy"] == {
-        "namespace": "ray",
         "team": "research",
         "preset": "h100x8",
         "lane": "batch",
@@ -217,7 +218,6 @@ def test_train_placement_profiler_and_flags(tmp_path: Path) -> None:
     }
     assert "profiler" not in ev.config and "smoke_pairs" not in ev.config["run"]
     assert ev.config["policy"] == {
-        "namespace": "ray",
         "team": "research",
         "node_selector": {"zone": "a"},
         "disable_default_priorities": True,

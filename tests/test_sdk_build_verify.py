@@ -334,12 +334,12 @@ def test_an_incomplete_workload_record_is_invalid(tmp_path: Path, key: str, valu
     assert refused(out) == "Tau build contains an invalid workload record"
 
 
-def test_a_record_without_a_namespace_uses_ray(tmp_path: Path) -> None:
+def test_a_record_without_a_namespace_leaves_it_to_the_workspace(tmp_path: Path) -> None:
     out = made(tmp_path)
     doc = index_of(out)
     del doc["workloads"][0]["namespace"]
     rewrite(out, doc)
-    assert load_artifact(out).workloads[0].namespace == "ray"
+    assert load_artifact(out).workloads[0].namespace is None
 
 
 def test_files_are_verified_before_records_are_judged(tmp_path: Path) -> None:

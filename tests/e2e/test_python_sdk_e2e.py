@@ -49,8 +49,8 @@ def _cleanup(admin: Api, researcher) -> Iterator[None]:
         admin.delete(RAY, "RayJob", name, researcher.namespace)
 
 
-def chain_flags(namespace: str) -> list[str]:
-    return ["-n", namespace, "--timeout", "3m", "--poll-interval", "1", "--cleanup-timeout", "2m"]
+#: The chain's waits, short for the fake cluster (the defaults are a day and five minutes).
+WAITS = ["--timeout", "3m", "--poll-interval", "1", "--cleanup-timeout", "2m"]
 
 
 def test_a_train_then_eval_chain_waits_deletes_the_train_and_submits_the_eval(
@@ -58,7 +58,8 @@ def test_a_train_then_eval_chain_waits_deletes_the_train_and_submits_the_eval(
 ) -> None:
     ns = researcher.namespace
     module = write_module(repo, "py-chain", {})
-    proc = repo.tau("python", "submit", module.name, *chain_flags(ns), timeout=400)
+    # No --namespace: the repository's workspace names it, as for `tau run`.
+    proc = repo.tau("python", "submit", module.name, *WAITS, timeout=400)
     assert proc.returncode == 0, proc.stderr
     said = [line for line in proc.stderr.splitlines() if line.startswith("tau python submit:")]
     upstream = "/data/checkpoints/finetunes/py-chain/artifacts/last.safetensors"
@@ -90,7 +91,7 @@ def test_a_failed_train_stops_the_chain_before_the_eval(
 ) -> None:
     ns = researcher.namespace
     module = write_module(repo, "py-bad", {"E2E_OUTCOME": "fail"})
-    proc = repo.tau("python", "submit", module.name, *chain_flags(ns), timeout=400)
+    proc = repo.tau("python", "submit", module.name, "-n", ns, *WAITS, timeout=400)
     assert proc.returncode == 1, (proc.stdout, proc.stderr)
     assert (
         "tau python submit: rayjob/tau-py-bad reports FAILED; check "

@@ -24,7 +24,6 @@ from tau.sdk.secrets import SecretSource
 INDEX_FILE = "tau-build.yaml"
 BUILD_KIND = "tau.python.build"
 SCHEMA_VERSION = 1
-DEFAULT_NAMESPACE = "ray"
 INVALID_RECORD = "Tau build contains an invalid workload record"
 
 
@@ -46,7 +45,7 @@ class ArtifactWorkload:
 
     kind: str
     name: str
-    namespace: str
+    namespace: str | None
     resource_name: str
     attribute: str | None
     config_path: Path
@@ -261,7 +260,7 @@ def _workload(
     return ArtifactWorkload(
         kind=str(kind),
         name=str(name),
-        namespace=_optional_text(record.get("namespace")) or DEFAULT_NAMESPACE,
+        namespace=_optional_text(record.get("namespace")),
         resource_name=str(resource),
         attribute=_optional_text(record.get("attribute")),
         config_path=config,

@@ -142,9 +142,10 @@ def workload_record(workload: Workload) -> dict[str, Any]:
         "files": [file_record(folder, f) for f in staged],
         "kind": workload.kind,
         "name": workload.name,
-        "namespace": workload.namespace,
         "resource_name": workload.resource_name,
     }
+    if workload.namespace:
+        record["namespace"] = workload.namespace
     if workload.after:
         record["after"] = workload.after
     if workload.upstream_checkpoint:

@@ -47,7 +47,7 @@ class OverrideFlags:
     """The workload overrides `build` and `submit` share (the reference's flag names)."""
 
     namespace: Annotated[str | None, Parameter(name=["--namespace", "-n"])] = None
-    """Namespace of every workload (default: the decorator's, else ray)."""
+    """Namespace of every workload (default: the decorator's, else the workspace's at submit)."""
     data_pvc: str | None = None
     """PVC mounted at /data (beats the decorator's data_pvc)."""
     queue: str | None = None

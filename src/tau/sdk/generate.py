@@ -44,7 +44,6 @@ GENERATED_FILES = frozenset({WRAPPER_FILE, CONFIG_FILE})
 #: A workload name becomes a folder name and part of resource names: a DNS-1123 label.
 SAFE_NAME = DNS_1123_LABEL
 CHECKPOINTS_ROOT = PurePosixPath("/data/checkpoints/finetunes")
-DEFAULT_NAMESPACE = "ray"
 DEFAULT_PREFIX = "tau"
 
 
@@ -74,7 +73,9 @@ class Workload:
     attribute: str
     kind: str
     name: str
-    namespace: str
+    #: --namespace, else the decorator's; None lets the workspace decide at submit (the
+    #: reference fell back to `ray`, which a workspace of another namespace refuses).
+    namespace: str | None
     resource_name: str
     config: dict[str, Any]
     files: tuple[StagedFile, ...]
@@ -274,7 +275,7 @@ def _run_config(
     kind: str,
     handle: Any,
     overrides: Overrides,
-    namespace: str,
+    namespace: str | None,
     scripts: list[str],
     upstream: str | None,
 ) -> dict[str, Any]:
@@ -304,6 +305,8 @@ def _run_config(
         policy["node_selector"] = dict(selector)
     if overrides.disable_default_priorities:
         policy["disable_default_priorities"] = True
+    if not policy:
+        del doc["policy"]
     if place.gpu_resource_mode:
         _set_block(doc, "compute")["gpu_resource_mode"] = place.gpu_resource_mode
     workflow = _set_block(doc, "workflow")
@@ -369,7 +372,7 @@ def _workload(
             raise SdkError(f"tau-py: cannot read extra script {source}: {exc.strerror}") from None
         files.append(StagedFile(dest, data, "extra-script", dest))
         scripts.append(f"{dest}:{dest}")
-    namespace = overrides.namespace or handle.placement.namespace or DEFAULT_NAMESPACE
+    namespace = overrides.namespace or handle.placement.namespace or None
     config = _run_config(
         manifest,
         kind=kind,
