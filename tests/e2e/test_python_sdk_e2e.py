@@ -8,13 +8,16 @@ The fake Ray head ends a driver by the head container's E2E_OUTCOME (unset: succ
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from tests.e2e.conftest import Shell
+from tests.e2e.conftest import Shell, wait_for
 from tests.e2e.controlplane.objects import Api
+from tests.e2e.test_rayjob_lifecycle import finish as finish_rayjob
 
 pytestmark = pytest.mark.e2e
 
@@ -29,15 +32,18 @@ def fit(ctx):
     return ctx.checkpoints_dir / "last.safetensors"
 
 @tau.eval(name="{name}-eval", after="{name}", cpu_workers=1,
-          extra_manifest={{"runtime": {{"pip": ["pyyaml==6.0.3"]}}}})
+          extra_manifest={{"runtime": {{"pip": ["pyyaml==6.0.3"], "env": {eval_env}}}}})
 def score(ctx):
     return str(ctx.upstream_checkpoint)
 """
 
 
-def write_module(shell: Shell, name: str, env: dict[str, str]) -> Path:
+def write_module(
+    shell: Shell, name: str, env: dict[str, str], eval_env: dict[str, str] | None = None
+) -> Path:
     path = shell.cwd / f"{name.replace('-', '_')}.py"
-    path.write_text(MODULE.format(name=name, env=env))
+    listed = [{"name": k, "value": v} for k, v in (eval_env or {}).items()]
+    path.write_text(MODULE.format(name=name, env=env, eval_env=listed))
     return path
 
 
@@ -57,12 +63,34 @@ def test_a_train_then_eval_chain_waits_deletes_the_train_and_submits_the_eval(
     repo: Shell, admin: Api, researcher
 ) -> None:
     ns = researcher.namespace
-    module = write_module(repo, "py-chain", {})
+    upstream = "/data/checkpoints/finetunes/py-chain/artifacts/last.safetensors"
+    # The eval's driver holds until the test has read the eval RayJob from the server.
+    module = write_module(repo, "py-chain", {}, eval_env={"E2E_OUTCOME": "hold"})
+    done: dict[str, Any] = {}
     # No --namespace: the repository's workspace names it, as for `tau run`.
-    proc = repo.tau("python", "submit", module.name, *WAITS, timeout=400)
+    chain = threading.Thread(
+        target=lambda: done.update(
+            proc=repo.tau("python", "submit", module.name, *WAITS, timeout=400)
+        )
+    )
+    chain.start()
+    try:
+        live = wait_for(
+            "the eval RayJob, submitted once the train succeeded",
+            lambda: admin.get(RAY, "RayJob", "tau-py-chain-eval", ns),
+            timeout=300,
+        )
+        # By then the train RayJob was deleted, and the eval carries the train's checkpoint.
+        assert admin.get(RAY, "RayJob", "tau-py-chain", ns) is None
+        head = live["spec"]["rayClusterSpec"]["headGroupSpec"]["template"]["spec"]
+        env = {e["name"]: e.get("value") for e in head["containers"][0]["env"]}
+        assert env["TAU_UPSTREAM_CHECKPOINT"] == upstream
+        finish_rayjob(admin, ns, "tau-py-chain-eval", "succeeded")
+    finally:
+        chain.join(timeout=400)
+    proc = done["proc"]
     assert proc.returncode == 0, proc.stderr
     said = [line for line in proc.stderr.splitlines() if line.startswith("tau python submit:")]
-    upstream = "/data/checkpoints/finetunes/py-chain/artifacts/last.safetensors"
     expected_order = [
         "tau python submit: submitting @tau.train name='py-chain' (gpus=1, workers=1)",
         f"tau python submit: waiting for rayjob/tau-py-chain in {ns} (",
