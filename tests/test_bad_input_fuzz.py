@@ -2,7 +2,9 @@
 
 A fixed corpus of inputs that once raised (self-referencing aliases, deep nesting, alias
 bombs, over-long paths, an oversize RayJob payload) plus a bounded, derandomized fuzz that
-mangles real configs, all through `tau.cli.main` as a user would run them.
+mangles real configs, all through `tau.cli.main` as a user would run them. The same for
+`taugrid-portal`: hostile and mangled metrics.history files through its `main`, and any Host
+header through the servers' guard.
 """
 
 from __future__ import annotations
@@ -151,3 +153,151 @@ def test_mangled_configs_exit_0_or_1_and_never_raise(
         # 2: a feature refused as not built (e.g. metrics offload) is not a crash.
         assert code in (0, 1, 2), err
     assert "Traceback" not in err
+
+
+# -- taugrid-portal: metrics.history lines and Host headers (issue 25) -----------------------
+
+DEEP = 1_100  # past the line-by-line parser's recursion limit
+HOSTILE_HISTORIES = {
+    "deep-list": ('{"_step": 0, "x": ' + "[" * DEEP + "]" * DEEP + "}\n", ":1: nested"),
+    "deep-object": (
+        '{"_step": 0, "x": ' + '{"a": ' * DEEP + "1" + "}" * (DEEP + 1) + "\n",
+        ":1: nested",
+    ),
+    "deep-unclosed": ('{"_step": 0, "loss": 1}\n{"x": ' + "[" * 30_000 + "\n", ":2: nested"),
+    "deep-after-blank": ('{"_step": 0, "loss": 1}\n\n' + "[" * 20_001 + "\n", ":3: nested"),
+    "long-line": ('{"_step": 0, "s": "' + "x" * (16 << 20) + '"}\n', ":1: line is"),
+    "not-an-object": ('{"_step": 0, "loss": 1}\n[1, 2]\n', ":2: expected a JSON object"),
+    "bad-utf8": ('{"_step": 0, "loss": 1}\n{"s": "\udcff"}\n', ":2: not valid UTF-8"),
+    "nan": ('{"_step": 0, "loss": NaN}\n', ":1: loss: non-finite value nan"),
+    "cut-short": ('{"_step": 0, "loss": 1}\n{"_step": 1, "loss"\n', ":2: malformed JSON"),
+}
+
+
+def _portal(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
+    from tau.portal.cli import main as portal_main
+
+    code = portal_main(list(argv))
+    return code, capsys.readouterr().err
+
+
+@pytest.fixture
+def exp_store(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
+    root = tmp_path / "store"
+    assert _portal(capsys, "experiment", "init", "demo", "--store", str(root))[0] == 0
+    return root
+
+
+def _files(root: Path) -> dict[str, bytes]:
+    return {str(p): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+@pytest.mark.parametrize("case", sorted(HOSTILE_HISTORIES))
+def test_hostile_history_is_a_located_error_and_the_store_is_untouched(
+    exp_store: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], case: str
+) -> None:
+    text, expected = HOSTILE_HISTORIES[case]
+    history = tmp_path / f"{case}.jsonl"
+    history.write_text(text, encoding="utf-8", errors="surrogateescape")
+    before = _files(exp_store)
+    code, err = _portal(
+        capsys,
+        "experiment",
+        "import",
+        "jsonl",
+        "--store",
+        str(exp_store),
+        "--run",
+        "r1",
+        "--history",
+        str(history),
+    )
+    assert code == 1, err[:500]
+    assert err.startswith(f"error: {history}{expected}"), err[:500]
+    assert "Traceback" not in err
+    assert _files(exp_store) == before
+
+
+HISTORY_NOISE = [
+    "[",
+    "]",
+    "{",
+    "}",
+    '"',
+    "\\",
+    ",",
+    ":",
+    "\n",
+    "\r\n",
+    " ",
+    "NaN",
+    "1e999",
+    "[" * 2_000,
+    "{" * 2_000,
+    '"_step": -1',
+    '"_step": null',
+    "\x00",
+    "é",
+]
+HISTORY_SEED = "".join(
+    f'{{"_step": {i}, "_timestamp": {1760000000 + i}, "loss": {1 / (i + 1)}, "tag": "t{i}"}}\n'
+    for i in range(6)
+)
+
+
+@st.composite
+def mangled_history(draw: st.DrawFn) -> str:
+    text = HISTORY_SEED
+    for _ in range(draw(st.integers(1, 4))):
+        at = draw(st.integers(0, len(text)))
+        if draw(st.booleans()):
+            text = text[:at] + draw(st.sampled_from(HISTORY_NOISE)) + text[at:]
+        else:
+            text = text[:at] + text[at + draw(st.integers(1, 12)) :]
+    return text
+
+
+@settings(
+    max_examples=80,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(text=mangled_history())
+def test_mangled_histories_exit_0_or_1_and_never_raise(
+    exp_store: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str
+) -> None:
+    history = tmp_path / "h.jsonl"
+    history.write_text(text, encoding="utf-8")
+    code, err = _portal(
+        capsys,
+        "experiment",
+        "import",
+        "jsonl",
+        "--store",
+        str(exp_store),
+        "--run",
+        "r1",
+        "--history",
+        str(history),
+        "--dry-run",
+    )
+    assert code in (0, 1), err
+    assert "Traceback" not in err
+    if code == 1:
+        assert err.startswith((f"error: {history}:", "error: JSONL history files")), err
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(
+    host=st.one_of(
+        st.text(max_size=40),
+        st.builds(lambda p: f"127.0.0.1:{p}", st.text(alphabet=st.characters(), max_size=8)),
+        st.builds(lambda n: f"localhost:{'9' * n}", st.integers(0, 6_000)),
+    )
+)
+def test_any_host_header_is_served_or_a_400_reason(host: str) -> None:
+    from tau.portal.web.security import HostGuard, host_problem
+
+    problem = host_problem(HostGuard(["127.0.0.1", "localhost", "::1"], 8080), host)
+    assert problem is None or problem.startswith('Host header "')

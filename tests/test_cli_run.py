@@ -383,6 +383,8 @@ def test_the_run_subcommands_are_exactly_the_documented_ones() -> None:
         "cancel",
         "resume",
         "history",
+        "render",
+        "diff",
     }
     assert command_names(build_app()["run"]) == set(SUBCOMMANDS)
 

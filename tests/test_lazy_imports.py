@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from tau.cli import ROOTS
+
 ROOT = Path(__file__).resolve().parents[1]
 
 PROBE = """
@@ -96,6 +98,34 @@ def test_tau_does_not_import_the_python_sdk(argv: list[str]) -> None:
     code, modules = modules_after(argv, ROOT / "examples")
     assert code == 0
     assert not imported(modules, "tau.sdk")
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["run", "train", "--dry-run=client"],
+        ["run", "finetune", "--dry-run", "client", "-o", "json"],
+        ["run", "--config", "tau/eval.yaml", "--dry-run=client"],
+    ],
+)
+def test_a_client_dry_run_imports_neither_cyclopts_nor_the_kubernetes_client(
+    argv: list[str],
+) -> None:
+    """The hot path (tau.cli.fast) renders without the CLI framework or any cluster layer."""
+    code, modules = modules_after(argv, ROOT / "examples")
+    assert code == 0
+    assert "tau.render.manifests" in modules  # the probe did render
+    for package in ("cyclopts", "rich", "kubernetes", "urllib3", "tau.kube", "tau.session"):
+        assert not imported(modules, package), package
+    for root in ROOTS:
+        assert f"tau.cli.{root}" not in modules, root
+
+
+def test_a_line_outside_the_hot_path_still_builds_the_full_app() -> None:
+    code, modules = modules_after(["run", "validate", "train"], ROOT / "examples")
+    assert code == 0
+    assert "cyclopts" in modules and "tau.cli.run" in modules
+    assert "tau.cli.fast" not in modules  # not even its parser
 
 
 PORTAL_PROBE = """

@@ -48,6 +48,27 @@ def test_code_sha_is_head_and_dirty_only_for_changed_tracked_files(tmp_path):
     assert provenance.code_sha(tmp_path) == f"{head}-dirty"
 
 
+def test_a_staged_change_a_deletion_and_a_detached_head_are_seen(tmp_path):
+    (tmp_path / "a.txt").write_text("one\n")
+    (tmp_path / "b.txt").write_text("two\n")
+    head = _commit_all(tmp_path)
+    _git(tmp_path, "checkout", "-q", "--detach")
+    assert provenance.code_sha(tmp_path) == head
+    (tmp_path / "b.txt").unlink()
+    assert provenance.code_sha(tmp_path) == f"{head}-dirty"
+    _git(tmp_path, "checkout", "-q", "--", "b.txt")
+    (tmp_path / "a.txt").write_text("changed\n")
+    _git(tmp_path, "add", "a.txt")
+    assert provenance.code_sha(tmp_path) == f"{head}-dirty"
+
+
+def test_a_repository_without_a_commit_has_no_code_sha(tmp_path):
+    (tmp_path / "a.txt").write_text("one\n")
+    _git(tmp_path, "init", "-q")
+    _git(tmp_path, "add", "-A")
+    assert provenance.code_sha(tmp_path) is None
+
+
 def test_outside_git_there_is_no_code_sha(tmp_path):
     assert provenance.code_sha(tmp_path) is None
     assert meta.ANNOTATION_CODE_SHA not in provenance.Provenance(None, "tau run").annotations()

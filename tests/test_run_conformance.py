@@ -175,7 +175,7 @@ def test_a_profiler_run_without_a_data_pvc_is_rejected(
     Path("tau.yaml").write_text(job(PRESET + "profiler:\n  mode: nsys\n"))
     assert main(["run", "validate", "--config", "tau.yaml"]) == 1
     assert errors(capsys.readouterr().err) == [
-        "tau.yaml:7:9: error: profiler.mode requires durable output: the profile would die with the pod"
+        "tau.yaml:7:9: error: profiler.mode: profiler requires durable PVC output; configure storage.data_pvc, storage.volumes/mounts, or storage.result_pvc"
     ]
 
 
@@ -209,7 +209,8 @@ def test_profiler_env_annotations_and_tool_guard(
     assert code == 0, err
     notes = docs[0]["metadata"]["annotations"]
     out = "/data/checkpoints/workflows/demo/profile/rank-0.nsys-rep"
-    assert notes["tau.azure.com/profile-path"] == out
+    # The annotation names the profile directory (as the reference does), the env the file.
+    assert notes["tau.azure.com/profile-path"] == "/data/checkpoints/workflows/demo/profile"
     assert notes["tau.azure.com/profile-pvc"] == "training-data"
     assert notes["tau.azure.com/profile-duration"] == "2m0s"
     assert notes["tau.azure.com/profile-warmup"] == "1m30s"
@@ -229,10 +230,15 @@ def test_all_ranks_capture_renders_an_output_pattern(
     )
     assert code == 0, err
     env = {e["name"]: e.get("value") for e in pod_spec(docs[0])["containers"][0]["env"]}
-    pattern = "/data/checkpoints/workflows/demo/profile/rank-{rank}.ncu-rep"
-    assert env["TAU_PROFILE_OUT_PATTERN"] == pattern
+    directory = "/data/checkpoints/workflows/demo/profile"
+    assert env["TAU_PROFILE_OUT_PATTERN"] == f"{directory}/rank-<rank>.ncu-rep"
     assert "TAU_PROFILE_OUT" not in env
-    assert docs[0]["metadata"]["annotations"]["tau.azure.com/profile-path"] == pattern
+    assert env["TAU_PROFILE_OUT_DIR"] == directory
+    assert docs[0]["metadata"]["annotations"]["tau.azure.com/profile-path"] == directory
+    # The pod names its own file from the directory and its index, not from the pattern text.
+    command = pod_spec(docs[0])["containers"][0]["command"][-1]
+    assert '"$TAU_PROFILE_OUT_DIR/rank-${JOB_COMPLETION_INDEX:-0}.$TAU_PROFILE_EXT"' in command
+    assert "<rank>" not in command
 
 
 # 9. MIG without a profile (invalid/rayjob-mig-without-profile).
@@ -285,12 +291,12 @@ def test_an_explicit_python_launcher_runs_python3_even_with_a_python_shebang(
         (
             "",
             "#!\nprint(1)\n",
-            'tau.yaml:3:13: error: entrypoint: script "train.py" starts with a bare "#!" that names no interpreter',
+            'tau.yaml:3:13: error: entrypoint: script "train.py" has an empty shebang; add an interpreter after #!',
         ),
         (
             "execution:\n  launcher: python\n",
             "#!/bin/bash\necho hi\n",
-            'tau.yaml:3:13: error: entrypoint: script "train.py" has a non-Python shebang (/bin/bash) but execution.launcher is python',
+            'tau.yaml:3:13: error: entrypoint: script "train.py" has a non-Python shebang but execution.launcher is python (#!/bin/bash)',
         ),
     ],
     ids=["bare-shebang", "python-launcher-shell-shebang"],
@@ -420,8 +426,9 @@ def test_the_removed_eval_surface_says_where_results_and_settings_go(
 ) -> None:
     Path("tau.yaml").write_text(job("task: eval\n" + CPU))
     assert main(["run", "validate", "--config", "tau.yaml"]) == 1
-    assert errors(capsys.readouterr().err) == [
-        "tau.yaml:4:1: error: task: the eval task surface was removed: evaluation is an ordinary run. Keep `engine: job`, put the evaluation in the entrypoint script and have it write its results under `storage.output` (on a PVC), where `tau run get` reads them back; move eval settings such as the model path into `runtime.env` (for example MODEL_PATH)"
+    assert capsys.readouterr().err.splitlines() == [
+        "tau.yaml:4:1: error: task: eval, eval.harness, and eval.model were removed; evaluation is an ordinary run.",
+        "  hint: keep `engine: job`, put the evaluation in the entrypoint script and have it write its results under `storage.output` (on a PVC), where `tau run get` reads them back; move eval settings such as the model path into `runtime.env` (for example MODEL_PATH)",
     ]
 
 
@@ -546,6 +553,29 @@ def test_restricted_mode_renders_pods_a_restricted_namespace_admits(
         }
 
 
+def test_restricted_ray_pods_run_every_container_with_the_fsgroup_as_primary_group(
+    case: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text = ray("runtime:\n  security:\n    mode: restricted\ncompute:\n  workers: 2\n" + PRESET)
+    code, docs, err = dry(capsys, text)
+    assert code == 0, err
+    head, worker = pod_specs(docs[0])
+    for spec in (head, worker):
+        for container in [*spec.get("initContainers", []), *spec["containers"]]:
+            assert container["securityContext"]["runAsGroup"] == 65532, container["name"]
+    assert [c["name"] for c in worker["containers"]] == ["ray-worker"]
+
+
+def test_without_restricted_mode_ray_containers_keep_the_image_group(
+    case: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, docs, err = dry(capsys, ray("compute:\n  workers: 2\n" + PRESET))
+    assert code == 0, err
+    for spec in pod_specs(docs[0]):
+        for container in spec["containers"]:
+            assert "runAsGroup" not in container.get("securityContext", {}), container["name"]
+
+
 def test_without_restricted_mode_the_ray_head_is_not_restricted(
     case: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -562,7 +592,7 @@ def test_without_restricted_mode_the_ray_head_is_not_restricted(
         (
             "1xt4-16gb",
             "t4-16gb",
-            "preset 'lab.p': gpuClass \"t4-16gb\" is not supported (allowed: any, a100-80gb, h100-95gb, h200-141gb)",
+            "preset 'lab.p': gpuClass=\"t4-16gb\" is invalid (allowed: any|a100-80gb|h100-95gb|h200-141gb)",
         ),
         (
             "2x1g.10gb",

@@ -81,7 +81,7 @@ INVALID = [
     pytest.param(
         job("policy:\n  lane: Training\n"),
         [
-            'tau.yaml:5:9: error: policy.lane must be one of: eval, training, large-memory, elastic (got "Training")'
+            'tau.yaml:5:9: error: policy.lane: lane="Training" is invalid (allowed: eval|training|large-memory|elastic)'
         ],
         id="enums-other-than-engine-and-launcher-are-case-sensitive",
     ),
@@ -149,13 +149,13 @@ INVALID = [
     pytest.param(
         job("policy:\n  lane: fast\n"),
         [
-            'tau.yaml:5:9: error: policy.lane must be one of: eval, training, large-memory, elastic (got "fast")'
+            'tau.yaml:5:9: error: policy.lane: lane="fast" is invalid (allowed: eval|training|large-memory|elastic)'
         ],
         id="enum",
     ),
     pytest.param(
         "name: demo\nengine: spark\nentrypoint: main.py\n",
-        ['tau.yaml:2:9: error: engine must be one of: job, rayjob (got "spark")'],
+        ['tau.yaml:2:9: error: engine "spark" is not valid; use job or rayjob'],
         id="enum-engine",
     ),
     pytest.param(
@@ -188,7 +188,7 @@ INVALID = [
     pytest.param(
         job("run:\n  ttl_seconds_after_finished: 2147483648\n"),
         [
-            "tau.yaml:5:31: error: run.ttl_seconds_after_finished must be between 1 and 2147483647 (got 2147483648)"
+            "tau.yaml:5:31: error: run.ttl_seconds_after_finished must be <= 2147483647 (Kubernetes int32 maximum) (got 2147483648)"
         ],
         id="maximum-ttl",
     ),
@@ -233,27 +233,27 @@ INVALID = [
                 for i in range(9)
             )
         ),
-        ["tau.yaml:6:5: error: storage.image_assets has 9 entries; at most 8 are allowed"],
+        ["tau.yaml:6:5: error: storage.image_assets supports at most 8 entries (got 9)"],
         id="max-items-image-assets",
     ),
     pytest.param(
         job("task: eval\n"),
         [
-            "tau.yaml:4:1: error: task: the eval task surface was removed: evaluation is an ordinary run. Keep `engine: job`, put the evaluation in the entrypoint script and have it write its results under `storage.output` (on a PVC), where `tau run get` reads them back; move eval settings such as the model path into `runtime.env` (for example MODEL_PATH)"
+            "tau.yaml:4:1: error: task: eval, eval.harness, and eval.model were removed; evaluation is an ordinary run."
         ],
         id="eval-migration-task",
     ),
     pytest.param(
         job("eval:\n  harness: lm-eval\n"),
         [
-            "tau.yaml:4:1: error: eval: the eval task surface was removed: evaluation is an ordinary run. Keep `engine: job`, put the evaluation in the entrypoint script and have it write its results under `storage.output` (on a PVC), where `tau run get` reads them back; move eval settings such as the model path into `runtime.env` (for example MODEL_PATH)"
+            "tau.yaml:4:1: error: eval: task: eval, eval.harness, and eval.model were removed; evaluation is an ordinary run."
         ],
         id="eval-migration-eval-group",
     ),
     pytest.param(
         job("run:\n  task: eval\n"),
         [
-            "tau.yaml:5:3: error: run.task: the eval task surface was removed: evaluation is an ordinary run. Keep `engine: job`, put the evaluation in the entrypoint script and have it write its results under `storage.output` (on a PVC), where `tau run get` reads them back; move eval settings such as the model path into `runtime.env` (for example MODEL_PATH)"
+            "tau.yaml:5:3: error: run.task: task: eval, eval.harness, and eval.model were removed; evaluation is an ordinary run."
         ],
         id="eval-migration-run-task",
     ),
@@ -283,7 +283,7 @@ INVALID = [
     ),
     pytest.param(
         "engine: rayjob\nentrypoint: main.py\n",
-        ["tau.yaml:1:1: error: name: rayjob runs require NAME"],
+        ["tau.yaml:1:1: error: name: ray runs require NAME"],
         id="ray-name-required",
     ),
     pytest.param(
@@ -303,33 +303,33 @@ INVALID = [
     pytest.param(
         ray("execution:\n  nodes: 2\n"),
         [
-            "tau.yaml:5:10: error: execution.nodes is for engine: job; use compute.workers for Ray pod count"
+            "tau.yaml:5:10: error: execution.nodes is for engine: job; use compute.workers for RayJob pod count"
         ],
         id="ray-execution-nodes",
     ),
     pytest.param(
         "name: demo\nengine: rayjob\n",
-        ["tau.yaml:1:1: error: entrypoint: engine=rayjob requires run.entrypoint"],
+        ["tau.yaml:1:1: error: entrypoint: engine=ray requires run.entrypoint"],
         id="ray-entrypoint-required",
     ),
     pytest.param(
         ray("storage:\n  data_pvc: a\n  result_pvc: b\n"),
         [
-            "tau.yaml:6:15: error: storage.result_pvc cannot differ from storage.data_pvc for RayJob run configs"
+            "tau.yaml:6:15: error: storage.result_pvc cannot differ from storage.data_pvc for Ray run configs"
         ],
         id="ray-result-pvc",
     ),
     pytest.param(
         ray("storage:\n  volumes: ['x=pvc:y']\n"),
         [
-            "tau.yaml:5:12: error: storage.volumes: RayJob run configs support storage.data_pvc/output, but not storage.volumes/mounts"
+            "tau.yaml:5:12: error: storage.volumes: ray run configs support storage.data_pvc/output, but not storage.volumes/mounts"
         ],
         id="ray-volumes",
     ),
     pytest.param(
         ray("storage:\n  mounts: ['x:/x']\n"),
         [
-            "tau.yaml:5:11: error: storage.mounts: RayJob run configs support storage.data_pvc/output, but not storage.volumes/mounts"
+            "tau.yaml:5:11: error: storage.mounts: ray run configs support storage.data_pvc/output, but not storage.volumes/mounts"
         ],
         id="ray-mounts",
     ),
@@ -353,7 +353,7 @@ INVALID = [
     pytest.param(
         ray("policy:\n  clear_node_selector: true\n"),
         [
-            "tau.yaml:5:24: error: policy.clear_node_selector requires engine: job; the rayjob engine cannot clear profile/topology node selectors"
+            "tau.yaml:5:24: error: policy.clear_node_selector requires engine: job; RayJobs cannot clear profile/topology node selectors"
         ],
         id="ray-clear-node-selector",
     ),
@@ -429,9 +429,7 @@ INVALID = [
     ),
     pytest.param(
         job("run:\n  working_dir: .\n"),
-        [
-            "tau.yaml:5:16: error: run.working_dir is not supported with engine: job; it ships a project archive to a Ray cluster"
-        ],
+        ["tau.yaml:5:16: error: run.working_dir is not supported with engine: job."],
         id="job-run-working-dir",
     ),
     pytest.param(
@@ -492,48 +490,48 @@ INVALID = [
     ),
     pytest.param(
         ray("execution:\n  launcher: ray-tune\n  configs: {lr: [1, 2]}\n"),
-        ["tau.yaml:5:13: error: execution.launcher ray-tune requires execution.metric"],
+        ["tau.yaml:5:13: error: execution.metric is required for launcher: ray-tune"],
         id="ray-tune-needs-metric",
     ),
     pytest.param(
         ray("execution:\n  launcher: ray-tune\n  metric: loss\n"),
         [
-            "tau.yaml:5:13: error: execution.launcher ray-tune requires a non-empty execution.configs search space"
+            "tau.yaml:5:13: error: execution.configs is required for launcher: ray-tune (defines the search space)"
         ],
         id="ray-tune-needs-configs",
     ),
     pytest.param(
         "name: demo\nengine: job\nentrypoint: train.sh\nexecution:\n  launcher: torchrun\n",
         [
-            'tau.yaml:3:13: error: entrypoint: run.entrypoint "train.sh" must be a .py file with execution.launcher: torchrun, which runs it under python3'
+            'tau.yaml:3:13: error: entrypoint: run.entrypoint "train.sh" must be a .py file with execution.launcher: torchrun, which runs it under python3; point it at a Python entrypoint or drop the launcher'
         ],
         id="torchrun-needs-py",
     ),
     pytest.param(
         job("execution:\n  configs:\n    --lr: 1\n"),
         [
-            "tau.yaml:6:11: error: execution.configs.--lr: execution.configs key \"--lr\" is not a valid flag name (letters, digits, '_', '.', '-'; starting with a letter or digit)"
+            'tau.yaml:6:11: error: execution.configs: key "--lr" is invalid; must match [A-Za-z0-9][A-Za-z0-9_.-]*'
         ],
         id="configs-bad-key",
     ),
     pytest.param(
         job("execution:\n  configs:\n    verbose:\n"),
         [
-            'tau.yaml:6:13: error: execution.configs.verbose: key "verbose" has null value; use empty string for a bare flag'
+            'tau.yaml:6:13: error: execution.configs: key "verbose" has null value; use empty string for a bare flag'
         ],
         id="configs-null",
     ),
     pytest.param(
         job("execution:\n  configs:\n    layers: [1, 2]\n"),
         [
-            'tau.yaml:6:13: error: execution.configs.layers: execution.configs "layers" must be a scalar (string, number or boolean) for execution.launcher: python'
+            'tau.yaml:6:13: error: execution.configs: key "layers" has non-scalar value (type list); only string, int, float, and bool are allowed'
         ],
         id="configs-not-scalar",
     ),
     pytest.param(
         job("execution:\n  launcher: torchrun\n  configs:\n    nproc_per_node: 4\n"),
         [
-            'tau.yaml:7:21: error: execution.configs.nproc_per_node: execution.configs: "nproc_per_node" is a Tau-managed torchrun flag and cannot be overridden'
+            'tau.yaml:7:21: error: execution.configs: "nproc_per_node" is a Tau-managed torchrun flag and cannot be overridden'
         ],
         id="configs-torchrun-owned",
     ),
@@ -542,26 +540,28 @@ INVALID = [
             "execution:\n  launcher: torchrun\n  configs:\n    max-restarts: 1\n    max_restarts: 2\n"
         ),
         [
-            'tau.yaml:8:19: error: execution.configs.max_restarts: execution.configs: "max_restarts" and "max-restarts" are the same torchrun flag; keep one'
+            'tau.yaml:8:19: error: execution.configs: "max_restarts" and "max-restarts" are the same flag (canonical: --max-restarts)'
         ],
         id="configs-torchrun-same-flag",
     ),
     pytest.param(
         ray("execution:\n  configs:\n    lr: 0.1\n"),
         [
-            'tau.yaml:6:9: error: execution.configs.lr: execution.configs section "lr" is not valid for ray-train; use torch_config, scaling_config, failure_config'
+            'tau.yaml:6:9: error: execution.configs: "lr" is not a valid Ray Train config section; use torch_config, scaling_config, or failure_config'
         ],
         id="configs-ray-train-section",
     ),
     pytest.param(
         ray("execution:\n  configs:\n    torch_config: nccl\n"),
-        ["tau.yaml:6:19: error: execution.configs.torch_config must be a mapping"],
+        [
+            "tau.yaml:6:19: error: execution.configs.torch_config must be a map, not a scalar or list"
+        ],
         id="configs-ray-train-not-mapping",
     ),
     pytest.param(
         ray("execution:\n  configs:\n    scaling_config:\n      num_workers: 4\n"),
         [
-            "tau.yaml:7:20: error: execution.configs.scaling_config.num_workers is derived by Tau from compute.workers × compute.gpus_per_worker and cannot be set"
+            "tau.yaml:7:20: error: execution.configs.scaling_config.num_workers is Tau-managed (derived from compute.workers × gpus_per_worker); remove it"
         ],
         id="configs-ray-train-scaling",
     ),
@@ -570,14 +570,14 @@ INVALID = [
             "runtime:\n  env:\n    MASTER_ADDR: x\n    TAU_WORLD_SIZE: '2'\n    NCCL_DEBUG: INFO\n"
         ),
         [
-            "tau.yaml:6:18: error: runtime.env.MASTER_ADDR: runtime.env contains Tau-managed keys that cannot be overridden: MASTER_ADDR, NCCL_DEBUG, TAU_WORLD_SIZE; remove them from runtime.env (settable TAU_ keys: TAU_RESUME_FROM, TAU_RETRY_ATTEMPT, TAU_RETRY_MAX, TAU_RETRY_REASON)"
+            "tau.yaml:6:18: error: runtime.env contains Tau-managed keys that cannot be overridden: MASTER_ADDR, NCCL_DEBUG, TAU_WORLD_SIZE; remove them from runtime.env (settable TAU_ keys: TAU_RESUME_FROM, TAU_RETRY_ATTEMPT, TAU_RETRY_MAX, TAU_RETRY_REASON)"
         ],
         id="env-reserved",
     ),
     pytest.param(
         job("runtime:\n  env:\n    tau_resume_from: /data/x\n"),
         [
-            "tau.yaml:6:22: error: runtime.env.tau_resume_from: runtime.env contains Tau-managed keys that cannot be overridden: tau_resume_from; remove them from runtime.env (settable TAU_ keys: TAU_RESUME_FROM, TAU_RETRY_ATTEMPT, TAU_RETRY_MAX, TAU_RETRY_REASON)"
+            "tau.yaml:6:22: error: runtime.env contains Tau-managed keys that cannot be overridden: tau_resume_from; remove them from runtime.env (settable TAU_ keys: TAU_RESUME_FROM, TAU_RETRY_ATTEMPT, TAU_RETRY_MAX, TAU_RETRY_REASON)"
         ],
         id="env-reserved-tau-case",
     ),
@@ -593,7 +593,7 @@ INVALID = [
             "execution:\n  allow_nccl_override: true\nruntime:\n  env:\n    NCCL_DEBUG: INFO\n    MASTER_PORT: '1'\n"
         ),
         [
-            "tau.yaml:9:18: error: runtime.env.MASTER_PORT: runtime.env contains Tau-managed keys that cannot be overridden: MASTER_PORT; remove them from runtime.env (settable TAU_ keys: TAU_RESUME_FROM, TAU_RETRY_ATTEMPT, TAU_RETRY_MAX, TAU_RETRY_REASON)"
+            "tau.yaml:9:18: error: runtime.env contains Tau-managed keys that cannot be overridden: MASTER_PORT; remove them from runtime.env (settable TAU_ keys: TAU_RESUME_FROM, TAU_RETRY_ATTEMPT, TAU_RETRY_MAX, TAU_RETRY_REASON)"
         ],
         id="env-nccl-override",
     ),
@@ -614,14 +614,14 @@ INVALID = [
     pytest.param(
         job("runtime:\n  env:\n    BIG: " + "x" * 65537 + "\n"),
         [
-            "tau.yaml:6:10: error: runtime.env.BIG is 65537 bytes; a literal env value may be at most 65536 bytes"
+            'tau.yaml:6:10: error: runtime.env.BIG: literal environment variable "BIG" is 65537 bytes; maximum is 65536 bytes: publish source or artifacts once and reference a digest-pinned OCI image with run.source instead of embedding content in environment variables'
         ],
         id="env-value-too-large",
     ),
     pytest.param(
         job("runtime:\n  env:\n" + "".join(f"    V{i}: {'x' * 60000}\n" for i in range(3))),
         [
-            "tau.yaml:6:5: error: runtime.env totals 180012 bytes; literal env may total at most 131072 bytes"
+            "tau.yaml:6:5: error: runtime.env: literal environment payload is 180012 bytes; maximum is 131072 bytes: publish source or artifacts once and reference a digest-pinned OCI image with run.source instead of embedding content in environment variables"
         ],
         id="env-total-too-large",
     ),
@@ -656,15 +656,15 @@ INVALID = [
     pytest.param(
         job("runtime:\n  env_kv:\n    TOKEN: vault/token\n"),
         [
-            "tau.yaml:6:5: error: runtime.env_kv is only supported for workflow.file managed configs; direct job/rayjob configs must remove runtime.env_kv or use workflow.file"
+            "tau.yaml:6:5: error: runtime.env_kv is only supported for workflow.file managed configs; direct job/ray configs must remove runtime.env_kv or use workflow.file"
         ],
         id="env-kv",
     ),
     pytest.param(
         job("runtime:\n  env:\n    TOKEN: x\n  env_kv:\n    TOKEN: vault/token\n"),
         [
-            "tau.yaml:8:5: error: runtime.env_kv is only supported for workflow.file managed configs; direct job/rayjob configs must remove runtime.env_kv or use workflow.file",
-            "tau.yaml:8:12: error: runtime.env_kv.TOKEN conflicts with another runtime env entry of the same name; set each env var in only one place",
+            "tau.yaml:8:5: error: runtime.env_kv is only supported for workflow.file managed configs; direct job/ray configs must remove runtime.env_kv or use workflow.file",
+            "tau.yaml:8:12: error: runtime.env_kv.TOKEN conflicts with runtime.env.TOKEN; set each env var in only one place",
         ],
         id="env-kv-conflict",
     ),
@@ -680,7 +680,7 @@ INVALID = [
             f"runtime:\n  working_dir: /app\nrun:\n  source:\n    image: '{PIN}'\n    path: /src\n"
         ),
         [
-            "tau.yaml:5:16: error: runtime.working_dir cannot be combined with run.source or run.working_dir, which set the working directory themselves"
+            "tau.yaml:5:16: error: runtime.working_dir and run.source cannot be used together; run.source fixes the container working directory at /tau/source"
         ],
         id="runtime-working-dir-with-source",
     ),
@@ -704,7 +704,7 @@ INVALID = [
     pytest.param(
         job(f"run:\n  source:\n    image: '{PIN}'\n    path: /tau-source/x\n"),
         [
-            'tau.yaml:7:11: error: run.source.path "/tau-source/x" must be a clean absolute path outside /tau-source'
+            'tau.yaml:7:11: error: run.source.path "/tau-source/x" is hidden by Tau\'s staging volume'
         ],
         id="source-path-reserved",
     ),
@@ -718,9 +718,7 @@ INVALID = [
     ),
     pytest.param(
         f"name: demo\nengine: job\nrun:\n  source:\n    image: '{PIN}'\n    path: /src\n",
-        [
-            "tau.yaml:1:1: error: entrypoint: run.source requires an entrypoint inside the source tree"
-        ],
+        ["tau.yaml:1:1: error: entrypoint: run.source requires entrypoint"],
         id="source-entrypoint-required",
     ),
     pytest.param(
@@ -728,7 +726,7 @@ INVALID = [
             f"storage:\n  image_assets:\n    - {{name: Bad_Name, image: '{PIN}', source_path: /src, mount_path: /assets}}\n"
         ),
         [
-            'tau.yaml:6:14: error: storage.image_assets[0].name "Bad_Name" must be a DNS label of at most 50 characters'
+            'tau.yaml:6:14: error: storage.image_assets[0].name must be a lowercase DNS label no longer than 50 characters (got "Bad_Name")'
         ],
         id="asset-name",
     ),
@@ -736,9 +734,7 @@ INVALID = [
         job(
             f"storage:\n  image_assets:\n    - {{name: a, image: '{PIN}', source_path: /src, mount_path: /a1}}\n    - {{name: a, image: '{PIN}', source_path: /src, mount_path: /a2}}\n"
         ),
-        [
-            'tau.yaml:7:14: error: storage.image_assets[1].name "a" is used twice; asset names are unique'
-        ],
+        ['tau.yaml:7:14: error: storage.image_assets name "a" is declared more than once'],
         id="asset-name-unique",
     ),
     pytest.param(
@@ -755,7 +751,7 @@ INVALID = [
             f"storage:\n  image_assets:\n    - {{name: a, image: '{PIN}', source_path: /tau-asset/x, mount_path: /assets}}\n"
         ),
         [
-            'tau.yaml:6:129: error: storage.image_assets[0].source_path "/tau-asset/x" must be a clean absolute path outside /tau-asset'
+            'tau.yaml:6:129: error: storage.image_assets[0].source_path "/tau-asset/x" is hidden by Tau\'s staging volume'
         ],
         id="asset-source-path",
     ),
@@ -764,7 +760,7 @@ INVALID = [
             f"storage:\n  image_assets:\n    - {{name: a, image: '{PIN}', source_path: /src, mount_path: assets}}\n"
         ),
         [
-            'tau.yaml:6:147: error: storage.image_assets[0].mount_path "assets" must be a clean absolute path'
+            'tau.yaml:6:147: error: storage.image_assets[0].mount_path must be a clean absolute path below / (got "assets")'
         ],
         id="asset-mount-path",
     ),
@@ -773,7 +769,7 @@ INVALID = [
             f"storage:\n  image_assets:\n    - {{name: a, image: '{PIN}', source_path: /src, mount_path: /data/assets}}\n"
         ),
         [
-            'tau.yaml:6:147: error: storage.image_assets[0].mount_path "/data/assets" overlaps "/data"'
+            'tau.yaml:6:147: error: storage.image_assets[0].mount_path "/data/assets" overlaps Tau-reserved path /data'
         ],
         id="asset-mount-reserved",
     ),
@@ -782,7 +778,7 @@ INVALID = [
             f"storage:\n  image_assets:\n    - {{name: a, image: '{PIN}', source_path: /src, mount_path: /assets}}\n    - {{name: b, image: '{PIN}', source_path: /src, mount_path: /assets/b}}\n"
         ),
         [
-            'tau.yaml:7:147: error: storage.image_assets[1].mount_path "/assets/b" overlaps "/assets"'
+            'tau.yaml:7:147: error: storage.image_assets mount paths "/assets" and "/assets/b" overlap'
         ],
         id="asset-mount-overlap",
     ),
@@ -794,7 +790,7 @@ INVALID = [
     pytest.param(
         job("storage:\n  checkpoint: ../final\n"),
         [
-            "tau.yaml:5:15: error: storage.checkpoint \"../final\" must be a relative path inside the run checkpoint directory, without empty, '.' or '..' segments"
+            "tau.yaml:5:15: error: storage.checkpoint: must be a relative path inside the run's checkpoint dir, without '.' or '..' segments (got \"../final\")"
         ],
         id="storage-checkpoint",
     ),
@@ -806,23 +802,23 @@ INVALID = [
     pytest.param(
         job("metrics:\n  history: [/tmp/metrics.jsonl]\n"),
         [
-            'tau.yaml:5:13: error: metrics.history[0] "/tmp/metrics.jsonl": absolute metric paths must be under /data'
+            'tau.yaml:5:13: error: metrics.history[0] "/tmp/metrics.jsonl": absolute paths must be under /data'
         ],
         id="metrics-history-under-data",
     ),
     pytest.param(
         job("metrics:\n  history: [../metrics.jsonl]\n"),
         [
-            'tau.yaml:5:13: error: metrics.history[0] "../metrics.jsonl" must not escape storage.output'
+            'tau.yaml:5:13: error: metrics.history[0] "../metrics.jsonl": relative paths must not escape storage.output'
         ],
         id="metrics-history-escape",
     ),
     pytest.param(
         job("metrics:\n  offload:\n    enabled: true\n"),
         [
-            "tau.yaml:6:14: error: metrics.offload.enabled requires experiment.name (or experiment.group)",
-            "tau.yaml:6:14: error: metrics.offload.enabled requires experiment.project",
-            "tau.yaml:6:14: error: metrics.offload.enabled requires metrics.history",
+            "tau.yaml:6:14: error: experiment.name is required when metrics.offload.enabled is true",
+            "tau.yaml:6:14: error: experiment.project is required when metrics.offload.enabled is true",
+            "tau.yaml:6:14: error: metrics.history requires at least one JSONL path when metrics.offload.enabled is true",
         ],
         id="metrics-offload-requirements",
     ),
@@ -831,21 +827,21 @@ INVALID = [
             "metrics:\n  history: [metrics.jsonl]\n  offload:\n    enabled: true\nexperiment:\n  project: Tau Examples\n  name: baseline\n"
         ),
         [
-            "tau.yaml:9:12: error: experiment.project \"Tau Examples\" is not a valid telemetry id (lowercase letters and digits with internal '-', '_', '.')"
+            "tau.yaml:9:12: error: experiment.project: project \"Tau Examples\" is invalid (use lowercase alphanumerics with internal '-', '_' or '.')"
         ],
         id="telemetry-ids",
     ),
     pytest.param(
         job("resilience:\n  backoff_initial: 10x\n"),
         [
-            'tau.yaml:5:20: error: resilience.backoff_initial: unknown unit "x" in duration "10x" (use ns, us, ms, s, m or h)'
+            'tau.yaml:5:20: error: resilience.backoff_initial: invalid duration "10x": unknown unit "x" in duration "10x" (use ns, us, ms, s, m or h)'
         ],
         id="duration-unknown-unit",
     ),
     pytest.param(
         job("resilience:\n  backoff_max: '5'\n"),
         [
-            'tau.yaml:5:16: error: resilience.backoff_max: missing unit in duration "5" (use ns, us, ms, s, m or h)'
+            'tau.yaml:5:16: error: resilience.backoff_max: invalid duration "5": missing unit in duration "5" (use ns, us, ms, s, m or h)'
         ],
         id="duration-missing-unit",
     ),
@@ -889,7 +885,9 @@ INVALID = [
     ),
     pytest.param(
         job("profiler:\n  mode: ncu\n  duration: 1m\nstorage:\n  data_pvc: d\n"),
-        ["tau.yaml:6:13: error: profiler.duration applies to profiler.mode nsys only (got ncu)"],
+        [
+            "tau.yaml:6:13: error: profiler.duration currently applies only to profiler.mode=nsys (got profiler.mode ncu)"
+        ],
         id="profiler-nsys-only",
     ),
     pytest.param(
@@ -1336,12 +1334,12 @@ def test_all_problems_of_one_file_are_reported_in_one_run_sorted_by_location(pro
     formatted, valid = check(text)
     assert valid is None
     assert heads(formatted) == [
-        'tau.yaml:5:16: error: resilience.backoff_max: missing unit in duration "5" (use ns, us, ms, s, m or h)',
+        'tau.yaml:5:16: error: resilience.backoff_max: invalid duration "5": missing unit in duration "5" (use ns, us, ms, s, m or h)',
         "tau.yaml:7:3: error: compute.gpu: field gpu not found in type runconfig.Compute",
         "tau.yaml:8:12: error: compute.workers: engine=job cannot set compute.workers=4; use engine: rayjob or remove compute.workers",
-        "tau.yaml:11:18: error: runtime.env.MASTER_ADDR: runtime.env contains Tau-managed keys that cannot be overridden: MASTER_ADDR; remove them from runtime.env (settable TAU_ keys: TAU_RESUME_FROM, TAU_RETRY_ATTEMPT, TAU_RETRY_MAX, TAU_RETRY_REASON)",
+        "tau.yaml:11:18: error: runtime.env contains Tau-managed keys that cannot be overridden: MASTER_ADDR; remove them from runtime.env (settable TAU_ keys: TAU_RESUME_FROM, TAU_RETRY_ATTEMPT, TAU_RETRY_MAX, TAU_RETRY_REASON)",
         'tau.yaml:13:11: error: storage.output "relative": must be an absolute path',
-        'tau.yaml:15:9: error: policy.lane must be one of: eval, training, large-memory, elastic (got "fast")',
+        'tau.yaml:15:9: error: policy.lane: lane="fast" is invalid (allowed: eval|training|large-memory|elastic)',
         "tau.yaml:16:10: error: policy.queue: auto requires live queue discovery and is not supported by this focused run --config slice",
     ]
 
@@ -1593,7 +1591,7 @@ def test_map_keys_with_brackets_or_dots_are_reported_at_their_own_line(project: 
     )
     formatted, _ = check(text)
     assert heads(formatted) == [
-        "tau.yaml:7:13: error: execution.configs.x[1]: execution.configs key \"x[1]\" is not a valid flag name (letters, digits, '_', '.', '-'; starting with a letter or digit)",
+        'tau.yaml:7:13: error: execution.configs: key "x[1]" is invalid; must match [A-Za-z0-9][A-Za-z0-9_.-]*',
         'tau.yaml:10:13: error: runtime.env.a[b]: env var name "a[b]" is invalid (use C_IDENTIFIER format)',
         'tau.yaml:11:13: error: runtime.env.my.var: env var name "my.var" is invalid (use C_IDENTIFIER format)',
     ]
@@ -1724,6 +1722,6 @@ def test_run_source_and_run_working_dir_cannot_be_combined(project: Path) -> Non
         job(f"run:\n  working_dir: .\n  source:\n    image: '{PIN}'\n    path: /src\n")
     )
     assert heads(formatted) == [
-        "tau.yaml:5:16: error: run.working_dir: run.source cannot be combined with run.working_dir; choose one way to ship the project",
-        "tau.yaml:5:16: error: run.working_dir is not supported with engine: job; it ships a project archive to a Ray cluster",
+        "tau.yaml:5:16: error: run.working_dir: run.source and run.working_dir cannot be used together",
+        "tau.yaml:5:16: error: run.working_dir is not supported with engine: job.",
     ]

@@ -479,5 +479,5 @@ def test_the_removed_eval_task_fields_get_the_migration_story(tmp_path: Path, ca
     write(tmp_path, wrapper(), doc)
     code, _, out = render(capsys, tmp_path)
     assert code == 1
-    assert out.count("the eval task surface was removed") == 2
+    assert out.count("task: eval, eval.harness, and eval.model were removed") == 2
     assert "unknown config key" not in out

@@ -142,12 +142,8 @@ def run_command(call: Callable[[], object]) -> int:
     """
     import sys
 
-    from cyclopts import CycloptsError
-
     try:
         result = call()
-    except CycloptsError:
-        return int(ExitCode.INVALID)  # cyclopts has already printed the error panel
     except TauError as exc:
         sys.stderr.write(exc.format() + "\n")
         return int(exc.exit_code)
@@ -159,9 +155,24 @@ def run_command(call: Callable[[], object]) -> int:
     except OSError as exc:
         sys.stderr.write(_os_error_line(exc) + "\n")
         return int(ExitCode.INVALID)
+    except Exception as exc:
+        if _is_parse_error(exc):
+            return int(ExitCode.INVALID)  # cyclopts has already printed the error panel
+        raise
     if isinstance(result, int) and not isinstance(result, bool):
         return result
     return int(ExitCode.OK)
+
+
+def _is_parse_error(exc: Exception) -> bool:
+    """Whether `exc` is cyclopts' parse error. Asked of sys.modules, not by importing cyclopts:
+    a command that never built the cyclopts app (the hot path, tau.cli.fast) cannot raise one,
+    and importing cyclopts would cost that path more than all its other imports.
+    """
+    import sys
+
+    cyclopts = sys.modules.get("cyclopts")
+    return cyclopts is not None and isinstance(exc, cyclopts.CycloptsError)
 
 
 def _os_error_line(exc: OSError) -> str:

@@ -21,7 +21,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("status",),
     ("registry",),
     ("runs",),
-    ("serve",),
+    ("serve", "review"),
     ("portal", "cluster"),
     ("cli",),
     ("sdk",),

@@ -110,12 +110,12 @@ def read_project(valid: ValidConfig) -> tuple[bytes, str] | None:
     Raises:
         ConfigError: the project cannot be archived or the entrypoint is not inside it.
     """
-    from tau.config import project
-
     config = valid.config
     working_dir = config.run.working_dir
     if not working_dir:
         return None
+    from tau.config import project  # zipfile and shutil: only a run that ships a project
+
     root = Path(working_dir) if working_dir.startswith("/") else valid.config_dir / working_dir
     loc = valid.where("run.working_dir")
     try:

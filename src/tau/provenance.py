@@ -59,13 +59,33 @@ def _git(directory: Path, *args: str) -> str | None:
 
 def code_sha(directory: Path) -> str | None:
     """HEAD of the repository holding `directory`, with `-dirty` when tracked files differ from
-    it (untracked files do not count, as with `git describe --dirty`); None outside Git.
+    it (untracked files do not count, as with `git describe --dirty`); None outside Git and
+    before the first commit.
+
+    One `git status` answers both (its porcelain v2 header names HEAD's commit, and any other
+    line is a changed tracked file): every `tau run` pays for this call, and a second git
+    process was a visible share of a client dry run's time.
     """
-    head = _git(directory, "rev-parse", "--verify", "--quiet", "HEAD")
-    if not head or not head.strip():
+    status = _git(
+        directory,
+        "status",
+        "--porcelain=v2",
+        "--branch",
+        "--no-ahead-behind",
+        "--untracked-files=no",
+    )
+    if status is None:
         return None
-    status = _git(directory, "status", "--porcelain", "--untracked-files=no")
-    return head.strip() + ("-dirty" if status else "")
+    head = None
+    dirty = False
+    for line in status.splitlines():
+        if line.startswith("# branch.oid "):
+            head = line.removeprefix("# branch.oid ").strip()
+        elif line and not line.startswith("#"):
+            dirty = True
+    if not head or head == "(initial)":
+        return None
+    return head + ("-dirty" if dirty else "")
 
 
 def command_line(argv: Sequence[str]) -> str:

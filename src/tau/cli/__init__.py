@@ -1,16 +1,19 @@
 """The `tau` command line: exactly seven roots, each in its own module and loaded lazily.
 
 Performs I/O (terminal). This module only wires the roots and maps errors to exit codes;
-the work happens in the core modules each root calls.
+the work happens in the core modules each root calls. cyclopts is imported only when the
+full app is built: `tau run TARGET --dry-run=client`, the hot path, is read by tau.cli.fast.
 """
 
 from __future__ import annotations
 
 import sys
-
-from cyclopts import App
+from typing import TYPE_CHECKING
 
 from tau.errors import run_command
+
+if TYPE_CHECKING:
+    from cyclopts import App
 
 #: The public roots, in help order. A test asserts this set.
 ROOTS = ("cluster", "workspace", "run", "serve", "data", "python", "version")
@@ -35,6 +38,8 @@ _MODULES = {root: f"tau.cli.{root}:app" for root in ROOTS} | {"python": "tau.sdk
 
 def build_app() -> App:
     """The root App; roots are import paths so `tau --help` imports none of them."""
+    from cyclopts import App
+
     app = App(
         name="tau",
         help="Repository-first AI workloads on Kubernetes.",
@@ -64,7 +69,18 @@ def invocation() -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the CLI and return the process exit code; TauError never becomes a traceback."""
+    """Run the CLI and return the process exit code; TauError never becomes a traceback.
+
+    A client dry run that tau.cli.fast understands runs without building the cyclopts app;
+    every other command line goes to the full app.
+    """
     args = sys.argv[1:] if argv is None else argv
     _INVOCATION[:] = args
+    # Only a dry run can take the hot path; any other line does not even load its parser.
+    if args[:1] == ["run"] and any(arg.startswith("--dry-run") for arg in args):
+        from tau.cli import fast
+
+        request = fast.parse(args)
+        if request is not None:
+            return run_command(lambda: fast.client_dry_run(request, args))
     return run_command(lambda: build_app()(args))

@@ -14,29 +14,19 @@ from typing import TYPE_CHECKING, Annotated, Any
 from cyclopts import App, Parameter
 
 from tau.cli._common import ContextFlag, check_output
+from tau.cli.loading import display as _display
+from tau.cli.loading import load_valid as _load_valid
+from tau.cli.verbs import SUBCOMMANDS  # noqa: F401  (one list for this app and the hot path)
 
 if TYPE_CHECKING:
     from tau.config.projects import Project
-    from tau.config.target import Target
     from tau.session import Session
-
-#: The real subcommands; a test asserts this set.
-SUBCOMMANDS = (
-    "validate",
-    "schema",
-    "explain-config",
-    "list",
-    "status",
-    "logs",
-    "get",
-    "cancel",
-    "resume",
-    "history",
-)
 
 app = App(name="run", help="Validate, render, submit and follow runs described by tau.yaml.")
 
 ConfigFlag = Annotated[Path | None, Parameter(name=["--config", "-c"])]
+AllFlag = Annotated[bool, Parameter(name="--all", negative=())]
+Switch = Annotated[bool, Parameter(negative=())]
 OutputFlag = Annotated[str, Parameter(name=["--output", "-o"])]
 NamespaceFlag = Annotated[str | None, Parameter(name=["--namespace", "-n"])]
 #: --project: one help text for the run root, validate and every lifecycle verb.
@@ -97,58 +87,12 @@ class Where:
         return session.api, session.namespace
 
 
-def _display(path: Path) -> Path:
-    """The path as the user would write it: relative to the working directory when inside it."""
-    try:
-        return path.resolve().relative_to(Path.cwd().resolve())
-    except ValueError:
-        return path
-
-
 def _provenance(valid: Any) -> Any:
     """The run's code-sha (its config's Git commit) and this command line."""
     from tau.cli import invocation
     from tau.provenance import collect
 
     return collect(valid.config_dir, invocation())
-
-
-def _load_valid(
-    target: str | None, config: Path | None, project: str | None, *, managed: Any = None
-) -> tuple[Any, Target]:
-    """The validated config the command line means, and where it was found (its project).
-
-    `managed` (the Key Vault flags, as `tau.config.workflow.dispatch.Options`) lets a managed
-    workflow through: a manifest, or a direct config naming one in workflow.file, is then
-    translated onto the run config. Without it (`tau run validate`) both are validated as
-    direct configs, which refuses a manifest.
-    """
-    from tau.config import load, validate
-    from tau.config import target as targets
-
-    found = targets.resolve(target, config, Path.cwd(), project)
-    doc = load.load(_display(found.path))
-    valid = None
-    if managed is not None:
-        from tau.config.workflow import probe
-
-        if probe.applies(doc.data):
-            from tau.config.workflow import dispatch
-
-            valid = dispatch.load_run(doc, managed._replace(name=found.name))
-        elif managed.key_vault_flags:
-            from tau.config.validate.env import ENV_KV_DIRECT
-            from tau.errors import UsageError
-
-            flags = "--key-vault, --tenant-id and --workload-identity-client-id"
-            raise UsageError(f"{flags}: {ENV_KV_DIRECT}", hint="remove the flags")
-    if valid is None:
-        valid = validate.validate(doc, name=found.name)
-    for warning in valid.warnings:
-        print(warning.format(), file=sys.stderr)
-    for note in valid.managed.notes if valid.managed else ():
-        print(note, file=sys.stderr)
-    return valid, found
 
 
 def _check_key_vault_identity(valid: Any, service_account: str | None) -> None:
@@ -656,3 +600,165 @@ def resume(
         f"TAU_RESUME_FROM={plan.env['TAU_RESUME_FROM']}, ns={target.namespace})"
     )
     return 0
+
+
+def _check_selection(names: tuple[str, ...], all_: bool) -> None:
+    """A review command takes TARGET names or --all."""
+    from tau.errors import UsageError
+
+    if bool(names) == all_:
+        raise UsageError(
+            "name the targets or pass --all"
+            if not names
+            else "pass TARGET names or --all, not both",
+            hint="e.g. `tau run render train`, or `tau run render --all`",
+        )
+
+
+def _review_targets(names: tuple[str, ...], all_: bool, project: str | None) -> list[Any]:
+    """The targets a review command means: the names given, or every one with --all."""
+    from tau.errors import UsageError
+    from tau.review import targets
+
+    _check_selection(names, all_)
+    if names:
+        return targets.named(list(names), Path.cwd(), project)
+    found = [
+        e
+        for e in targets.discover(Path.cwd())
+        if project is None or (e.project and e.project.name == project)
+    ]
+    if not found:
+        raise UsageError(
+            f"--all found no targets: no tau/NAME.yaml in {Path.cwd()}"
+            + (f" (project {project})" if project else ""),
+            hint="run from the folder holding tau/, or name a target",
+        )
+    return found
+
+
+@app.command
+def render(
+    *targets: str,
+    all_: AllFlag = False,
+    out: Path | None = None,
+    check: Switch = False,
+    project: ProjectFlag = None,
+) -> int:
+    """Write each target's client render to a file for review: tau/rendered/NAME.yaml.
+
+    The files carry no per-submission values, so the same config renders
+    the same bytes anywhere: check them in, and a pull request shows what
+    a change does to the objects a cluster runs.
+
+    Args:
+        targets: Run names: each renders tau/NAME.yaml.
+        all_: Every target of tau/ (in a monorepo, of every project).
+        out: Folder for the files (default tau/rendered/; a monorepo: DIR/PROJECT/).
+        check: Write nothing; exit 1 with the diff when a file is stale (a CI gate).
+    """
+    import os
+
+    from tau.review import rendered
+
+    entries = _review_targets(targets, all_, project)
+    outcomes = rendered.run(entries, os.environ, out=out, check=check, prune=all_)
+    bad = 0
+    for item in outcomes:
+        shown = _display(item.path)
+        if item.status == "error":
+            bad += 1
+            print(f"{item.target}: does not render", file=sys.stderr)
+            print("\n".join(f"  {line}" for line in item.detail), file=sys.stderr)
+        elif item.status == "stale":
+            bad += 1
+            print(f"stale: {shown} ({item.target})")
+            print("\n".join(f"  {line}" for line in item.detail))
+        elif item.status == "written":
+            print(f"wrote {shown}")
+        elif item.status == "removed":
+            print(f"removed {shown} (no target renders it)")
+    total = len(outcomes)
+    if check:
+        print(f"{bad} of {total} renders stale" if bad else f"{total} renders fresh")
+    else:
+        written = sum(o.status == "written" for o in outcomes)
+        print(f"{len(entries)} targets rendered, {written} files written")
+    return 1 if bad else 0
+
+
+@app.command
+def diff(
+    *targets: str,
+    all_: AllFlag = False,
+    against: str | None = None,
+    live: Switch = False,
+    output: OutputFlag = "text",
+    where: Where = Where(),
+) -> int:
+    """What a change does to the objects a target renders: exit 0 unchanged, 1 changed.
+
+    Semantic: objects by kind and name, named lists (containers, env,
+    volumes, tolerations, worker groups) by key, quantities by value,
+    shipped scripts as a unified diff; a Secret's data is never shown.
+
+    Args:
+        targets: Run names: each renders tau/NAME.yaml.
+        all_: Every target of tau/ (in a monorepo, of every project).
+        against: Git revision to compare the work tree with (default HEAD; no checkout).
+        live: Compare the run's live objects with what a submit would create now.
+        output: text, markdown (a pull-request comment) or json.
+    """
+    import os
+
+    from tau.errors import UsageError
+    from tau.review import report
+
+    fmt = check_output(output, ("text", "markdown", "json"))
+    if live and against is not None:
+        raise UsageError("--against and --live compare with different things; pass one")
+    if live:
+        from tau.review import live as live_review
+
+        entries = _review_targets(targets, all_, where.project)
+        result = live_review.review(entries, lambda entry: _for_submit(entry, where))
+    else:
+        from tau.review import against as revision
+
+        _check_selection(targets, all_)
+        names = [] if all_ else list(targets)
+        result = revision.review(names, Path.cwd(), against or "HEAD", os.environ, where.project)
+        if all_ and where.project:
+            prefix = f"{where.project}/"
+            result.targets[:] = [t for t in result.targets if t.target.startswith(prefix)]
+    text = {"text": report.text, "markdown": report.markdown, "json": report.as_json}[fmt]
+    sys.stdout.write(text(result))
+    return 1 if result.changed else 0
+
+
+def _for_submit(entry: Any, where: Where) -> tuple[Any, list[dict[str, Any]]]:
+    """(API client, the objects a submit of `entry` would send now): `tau run TARGET`'s
+    render, namespace, queue and ServiceAccount from the workspace.
+    """
+    import os
+
+    from tau import pipeline
+    from tau.review.targets import load, shown_path
+
+    valid = load(shown_path(entry.path, Path.cwd()))
+    session = where.session(
+        namespace=valid.config.policy.namespace,
+        workspace=valid.config.policy.workspace,
+        queue=valid.config.policy.queue,
+        project=entry.project,
+    )
+    target = session.target
+    assert target is not None  # the session looked the workspace up
+    rendered = pipeline.cluster_render(
+        valid,
+        os.environ,
+        namespace=target.namespace,
+        queue=target.queue,
+        service_account=target.service_account,
+    )
+    return session.api, rendered.documents

@@ -119,7 +119,8 @@ def _gpu_problems(raw: dict[str, Any]) -> list[str]:
     if gpu_class:
         canonical, aliases = gpu_classes()
         if label_normal(str(gpu_class)) not in (*canonical, *aliases):
-            out.append(f'gpuClass "{gpu_class}" is not supported (allowed: {", ".join(canonical)})')
+            # The reference's topology enum check: `gpuClass="x" is invalid (allowed: a|b)`.
+            out.append(f'gpuClass="{gpu_class}" is invalid (allowed: {"|".join(canonical)})')
     return out
 
 

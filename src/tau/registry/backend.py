@@ -78,8 +78,17 @@ class FileBackend:
             return []
 
     def write(self, path: str, data: bytes, *, overwrite: bool) -> bool:
-        """Write atomically; without overwrite, an existing document is kept and False returned."""
+        """Write atomically; without overwrite, an existing document is kept and False returned.
+
+        Raises:
+            RegistryError: the document could not be written (a full disk, no permission): its
+                path and what to do; no temp file is left behind.
+        """
         target = self._full(path)
+        with _writing(target):
+            return self._place(target, data, overwrite=overwrite)
+
+    def _place(self, target: Path, data: bytes, *, overwrite: bool) -> bool:
         tmp = self._stage(target, data)
         try:
             if overwrite:
@@ -100,25 +109,37 @@ class FileBackend:
     def cas(self, path: str, expected: bytes | None, data: bytes) -> bool:
         """Compare-and-swap under an exclusive flock on ``<path>.lock`` (safe across processes)."""
         target = self._full(path)
-        with self._locked(target):
+        with _writing(target), self._locked(target):
             if self.read(path) != expected:
                 return False
-            os.replace(self._stage(target, data), target)
+            tmp = self._stage(target, data)
+            try:
+                os.replace(tmp, target)
+            except BaseException:
+                tmp.unlink(missing_ok=True)
+                raise
             _fsync_dir(target.parent)
             return True
 
     def _stage(self, target: Path, data: bytes) -> Path:
-        """Write `data` to a fsynced temp file next to `target` and return its path."""
+        """Write `data` to a fsynced temp file next to `target` and return its path.
+
+        A write or fsync that fails (a full disk fails either) removes the temp file.
+        """
         target.parent.mkdir(parents=True, exist_ok=True)
         tmp = target.with_name(f".{target.name}.{secrets.token_hex(6)}.tmp")
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
         try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view) :]
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
         return tmp
 
     @contextlib.contextmanager
@@ -130,6 +151,34 @@ class FileBackend:
             yield
         finally:
             os.close(fd)  # closing releases the flock
+
+
+#: errno values that mean the filesystem has no room (space or quota) for the write.
+NO_SPACE = frozenset({errno.ENOSPC, errno.EDQUOT})
+
+
+@contextlib.contextmanager
+def _writing(target: Path) -> Iterator[None]:
+    """Turn a filesystem failure while writing `target` into one line naming it and the fix."""
+    try:
+        yield
+    except OSError as exc:
+        if isinstance(exc, FileExistsError):
+            raise
+        why = (exc.strerror or type(exc).__name__).lower()
+        if exc.errno in NO_SPACE:
+            hint = (
+                f"free space on the filesystem holding {target.parent}, or choose another "
+                "registry with --registry file://DIR"
+            )
+        elif exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+            hint = (
+                f"make {target.parent} writable by this user, or choose another registry with "
+                "--registry file://DIR"
+            )
+        else:
+            hint = "choose another registry with --registry file://DIR"
+        raise RegistryError(f"cannot write {target}: {why}", hint=hint) from None
 
 
 def _fsync_dir(directory: Path) -> None:

@@ -135,15 +135,22 @@ def workload_annotations(plan: Plan) -> dict[str, str]:
     return notes
 
 
+def profile_dir(plan: Plan) -> str:
+    """The directory every rank's profile is written into (the profile-path annotation)."""
+    return f"{plan.storage.output or '/tmp/tau-profile'}/profile"
+
+
 def profile_out(plan: Plan) -> tuple[str, str]:
     """(env name, value) of where the profile is written: one rank's file, or a pattern.
 
-    `{rank}` in TAU_PROFILE_OUT_PATTERN stands for each pod's rank (JOB_COMPLETION_INDEX).
+    `<rank>` in TAU_PROFILE_OUT_PATTERN stands for each pod's rank (JOB_COMPLETION_INDEX),
+    spelled as the reference spells it so tools written for either read the same pattern;
+    the pod's command builds its own file name from TAU_PROFILE_OUT_DIR, not from the pattern.
     """
     ext = "nsys-rep" if plan.profiler.mode == "nsys" else "ncu-rep"
-    directory = f"{plan.storage.output or '/tmp/tau-profile'}/profile"
+    directory = profile_dir(plan)
     if plan.profiler.rank == "all":
-        return "TAU_PROFILE_OUT_PATTERN", f"{directory}/rank-{{rank}}.{ext}"
+        return "TAU_PROFILE_OUT_PATTERN", f"{directory}/rank-<rank>.{ext}"
     return "TAU_PROFILE_OUT", f"{directory}/rank-{plan.profiler.rank}.{ext}"
 
 
@@ -154,7 +161,7 @@ def profiler_annotations(plan: Plan) -> dict[str, str]:
     notes = {
         meta.ANNOTATION_PROFILE_MODE: plan.profiler.mode or "",
         meta.ANNOTATION_PROFILE_RANK: plan.profiler.rank,
-        meta.ANNOTATION_PROFILE_PATH: profile_out(plan)[1],
+        meta.ANNOTATION_PROFILE_PATH: profile_dir(plan),
     }
     if plan.storage.result_pvc:
         notes[meta.ANNOTATION_PROFILE_PVC] = plan.storage.result_pvc
@@ -183,7 +190,7 @@ def profiler_env(plan: Plan) -> dict[str, str]:
         "TAU_PROFILE_RUN_ID": plan.name,
         "TAU_PROFILE_NAMESPACE": plan.namespace,
         "TAU_PROFILE_EXT": ext,
-        "TAU_PROFILE_OUT_DIR": f"{plan.storage.output or '/tmp/tau-profile'}/profile",
+        "TAU_PROFILE_OUT_DIR": profile_dir(plan),
     }
     key, value = profile_out(plan)
     out[key] = value

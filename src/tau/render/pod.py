@@ -134,3 +134,17 @@ def restricted_security() -> dict[str, Any]:
         "runAsNonRoot": True,
         "seccompProfile": {"type": "RuntimeDefault"},
     }
+
+
+def restrict_ray_containers(spec: dict[str, Any]) -> None:
+    """Give every container of a restricted Ray pod the primary group of its fsGroup.
+
+    Ray's head and workers share emptyDirs (/tmp/ray, /script) whose files the pod's fsGroup
+    owns; running each container with that GID as its primary group (as the reference does on
+    head and workers alike) keeps what one container writes readable by the others.
+    """
+    for field in ("initContainers", "containers"):
+        for container in spec.get(field, []):
+            context = dict(container.get("securityContext") or {})
+            context.setdefault("runAsGroup", RESTRICTED_FS_GROUP)
+            container["securityContext"] = context

@@ -69,9 +69,16 @@ class Context:
     def has(self, path: str) -> bool:
         return lookup(self.data, path, _MISSING) is not _MISSING
 
-    def error(self, path: str | PathKey, message: str, hint: str | None = None) -> None:
+    def error(
+        self,
+        path: str | PathKey,
+        message: str,
+        hint: str | None = None,
+        *,
+        shown: str | None = None,
+    ) -> None:
         """Record a problem at a config path (see Findings.error)."""
-        self.findings.error(path, message, hint)
+        self.findings.error(path, message, hint, shown=shown)
 
     def warn(self, path: str | PathKey, message: str, hint: str | None = None) -> None:
         self.findings.warn(path, message, hint)

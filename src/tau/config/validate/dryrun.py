@@ -84,37 +84,45 @@ def preset_override(key: str, explicit: str, preset: Preset, inherited: str) -> 
 
 
 def topology(lane: str, mode: str, gpu_class: str, placement: str, tier: str) -> list[Problem]:
-    """Lane, mode, GPU class, placement and tier combinations the cluster policy refuses."""
+    """Lane, mode, GPU class, placement and tier combinations the cluster policy refuses.
+
+    Worded as the reference's topology contract words them (`mode=elastic ...`).
+    """
     out = []
+    scarce = gpu_class.startswith("h200")
     if mode == "elastic":
         if lane != "elastic":
             out.append(
                 Problem(
-                    "policy.mode", f'policy.mode elastic requires lane elastic (got lane "{lane}")'
+                    "policy.mode",
+                    f'mode=elastic must route through lane=elastic, got lane="{lane}"',
                 )
             )
-        if gpu_class.startswith("h200"):
-            out.append(Problem("policy.gpu_class", "elastic mode cannot use h200 GPUs"))
+        if scarce:
+            out.append(
+                Problem("policy.gpu_class", f"elastic jobs cannot request scarce {gpu_class}")
+            )
         if placement and label_normal(placement) not in ("independent", "elastic-workers"):
             out.append(
                 Problem(
                     "policy.topology",
-                    f"elastic mode requires an independent or elastic-workers "
-                    f'placement (got "{placement}")',
+                    "mode=elastic must use independent or elastic-workers placement, "
+                    f'got "{placement}"',
                 )
             )
         if tier == "priority":
             out.append(
                 Problem(
                     "policy.priority_tier",
-                    "policy.priority_tier priority is not allowed on the elastic lane",
+                    "priority=priority is not supported for lane=elastic; use explicit priority "
+                    "class names if needed",
                 )
             )
-    if gpu_class.startswith("h200") and lane and lane != "large-memory":
+    elif scarce and lane and lane != "large-memory":
         out.append(
             Problem(
                 "policy.gpu_class",
-                f'gpu class "{gpu_class}" is reserved for lane large-memory (got lane "{lane}")',
+                f'{gpu_class} is reserved for lane=large-memory, got lane="{lane}"',
                 "use a large-memory preset, e.g. azure.research.large-memory.xl",
             )
         )
@@ -129,7 +137,8 @@ def node_selector_class(key: str, value: str, gpu_class: str) -> list[Problem]:
         return [
             Problem(
                 "policy.node_selector",
-                f'policy.node_selector {key}="{value}" contradicts gpu class "{gpu_class}"',
+                f'gpu_class "{gpu_class}" requires {key}="{gpu_class}", but the workload node '
+                f'selector uses "{value}"',
             )
         ]
     return []
@@ -183,7 +192,7 @@ def job_gpus(
                 [
                     Problem(
                         shape_path,
-                        f'policy shape "{shape}" does not prove a direct Job GPU count; '
+                        f'policy.shape "{shape}" does not prove a direct Job GPU count; '
                         "set compute.gpus explicitly",
                     )
                 ],
@@ -230,8 +239,8 @@ def name_length(engine: str, name: str, nodes: int) -> list[Problem]:
             return [
                 Problem(
                     "name",
-                    f'job name "{name}" is too long for multi-node: {len(name)} chars; max '
-                    f"name length is {MULTI_NODE_NAME_LIMIT}",
+                    f'job name "{name}" is too long for multi-node: "{name}-headless" must fit '
+                    f"DNS label limit (63 chars); max name length is {MULTI_NODE_NAME_LIMIT}",
                     "the headless Service <name>-headless must fit in 63 characters",
                 )
             ]
@@ -257,13 +266,13 @@ def mounts(declared: Mapping[str, str], specs: tuple[str, ...]) -> list[Problem]
             out.append(
                 Problem(
                     f"storage.mounts[{i}]",
-                    f'storage.mounts[{i}] "{spec}" references volume '
-                    f'"{vol}", which storage.volumes does not declare',
+                    f'mount "{vol}" references unknown volume "{vol}"',
+                    f'declare it in storage.volumes (storage.mounts[{i}] is "{spec}")',
                 )
             )
         elif path in seen:
             out.append(
-                Problem(f"storage.mounts[{i}]", f'storage.mounts[{i}] mounts "{path}" twice')
+                Problem(f"storage.mounts[{i}]", f'mountPath "{path}" declared more than once')
             )
         else:
             seen.add(path)
@@ -279,7 +288,7 @@ def output_on_pvc(output: str, pvc_paths: list[str]) -> list[Problem]:
             Problem(
                 "storage.output",
                 f'storage.output "{output}": no PVC supplied by '
-                "storage.data_pvc, storage.volumes/mounts, or profile persistence; output "
+                "storage.data_pvc or storage.volumes/mounts; output "
                 "cannot be retrieved by `tau run get`",
             )
         ]
@@ -287,8 +296,9 @@ def output_on_pvc(output: str, pvc_paths: list[str]) -> list[Problem]:
         return [
             Problem(
                 "storage.output",
+                # Go's %v of a list: brackets, space-separated.
                 f'storage.output "{output}": not under any mounted '
-                f"PVC path [{', '.join(pvc_paths)}]",
+                f"PVC path [{' '.join(pvc_paths)}]",
             )
         ]
     return []
@@ -301,8 +311,9 @@ def checkpoint_on_data(checkpoint: str | None, pvc_paths: list[str], name: str) 
     return [
         Problem(
             "storage.checkpoint",
-            f'storage.checkpoint "{checkpoint}": no PVC is mounted at /data, where the '
-            f"artifact index (checkpoints/finetunes/{name}/artifacts.json) is written",
+            "storage.checkpoint requires writable durable PVC storage to write the artifact "
+            f'index ("{checkpoint}": no PVC is mounted at /data, where '
+            f"checkpoints/finetunes/{name}/artifacts.json is written)",
             "set storage.data_pvc, or drop storage.checkpoint and serve with --checkpoint PATH",
         )
     ]
@@ -382,8 +393,8 @@ def script_interpreter(
         return [
             Problem(
                 "entrypoint",
-                f'script "{entry}" starts with a bare "#!" that names no interpreter',
-                "complete the shebang (e.g. #!/usr/bin/env python3) or remove the line",
+                f'script "{entry}" has an empty shebang; add an interpreter after #!',
+                "e.g. #!/usr/bin/env python3, or remove the line",
             )
         ]
     if launcher is None and shebang is None and not filename.endswith(".py"):
@@ -398,8 +409,8 @@ def script_interpreter(
         return [
             Problem(
                 "entrypoint",
-                f'script "{entry}" has a non-Python shebang ({shebang}) but '
-                "execution.launcher is python",
+                f'script "{entry}" has a non-Python shebang but execution.launcher is python '
+                f"(#!{shebang})",
                 "remove execution.launcher to run it as a script",
             )
         ]

@@ -40,6 +40,8 @@ _TORCHRUN_OWNED = (
 )
 _FLAG_KEY = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 _RAY_TRAIN_SECTIONS = ("torch_config", "scaling_config", "failure_config")
+#: The group the reference's execution.configs messages are worded about.
+_CONFIGS = "execution.configs"
 
 
 def select_engine(ctx: Context) -> None:
@@ -82,9 +84,10 @@ def check_name(ctx: Context) -> None:
     # A name that is written but unusable (`name: 12`) already has its own diagnostic.
     if ctx.name or ("name",) in ctx.source.keys or ("run", "name") in ctx.source.keys:
         return
+    # The reference's dispatch names the Ray path `ray` (its engine before rayjob).
     ctx.error(
         "name",
-        f"{ctx.engine} runs require NAME",
+        f"{'ray' if ctx.engine == RAYJOB else JOB} runs require NAME",
         "set `name:` in the config, or pass `tau run NAME --config PATH`",
     )
 
@@ -100,26 +103,25 @@ def check_ray(ctx: Context) -> None:
     if isinstance(nodes, int) and nodes > 1:
         ctx.error(
             "execution.nodes",
-            "execution.nodes is for engine: job; use compute.workers for Ray pod count",
+            "execution.nodes is for engine: job; use compute.workers for RayJob pod count",
         )
     if ctx.entrypoint is None:
         ctx.error(
             "entrypoint",
-            "engine=rayjob requires run.entrypoint",
+            "engine=ray requires run.entrypoint",
             "set `entrypoint:` to the driver script, relative to this file",
         )
     data_pvc, result_pvc = ctx.get("storage.data_pvc"), ctx.get("storage.result_pvc")
     if data_pvc and result_pvc and data_pvc != result_pvc:
         ctx.error(
             "storage.result_pvc",
-            "storage.result_pvc cannot differ from storage.data_pvc for RayJob run configs",
+            "storage.result_pvc cannot differ from storage.data_pvc for Ray run configs",
         )
     for path in ("storage.volumes", "storage.mounts"):
         if ctx.get(path):
             ctx.error(
                 path,
-                "RayJob run configs support storage.data_pvc/output, but not "
-                "storage.volumes/mounts",
+                "ray run configs support storage.data_pvc/output, but not storage.volumes/mounts",
             )
     for path in (
         "run.ttl_seconds_after_finished",
@@ -133,8 +135,8 @@ def check_ray(ctx: Context) -> None:
     if ctx.get("policy.clear_node_selector"):
         ctx.error(
             "policy.clear_node_selector",
-            "policy.clear_node_selector requires engine: "
-            "job; the rayjob engine cannot clear profile/topology node selectors",
+            "policy.clear_node_selector requires engine: job; RayJobs cannot clear "
+            "profile/topology node selectors",
         )
     mode = ctx.get("compute.gpu_resource_mode")
     if mode == "dra":
@@ -209,9 +211,9 @@ def check_job(ctx: Context) -> None:
     if ctx.has("run.working_dir"):
         ctx.error(
             "run.working_dir",
-            "run.working_dir is not supported with engine: job; it "
-            "ships a project archive to a Ray cluster",
-            "use run.source (an immutable source image) for a Job, or switch to engine: rayjob",
+            "run.working_dir is not supported with engine: job.",
+            "run.working_dir ships a project archive to a Ray cluster: use run.source (an "
+            "immutable source image) for a Job, or switch to engine: rayjob",
         )
     data_pvc, result_pvc = ctx.get("storage.data_pvc"), ctx.get("storage.result_pvc")
     if data_pvc and result_pvc and data_pvc != result_pvc:
@@ -275,21 +277,23 @@ def check_launcher(ctx: Context) -> None:
         if not ctx.get("execution.metric"):
             ctx.error(
                 "execution.launcher",
-                "execution.launcher ray-tune requires execution.metric",
+                "execution.metric is required for launcher: ray-tune",
                 "name the metric the trials report, e.g. `metric: loss`",
+                shown="execution.metric",
             )
         if not ctx.get("execution.configs"):
             ctx.error(
                 "execution.launcher",
-                "execution.launcher ray-tune requires a non-empty execution.configs search space",
+                "execution.configs is required for launcher: ray-tune (defines the search space)",
+                shown=_CONFIGS,
             )
     entry_path, entry = ctx.entry_path, ctx.entrypoint
     if launcher == "torchrun" and isinstance(entry, str) and not entry.endswith(".py"):
         ctx.error(
             entry_path,
             f'run.entrypoint "{entry}" must be a .py file with '
-            "execution.launcher: torchrun, which runs it under python3",
-            "point the entrypoint at the Python training script",
+            "execution.launcher: torchrun, which runs it under python3; point it at a Python "
+            "entrypoint or drop the launcher",
         )
     configs = ctx.get("execution.configs")
     if isinstance(configs, dict):
@@ -304,17 +308,24 @@ def _check_configs(ctx: Context, launcher: str, configs: dict[str, object]) -> N
             if not _FLAG_KEY.match(key):
                 ctx.error(
                     path,
-                    f'execution.configs key "{key}" is not a valid flag name '
-                    "(letters, digits, '_', '.', '-'; starting with a letter or digit)",
+                    f'key "{key}" is invalid; must match [A-Za-z0-9][A-Za-z0-9_.-]*',
+                    shown=_CONFIGS,
                 )
                 continue
             if value is None:
-                ctx.error(path, f'key "{key}" has null value; use empty string for a bare flag')
-            elif isinstance(value, dict | list):
                 ctx.error(
                     path,
-                    f'execution.configs "{key}" must be a scalar (string, number '
-                    f"or boolean) for execution.launcher: {launcher}",
+                    f'key "{key}" has null value; use empty string for a bare flag',
+                    shown=_CONFIGS,
+                )
+            elif isinstance(value, dict | list):
+                kind = "map" if isinstance(value, dict) else "list"
+                ctx.error(
+                    path,
+                    f'key "{key}" has non-scalar value (type {kind}); only string, int, float, '
+                    "and bool are allowed",
+                    f"execution.launcher {launcher} passes each key as one --flag value",
+                    shown=_CONFIGS,
                 )
             if launcher == "torchrun":
                 flag = key.lower().replace("_", "-")
@@ -323,12 +334,15 @@ def _check_configs(ctx: Context, launcher: str, configs: dict[str, object]) -> N
                         path,
                         f'execution.configs: "{key}" is a Tau-managed torchrun flag '
                         "and cannot be overridden",
+                        shown=_CONFIGS,
                     )
                 elif flag in seen:
                     ctx.error(
                         path,
-                        f'execution.configs: "{key}" and "{seen[flag]}" are the same '
-                        "torchrun flag; keep one",
+                        f'execution.configs: "{key}" and "{seen[flag]}" are the same flag '
+                        f"(canonical: --{flag})",
+                        "keep one of them",
+                        shown=_CONFIGS,
                     )
                 seen.setdefault(flag, key)
     elif launcher == "ray-train":
@@ -337,17 +351,17 @@ def _check_configs(ctx: Context, launcher: str, configs: dict[str, object]) -> N
             if key not in _RAY_TRAIN_SECTIONS:
                 ctx.error(
                     path,
-                    f'execution.configs section "{key}" is not valid for ray-train; '
-                    f"use {', '.join(_RAY_TRAIN_SECTIONS)}",
+                    f'execution.configs: "{key}" is not a valid Ray Train config section; use '
+                    "torch_config, scaling_config, or failure_config",
+                    shown=_CONFIGS,
                 )
             elif not isinstance(value, dict):
-                ctx.error(path, f"execution.configs.{key} must be a mapping")
+                ctx.error(path, f"execution.configs.{key} must be a map, not a scalar or list")
             elif key == "scaling_config":
                 for owned in ("num_workers", "resources_per_worker"):
                     if owned in value:
                         ctx.error(
                             (*path, owned),
-                            f"execution.configs.scaling_config.{owned} "
-                            "is derived by Tau from compute.workers × "
-                            "compute.gpus_per_worker and cannot be set",
+                            f"execution.configs.scaling_config.{owned} is Tau-managed (derived "
+                            "from compute.workers × gpus_per_worker); remove it",
                         )

@@ -15,8 +15,13 @@ STAGE = "offline"
 #: The only TAU_ keys a user may set (exact case), all about resuming after a retry.
 SETTABLE_TAU_KEYS = ("TAU_RESUME_FROM", "TAU_RETRY_ATTEMPT", "TAU_RETRY_MAX", "TAU_RETRY_REASON")
 ENV_KV_DIRECT = (
-    "runtime.env_kv is only supported for workflow.file managed configs; direct job/rayjob "
+    "runtime.env_kv is only supported for workflow.file managed configs; direct job/ray "
     "configs must remove runtime.env_kv or use workflow.file"
+)
+#: Why literal env is bounded, and what to do instead (the reference's remedy).
+SIZE_REMEDY = (
+    "publish source or artifacts once and reference a digest-pinned OCI image with run.source "
+    "instead of embedding content in environment variables"
 )
 MAX_VALUE_BYTES = 64 * 1024
 MAX_TOTAL_BYTES = 128 * 1024
@@ -68,12 +73,13 @@ def check(ctx: Context) -> None:
     _sizes(ctx, env)
     _secret_refs(ctx, env, secrets)
     for name in kv:
-        if name in env or name in secrets:
-            ctx.error(
-                ("runtime", "env_kv", name),
-                f"runtime.env_kv.{name} conflicts with another "
-                f"runtime env entry of the same name; set each env var in only one place",
-            )
+        for group, table in (("runtime.env", env), ("runtime.env_secret", secrets)):
+            if name in table:
+                ctx.error(
+                    ("runtime", "env_kv", name),
+                    f"runtime.env_kv.{name} conflicts with {group}.{name}; set each env var in "
+                    "only one place",
+                )
     if kv and not ctx.get("workflow.file"):
         ctx.error(
             "runtime.env_kv",
@@ -97,6 +103,8 @@ def _reserved(ctx: Context, env: dict[str, str], secrets: dict[str, str], allow_
         f"overridden: {', '.join(found)}; remove them from runtime.env (settable TAU_ keys: "
         f"{', '.join(SETTABLE_TAU_KEYS)})",
         hint,
+        # The message names its group; the location still points at the first key.
+        shown="runtime.env" if where == "runtime.env" else None,
     )
 
 
@@ -108,16 +116,16 @@ def _sizes(ctx: Context, env: dict[str, str]) -> None:
         if size > MAX_VALUE_BYTES:
             ctx.error(
                 ("runtime", "env", name),
-                f"runtime.env.{name} is {size} bytes; a literal "
-                f"env value may be at most {MAX_VALUE_BYTES} bytes",
-                "ship large inputs as files with run.source or on the data PVC",
+                f'literal environment variable "{name}" is {size} bytes; maximum is '
+                f"{MAX_VALUE_BYTES} bytes: {SIZE_REMEDY}",
+                "or put large inputs on the data PVC",
             )
     if total > MAX_TOTAL_BYTES:
         ctx.error(
             "runtime.env",
-            f"runtime.env totals {total} bytes; literal env may total at "
-            f"most {MAX_TOTAL_BYTES} bytes",
-            "ship large inputs as files with run.source or on the data PVC",
+            f"literal environment payload is {total} bytes; maximum is {MAX_TOTAL_BYTES} "
+            f"bytes: {SIZE_REMEDY}",
+            "or put large inputs on the data PVC",
         )
 
 

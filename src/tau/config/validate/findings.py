@@ -45,6 +45,7 @@ class Findings:
         *,
         key: bool = False,
         severity: str = "error",
+        shown: str | None = None,
     ) -> None:
         """Record a problem at a config path.
 
@@ -52,10 +53,13 @@ class Findings:
             path: dotted (`runtime.env.FOO`, `storage.volumes[1]`), or a tuple when a map
                 key itself holds dots (`("policy", "node_selector", "kubernetes.io/os")`).
             key: locate the key rather than its value (unknown or misplaced keys).
+            shown: the path the message is about when it names the group rather than the
+                entry (`execution.configs: "nnodes" is ...` at `execution.configs.nnodes`), so
+                the line does not repeat the group before its own words.
         """
         parts = split_path(path) if isinstance(path, str) else path
         loc = self.source.key(parts) if key else self.source.value(parts)
-        self.out.append(Diagnostic(dotted(parts), message, hint, loc, severity))
+        self.out.append(Diagnostic(shown or dotted(parts), message, hint, loc, severity))
 
     def warn(self, path: str | PathKey, message: str, hint: str | None = None) -> None:
         self.error(path, message, hint, severity="warning")

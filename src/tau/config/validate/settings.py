@@ -44,7 +44,9 @@ def _durations(ctx: Context) -> dict[str, float]:
         try:
             out[path] = parse_duration(value)
         except DurationError as exc:
-            ctx.error(path, f"{path}: {exc}")
+            # The reference: `invalid duration %q: %w` for the backoffs, `%s: %w` for the profiler.
+            lead = f"{path}: " if path.startswith("profiler.") else f'invalid duration "{value}": '
+            ctx.error(path, f"{lead}{exc}")
             continue
         if out[path] < 0:
             ctx.error(path, f'{path} "{value}" must not be negative')
@@ -83,10 +85,11 @@ def _profiler(ctx: Context) -> None:
         path = f"profiler.{field}"
         if not ctx.has(path):
             continue
-        if mode is None:
+        if field in ("warmup", "duration") and mode != "nsys":
+            got = f" (got profiler.mode {mode})" if mode else " (profiler.mode is not set)"
+            ctx.error(path, f"{path} currently applies only to profiler.mode=nsys{got}")
+        elif mode is None:
             ctx.error(path, f"{path} requires profiler.mode (nsys or ncu)")
-        elif field in ("warmup", "duration") and mode != "nsys":
-            ctx.error(path, f"{path} applies to profiler.mode nsys only (got {mode})")
 
     if mode is None or ctx.engine != "job":
         return  # a RayJob profiler is refused at render, with its own message
@@ -102,9 +105,10 @@ def _profiler(ctx: Context) -> None:
     if not durable and not (ctx.get("storage.output") and ctx.get("storage.volumes")):
         ctx.error(
             "profiler.mode",
-            "profiler.mode requires durable output: the profile would die with the pod",
-            "set storage.data_pvc (or storage.output on a mounted storage.volumes PVC); the "
-            "profile is written under storage.output/profile",
+            "profiler requires durable PVC output; configure storage.data_pvc, "
+            "storage.volumes/mounts, or storage.result_pvc",
+            "without a PVC the profile dies with the pod; it is written under "
+            "storage.output/profile",
         )
 
 

@@ -23,6 +23,10 @@ _DIGEST_REF = re.compile(
     r"(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?@sha256:[a-f0-9]{64}$"
 )
 _TELEMETRY_ID = re.compile(r"^[a-z0-9]([a-z0-9._-]*[a-z0-9])?$")
+_TELEMETRY_CHARS = re.compile(r"^[a-z0-9._-]*$")
+_ASSETS = "storage.image_assets"
+#: Where a run.source tree is mounted, and so the container's working directory.
+SOURCE_MOUNT = "/tau/source"
 RESERVED_MOUNTS = (
     paths.DATA_ROOT,
     paths.HOT_ROOT,
@@ -31,7 +35,7 @@ RESERVED_MOUNTS = (
     "/tmp",
     "/dev/shm",
     "/var/run/tau",
-    "/tau/source",
+    SOURCE_MOUNT,
 )
 
 
@@ -81,18 +85,33 @@ def _working_dir(ctx: Context) -> None:
             "runtime.working_dir",
             f'runtime.working_dir "{wd}" must be a clean absolute container path',
         )
-    if wd and (ctx.has("run.source") or ctx.has("run.working_dir")):
+    if wd and ctx.has("run.source"):
         ctx.error(
             "runtime.working_dir",
-            "runtime.working_dir cannot be combined with run.source "
-            "or run.working_dir, which set the working directory themselves",
+            "runtime.working_dir and run.source cannot be used together; run.source fixes the "
+            f"container working directory at {SOURCE_MOUNT}",
+            "remove runtime.working_dir",
+        )
+    if wd and ctx.has("run.working_dir"):
+        ctx.error(
+            "runtime.working_dir",
+            "runtime.working_dir and run.working_dir cannot be used together; "
+            "runtime.working_dir sets a Job container path while run.working_dir ships a "
+            "local project through Ray",
+            "keep the one that matches the engine: runtime.working_dir for a Job, "
+            "run.working_dir for a RayJob",
         )
     if ctx.has("run.source") and ctx.has("run.working_dir"):
         ctx.error(
             "run.working_dir",
-            "run.source cannot be combined with run.working_dir; "
-            "choose one way to ship the project",
+            "run.source and run.working_dir cannot be used together",
+            "choose one way to ship the project: run.source for a Job, run.working_dir for a "
+            "RayJob",
         )
+
+
+def _clean_below_root(ctx: Context, path: str, value: str) -> None:
+    ctx.error(path, f'{path} must be a clean absolute path below / (got "{value}")')
 
 
 def _source(ctx: Context) -> None:
@@ -109,14 +128,21 @@ def _source(ctx: Context) -> None:
         )
     if not path:
         ctx.error("run.source", "run.source.path is required with run.source")
-    elif not is_clean_absolute(path) or _under(path, "/tau-source"):
+    elif not is_clean_absolute(path):
+        _clean_below_root(ctx, "run.source.path", path)
+    elif _under(path, "/tau-source"):
         ctx.error(
             "run.source.path",
-            f'run.source.path "{path}" must be a clean absolute path outside /tau-source',
+            f'run.source.path "{path}" is hidden by Tau\'s staging volume',
+            "the source image is staged through /tau-source; copy from a path outside it",
         )
     entry_path, entry = ctx.entry_path, ctx.entrypoint
     if not entry:
-        ctx.error("entrypoint", "run.source requires an entrypoint inside the source tree")
+        ctx.error(
+            "entrypoint",
+            "run.source requires entrypoint",
+            "set `entrypoint:` to the script's path inside the source tree",
+        )
     elif (
         entry.startswith("/")
         or "\\" in entry
@@ -139,10 +165,15 @@ def _assets(ctx: Context) -> None:
         if not name or not DNS_1123_LABEL.match(name) or len(name) > 50:
             ctx.error(
                 f"{base}.name",
-                f'{base}.name "{name or ""}" must be a DNS label of at most 50 characters',
+                f"{base}.name must be a lowercase DNS label no longer than 50 characters "
+                f'(got "{name or ""}")',
             )
         elif name in names:
-            ctx.error(f"{base}.name", f'{base}.name "{name}" is used twice; asset names are unique')
+            ctx.error(
+                f"{base}.name",
+                f'storage.image_assets name "{name}" is declared more than once',
+                shown=_ASSETS,
+            )
         names.add(name or "")
         image = asset.get("image") or ""
         if not is_pinned(image):
@@ -152,25 +183,37 @@ def _assets(ctx: Context) -> None:
                 "reference pinned by an @sha256:<64 lowercase hex> digest",
             )
         src = asset.get("source_path") or ""
-        if not is_clean_absolute(src) or _under(src, "/tau-asset"):
+        if not is_clean_absolute(src):
+            _clean_below_root(ctx, f"{base}.source_path", src)
+        elif _under(src, "/tau-asset"):
             ctx.error(
                 f"{base}.source_path",
-                f'{base}.source_path "{src}" must be a clean absolute path outside /tau-asset',
+                f'{base}.source_path "{src}" is hidden by Tau\'s staging volume',
+                "assets are staged through /tau-asset; copy from a path outside it",
             )
         mount = asset.get("mount_path") or ""
         if not is_clean_absolute(mount):
-            ctx.error(
-                f"{base}.mount_path", f'{base}.mount_path "{mount}" must be a clean absolute path'
-            )
+            _clean_below_root(ctx, f"{base}.mount_path", mount)
             continue
-        clash = next(
-            (m for m in (*RESERVED_MOUNTS, *mounts) if _under(mount, m) or _under(m, mount)), None
-        )
-        if clash:
+        reserved = next((m for m in RESERVED_MOUNTS if _under(mount, m) or _under(m, mount)), None)
+        other = next((m for m in mounts if _under(mount, m) or _under(m, mount)), None)
+        if reserved:
             ctx.error(
                 f"{base}.mount_path",
-                f'{base}.mount_path "{mount}" overlaps "{clash}"',
-                f"reserved paths: {', '.join(RESERVED_MOUNTS)}; asset mounts must not overlap",
+                f'{base}.mount_path "{mount}" overlaps Tau-reserved path {reserved}',
+                f"reserved paths: {', '.join(RESERVED_MOUNTS)}",
+            )
+        elif other == mount:
+            ctx.error(
+                f"{base}.mount_path",
+                f'storage.image_assets mount_path "{mount}" is declared more than once',
+                shown=_ASSETS,
+            )
+        elif other:
+            ctx.error(
+                f"{base}.mount_path",
+                f'storage.image_assets mount paths "{other}" and "{mount}" overlap',
+                shown=_ASSETS,
             )
         mounts.append(mount)
 
@@ -186,18 +229,21 @@ def _outputs(ctx: Context) -> None:
     checkpoint = ctx.get("storage.checkpoint")
     if isinstance(checkpoint, str):
         parts = checkpoint.split("/")
-        if (
-            checkpoint != checkpoint.strip()
-            or not checkpoint
+        if checkpoint != checkpoint.strip():
+            ctx.error(
+                "storage.checkpoint",
+                f'storage.checkpoint: must not have surrounding whitespace (got "{checkpoint}")',
+            )
+        elif (
+            not checkpoint
             or checkpoint.startswith("/")
             or "\\" in checkpoint
             or any(p in ("", ".", "..") for p in parts)
         ):
             ctx.error(
                 "storage.checkpoint",
-                f'storage.checkpoint "{checkpoint}" must be a relative '
-                "path inside the run checkpoint directory, without empty, '.' or '..' "
-                "segments",
+                "storage.checkpoint: must be a relative path inside the run's checkpoint dir, "
+                f"without '.' or '..' segments (got \"{checkpoint}\")",
             )
 
 
@@ -209,29 +255,55 @@ def _metrics(ctx: Context) -> None:
             ctx.error(path, f"{path} must not be empty")
         elif entry.startswith("/"):
             if not paths.under_data(entry):
-                ctx.error(path, f'{path} "{entry}": absolute metric paths must be under /data')
+                ctx.error(path, f'{path} "{entry}": absolute paths must be under /data')
         elif posixpath.normpath(entry) == ".." or posixpath.normpath(entry).startswith("../"):
-            ctx.error(path, f'{path} "{entry}" must not escape storage.output')
-    if not ctx.get("metrics.offload.enabled"):
-        return
+            ctx.error(path, f'{path} "{entry}": relative paths must not escape storage.output')
+    if ctx.get("metrics.offload.enabled"):
+        _offload(ctx, history)
+
+
+def _offload(ctx: Context, history: list[str]) -> None:
     if not history:
-        ctx.error("metrics.offload.enabled", "metrics.offload.enabled requires metrics.history")
-    project = ctx.get("experiment.project")
+        ctx.error(
+            "metrics.offload.enabled",
+            "metrics.history requires at least one JSONL path when metrics.offload.enabled is true",
+            "list the JSONL file(s) the trainer writes under metrics.history",
+            shown="metrics.history",
+        )
     experiment = (
         ctx.get("experiment.name") or ctx.get("experiment.title") or ctx.get("experiment.group")
     )
-    if not project:
-        ctx.error("metrics.offload.enabled", "metrics.offload.enabled requires experiment.project")
+    if not ctx.get("experiment.project"):
+        ctx.error(
+            "metrics.offload.enabled",
+            "experiment.project is required when metrics.offload.enabled is true",
+            shown="experiment.project",
+        )
     if not experiment:
         ctx.error(
             "metrics.offload.enabled",
-            "metrics.offload.enabled requires experiment.name (or experiment.group)",
+            "experiment.name is required when metrics.offload.enabled is true",
+            "set experiment.name (or experiment.title or experiment.group)",
+            shown="experiment.name",
         )
-    for field in ("project", "name", "group"):
+    # The offloaded metrics are stored under these ids; without offload they are free labels.
+    for field, kind in (("project", "project"), ("name", "experiment"), ("group", "group")):
         value = ctx.get(f"experiment.{field}")
-        if isinstance(value, str) and not _TELEMETRY_ID.match(value):
-            ctx.error(
-                f"experiment.{field}",
-                f'experiment.{field} "{value}" is not a valid '
-                "telemetry id (lowercase letters and digits with internal '-', '_', '.')",
-            )
+        if isinstance(value, str) and (problem := telemetry_id_problem(kind, value)):
+            ctx.error(f"experiment.{field}", problem)
+
+
+def telemetry_id_problem(kind: str, value: str) -> str | None:
+    """Why `value` is not a telemetry id (project, experiment or group), or None.
+
+    Lowercase alphanumerics with internal '-', '_' or '.', as the metrics store names them.
+    """
+    if _TELEMETRY_ID.match(value):
+        return None
+    if not value:
+        return f"{kind} is required"
+    if _TELEMETRY_CHARS.match(value):
+        return f'{kind} "{value}" is invalid (must start and end with an alphanumeric)'
+    return (
+        f"{kind} \"{value}\" is invalid (use lowercase alphanumerics with internal '-', '_' or '.')"
+    )

@@ -34,12 +34,15 @@ _TYPE_WORDS = {
 }
 
 # The removed eval surface: evaluation is an ordinary run. Checked before unknown keys so
-# users of old configs get the migration story instead of a bare "field not found".
+# users of old configs get the migration story instead of a bare "field not found". The first
+# line is the reference's own; the hint tells the rest of its (multi-line) migration story.
 EVAL_MIGRATION = (
-    "the eval task surface was removed: evaluation is an ordinary run. Keep `engine: job`, "
-    "put the evaluation in the entrypoint script and have it write its results under "
-    "`storage.output` (on a PVC), where `tau run get` reads them back; move eval settings "
-    "such as the model path into `runtime.env` (for example MODEL_PATH)"
+    "task: eval, eval.harness, and eval.model were removed; evaluation is an ordinary run."
+)
+EVAL_MIGRATION_HINT = (
+    "keep `engine: job`, put the evaluation in the entrypoint script and have it write its "
+    "results under `storage.output` (on a PVC), where `tau run get` reads them back; move eval "
+    "settings such as the model path into `runtime.env` (for example MODEL_PATH)"
 )
 #: Returned for a value of the wrong type, which is then left out of the normalized data so
 #: later rules only ever see well-typed values.
@@ -53,9 +56,34 @@ _CASE_FOLDED = frozenset(
     {("engine",), ("run", "engine"), ("execution", "launcher"), ("execution", "mode")}
 )
 
-#: Enum messages the reference words its own way.
+#: Enum messages the reference words its own way (its catalog's text, values filled in):
+#: `{path}` the dotted path, `{value}` the bad value quoted, `{allowed}` the values joined by |.
 _ENUM_WORDING: dict[tuple[str | int, ...], str] = {
-    ("runtime", "security", "mode"): 'must be "restricted" or omitted'
+    ("engine",): "{path} {value} is not valid; use job or rayjob",
+    ("run", "engine"): "{path} {value} is not valid; use job or rayjob",
+    ("execution", "mode"): "{path} must be min or max, got {value}",
+    ("runtime", "security", "mode"): '{path} must be "restricted" or omitted (got {value})',
+    ("profiler", "mode"): "profiler {value}: must be nsys|ncu",
+    # The topology contract names the policy fields after the preset file's keys.
+    ("policy", "lane"): "lane={value} is invalid (allowed: {allowed})",
+    ("policy", "mode"): "mode={value} is invalid (allowed: {allowed})",
+    ("policy", "topology"): "placement={value} is invalid (allowed: {allowed})",
+    ("policy", "gpu_class"): "gpuClass={value} is invalid (allowed: {allowed})",
+    ("policy", "priority_tier"): "priority={value} is invalid (allowed: {allowed})",
+    ("policy", "priority"): "priority={value} is invalid (allowed: {allowed})",
+}
+
+#: Bounds the reference words its own way: (below the minimum, above the maximum).
+_BOUND_WORDING: dict[tuple[str | int, ...], tuple[str, str]] = {
+    ("run", "ttl_seconds_after_finished"): (
+        "{path} must be > 0 (got {value})",
+        "{path} must be <= {high} (Kubernetes int32 maximum) (got {value})",
+    ),
+}
+
+#: List lengths the reference words its own way.
+_LENGTH_WORDING: dict[tuple[str | int, ...], str] = {
+    ("storage", "image_assets"): "{path} supports at most {most} entries (got {count})",
 }
 
 #: Launchers per engine: an unknown launcher is worded for the engine the config names
@@ -153,6 +181,8 @@ class Walker:
     eval_keys: ClassVar[frozenset[PathKey]] = _EVAL_KEYS
     case_folded: ClassVar[frozenset[PathKey]] = _CASE_FOLDED
     enum_wording: ClassVar[Mapping[PathKey, str]] = _ENUM_WORDING
+    bound_wording: ClassVar[Mapping[PathKey, tuple[str, str]]] = _BOUND_WORDING
+    length_wording: ClassVar[Mapping[PathKey, str]] = _LENGTH_WORDING
 
     def __init__(self, findings: Findings, schema: dict[str, Any], root: Any = None) -> None:
         self.findings = findings
@@ -225,7 +255,7 @@ class Walker:
         for key, child in value.items():
             child_path = (*path, key)
             if child_path in self.eval_keys:
-                self.error(child_path, EVAL_MIGRATION, key=True)
+                self.error(child_path, EVAL_MIGRATION, EVAL_MIGRATION_HINT, key=True)
                 continue
             if key in props:
                 checked = self.walk(props[key], child, child_path)
@@ -258,7 +288,10 @@ class Walker:
     def _array(self, node: dict[str, Any], value: list[Any], path: PathKey) -> list[Any]:
         most = node.get("maxItems")
         if most is not None and len(value) > most:
-            self.error(path, f"{dotted(path)} has {len(value)} entries; at most {most} are allowed")
+            wording = self.length_wording.get(
+                path, "{path} has {count} entries; at most {most} are allowed"
+            )
+            self.error(path, wording.format(path=dotted(path), count=len(value), most=most))
         items = node.get("items")
         if not isinstance(items, dict):
             return value
@@ -293,19 +326,32 @@ class Walker:
                 if path == ("execution", "launcher"):
                     self.error(path, self._launcher_wording(value))
                     return value
-                wording = self.enum_wording.get(path) or (
-                    f"must be one of: {', '.join(str(v) for v in canonical)}"
+                wording = self.enum_wording.get(
+                    path, "{path} must be one of: {listed} (got {value})"
                 )
-                self.error(path, f"{dotted(path)} {wording} (got {show(value)})")
+                self.error(
+                    path,
+                    wording.format(
+                        path=dotted(path),
+                        value=show(value),
+                        listed=", ".join(str(v) for v in canonical),
+                        allowed="|".join(str(v) for v in canonical),
+                    ),
+                )
                 return value
         if isinstance(value, int | float) and not isinstance(value, bool):
             low, high = node.get("minimum"), node.get("maximum")
+            below, above = self.bound_wording.get(path, (None, None))
             if low is not None and value < low:
                 bound = f">= {low}" if high is None else f"between {low} and {high}"
-                self.error(path, f"{dotted(path)} must be {bound} (got {value})")
+                wording = below or "{path} must be {bound} (got {value})"
+                self.error(path, wording.format(path=dotted(path), bound=bound, value=value))
             elif high is not None and value > high:
                 bound = f"<= {high}" if low is None else f"between {low} and {high}"
-                self.error(path, f"{dotted(path)} must be {bound} (got {value})")
+                wording = above or "{path} must be {bound} (got {value})"
+                self.error(
+                    path, wording.format(path=dotted(path), bound=bound, value=value, high=high)
+                )
         if isinstance(value, str):
             self._string(node, value, path)
         return value
@@ -338,6 +384,8 @@ class FileWalker(Walker):
     eval_keys: ClassVar[frozenset[PathKey]] = frozenset()
     case_folded: ClassVar[frozenset[PathKey]] = frozenset()
     enum_wording: ClassVar[Mapping[PathKey, str]] = {}
+    bound_wording: ClassVar[Mapping[PathKey, tuple[str, str]]] = {}
+    length_wording: ClassVar[Mapping[PathKey, str]] = {}
 
 
 @dataclass(frozen=True)

@@ -296,7 +296,7 @@ def _profiler(config: runconfig.RunConfig, kind: str, findings: Findings) -> Non
     if mode != "nsys":
         findings.error(
             "profiler.mode",
-            f'profiler.mode "{mode}" is not supported for managed workflows (only nsys)',
+            f'profile.mode "{mode}": managed workflow RayJob profiling supports nsys only',
             "use profiler.mode: nsys, or a direct run config for ncu",
         )
     elif kind == "job":
@@ -313,7 +313,7 @@ _REMOVED_EVAL = (("task",), ("run", "task"), ("eval", "harness"), ("eval", "mode
 
 def _removed_eval_fields(doc: RawDocument, findings: Findings) -> None:
     """The reference rejects these on both parse paths with the migration story."""
-    from tau.config.validate.structure import EVAL_MIGRATION
+    from tau.config.validate.structure import EVAL_MIGRATION, EVAL_MIGRATION_HINT
 
     removed = {
         ".".join(p) for p in _REMOVED_EVAL if lookup(doc.data, ".".join(p), _ABSENT) is not _ABSENT
@@ -323,7 +323,7 @@ def _removed_eval_fields(doc: RawDocument, findings: Findings) -> None:
         d for d in findings.out if not (d.severity == "warning" and d.path in removed)
     ]
     for path in sorted(removed):
-        findings.error(path, EVAL_MIGRATION, key=True)
+        findings.error(path, EVAL_MIGRATION, EVAL_MIGRATION_HINT, key=True)
 
 
 _ABSENT = object()

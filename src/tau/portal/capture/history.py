@@ -141,4 +141,5 @@ def pull_history(
             exc.message = exc.message.replace(tmp, str(path).rstrip("/"))
             exc.hint = exc.hint.replace(tmp, str(path).rstrip("/")) if exc.hint else exc.hint
             raise
+        warnings += [w.replace(tmp, str(path).rstrip("/")) for w in result.warnings]
     return History(result.action, shown, result.rows, result.metric_file, warnings)

@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tau.portal.capture.jsonl_limits import check_lines
+from tau.portal.capture.readable import no_match
 from tau.portal.errors import UsageError
 from tau.portal.store import schema
 from tau.portal.store.cards import CARD_TAG, STANDARD_TAG, card_of, is_standard
@@ -72,6 +74,8 @@ class ImportResult:
     metric_file: str
     idempotency_key: str
     metric_names: list[str]
+    #: Rows imported with a caveat (rows without a step), one sentence per file.
+    warnings: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -91,7 +95,7 @@ def expand(patterns: Sequence[str]) -> list[_History]:
         if glob.has_magic(pattern):
             matches = sorted(glob.glob(os.path.expanduser(pattern), recursive=True))
             if not matches:
-                raise UsageError(f"--history {pattern!r}: no files match")
+                no_match(pattern)
         else:
             matches = [os.path.expanduser(pattern)]
         for match in matches:
@@ -101,6 +105,12 @@ def expand(patterns: Sequence[str]) -> list[_History]:
             except IsADirectoryError:
                 raise UsageError(
                     f"--history {match}: is a directory; pass files or a glob"
+                ) from None
+            except PermissionError:
+                raise UsageError(
+                    f"--history {match}: permission denied reading the file",
+                    hint="make it readable by this user (chmod/chown), or copy it somewhere "
+                    "readable and pass that path",
                 ) from None
             except OSError as exc:
                 raise UsageError(f"--history {match}: {exc.strerror or exc}") from None
@@ -158,8 +168,11 @@ def import_jsonl(store: Store, req: ImportRequest) -> ImportResult:
 
     parts: list[_Part] = []
     summaries: dict[str, Summary] = {}
+    warnings: list[str] = []
     for f in files:
-        for part in _parts(f, req):
+        wide = parse_history(f, req)
+        warnings.extend(_stepless(wide, f, req))
+        for part in _parts(wide, f, req):
             parts.append(part)
             new = _summary(part.table)
             old = summaries.get(part.name)
@@ -173,12 +186,12 @@ def import_jsonl(store: Store, req: ImportRequest) -> ImportResult:
     rows = sum(p.table.num_rows for p in parts)
     metric_names = sorted(summaries)
     if req.dry_run:
-        return ImportResult("planned", req.run, rows, names, rel, key, metric_names)
+        return ImportResult("planned", req.run, rows, names, rel, key, metric_names, warnings)
 
     with store.writer() as w:
         if idempotent_reuse(w, key, digest) is not None:  # a concurrent importer won
-            return ImportResult("reused", req.run, rows, names, rel, key, metric_names)
-        tmp = w.tmp_path(f"{file_id}.parquet")
+            return ImportResult("reused", req.run, rows, names, rel, key, metric_names, warnings)
+        tmp = w.tmp_path(f"{file_id}.parquet", target=store.root / rel)
         file_digest = _write(parts, req, tmp)
         w.publish(tmp, store.root / rel)
         ensure_experiment(
@@ -224,7 +237,7 @@ def import_jsonl(store: Store, req: ImportRequest) -> ImportResult:
             summaries,
         )
         record_idempotency(w, key, "import jsonl", "run", req.run, digest)
-    return ImportResult("imported", req.run, rows, names, rel, key, metric_names)
+    return ImportResult("imported", req.run, rows, names, rel, key, metric_names, warnings)
 
 
 def _pick(fn: Any, steps: Iterable[int | None]) -> int | None:
@@ -236,7 +249,7 @@ def _copy_history(w: Any, store: Store, run: str, f: _History) -> None:
     rel = f"{schema.ARTIFACTS}/{run}/jsonl/{f.sha256[:12]}-{f.path.name}"
     final = store.root / rel
     if not final.exists():
-        tmp = w.tmp_path(f.path.name)
+        tmp = w.tmp_path(f.path.name, target=final)
         tmp.write_bytes(f.data)
         w.publish(tmp, final)
     w.put(
@@ -276,11 +289,10 @@ class _Part:
     table: pa.Table
 
 
-def _parts(f: _History, req: ImportRequest) -> list[_Part]:
+def _parts(wide: pa.Table, f: _History, req: ImportRequest) -> list[_Part]:
     """The rows of each metric of one file, metrics in name order (the file's layout)."""
     import pyarrow.compute as pc
 
-    wide = parse_history(f, req)
     out = []
     for raw_key in sorted(c for c in wide.column_names if not c.startswith("__")):
         values = wide[raw_key]
@@ -301,10 +313,39 @@ def parse_history(f: _History, req: ImportRequest) -> pa.Table:
     pyarrow's JSON reader takes files of one object per line (blank lines and whitespace around
     a line are trimmed first); anything else (an object over two lines, a non-finite value, a
     non-integer step, invalid UTF-8...) is re-read line by line, which is the authority on the
-    result and names the line of an error.
+    result and names the line of an error. Neither sees the file before every line is within
+    the nesting and size bounds (`jsonl_limits`): both parsers recurse per level.
     """
+    check_lines(f.data, f.given)
     fast = _parse_fast(f, req)
     return fast if fast is not None else _parse_slow(f, req)
+
+
+def _stepless(wide: pa.Table, f: _History, req: ImportRequest) -> list[str]:
+    """A warning when rows with metrics have no step: kept (the metric row's step is optional,
+    contract §3.4, as the reference keeps them) but they cannot be placed on a step axis.
+    """
+    import pyarrow.compute as pc
+
+    steps = wide[_STEP]
+    if not steps.null_count:
+        return []
+    metrics = [wide[c] for c in wide.column_names if not c.startswith("__")]
+    if not metrics:
+        return []
+    has_metric = pc.is_valid(metrics[0])
+    for column in metrics[1:]:
+        has_metric = pc.or_(has_metric, pc.is_valid(column))
+    missing = pc.and_(pc.is_null(steps), has_metric)
+    count = pc.sum(missing).as_py() or 0
+    if not count:
+        return []
+    first = wide[_LINE][pc.indices_nonzero(missing)[0].as_py()].as_py()
+    return [
+        f"{f.given}:{first}: {count} of {wide.num_rows} rows have no {req.step_field}; their "
+        f"metrics are kept without a step (add {req.step_field} to every row, or name the "
+        "step's field with --step-field)"
+    ]
 
 
 def _one_object_per_line(data: bytes) -> bool:

@@ -366,7 +366,7 @@ def _write_metrics(
         f"{schema.METRICS}/project={req.project}/group={req.group}/run={req.run}"
         f"/track-{digest[:12]}.parquet"
     )
-    tmp = w.tmp_path(f"{file_id}.parquet")
+    tmp = w.tmp_path(f"{file_id}.parquet", target=store.root / rel)
     file_digest = write_parquet(table, tmp)
     w.publish(tmp, store.root / rel)
     steps = [req.step] if req.step is not None else []

@@ -350,6 +350,7 @@ def import_jsonl(
             }
         ],
     )
+    _warn(result.warnings, False, fmt)
     return 0
 
 

@@ -10,7 +10,9 @@ Performs I/O. Every mutation goes through one `Writer` under the store's writer 
 
 A writer killed at any point leaves either the whole commit or nothing visible: the next
 writer finds the journal and, unless SQLite holds its transaction id, truncates the mirrors
-back and deletes the files it names (readers only ever see what the index lists).
+back and deletes the files it names (readers only ever see what the index lists). A writer that
+fails (a full disk, above all) does that undo itself before it reports, so nothing of it is
+left behind, not even its scratch files; the error names the file it could not write.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from typing import Any
 
 from tau.portal.errors import StoreError, WriteConflict
 from tau.portal.store import schema
+from tau.portal.store.full import write_problem
 from tau.portal.store.lock import TIMEOUT_SECONDS, WriterLock
 
 Row = dict[str, Any]
@@ -200,8 +203,11 @@ class Store:
             try:
                 yield writer
                 writer.commit()
-            except BaseException:
+            except BaseException as exc:
                 writer.rollback()
+                problem = write_problem(exc, writer.writing, self.root)
+                if problem is not None:
+                    raise problem from None
                 raise
 
 
@@ -214,6 +220,8 @@ class Writer:
         self.txn = secrets.token_hex(8)
         self.mirror: dict[str, list[str]] = {}
         self.files: list[tuple[Path, Path]] = []  # (tmp, final)
+        #: The file being written, for the error when a write fails (a target, not a scratch).
+        self.writing: Path | None = None
         self.stamp = now_rfc3339()
         self.conn.execute("BEGIN IMMEDIATE")
         self._open = True
@@ -266,9 +274,15 @@ class Writer:
                 json.dumps(full, sort_keys=False, separators=(",", ":"), ensure_ascii=False)
             )
 
-    def tmp_path(self, name: str) -> Path:
-        """A scratch path for a new file; `publish` moves it into the store at commit."""
+    def tmp_path(self, name: str, *, target: Path | None = None) -> Path:
+        """A scratch path for a new file; `publish` moves it into the store at commit.
+
+        Args:
+            target: where the file will be published: what an error names if writing the
+                scratch file fails. A failed writer removes its scratch files either way.
+        """
         tmp_dir = self.store.root / schema.TMP
+        self.writing = target or tmp_dir
         tmp_dir.mkdir(exist_ok=True)
         return tmp_dir / f"{self.txn}-{len(self.files)}-{name}"
 
@@ -288,13 +302,17 @@ class Writer:
             "mirrors": sizes,
             "files": [str(final.relative_to(root)) for _, final in self.files],
         }
+        self.writing = root / schema.JOURNAL
         _write_json_atomic(root / schema.JOURNAL, journal)
         for tmp, final in self.files:
+            self.writing = final
             final.parent.mkdir(parents=True, exist_ok=True)
             os.replace(tmp, final)
         for table, lines in self.mirror.items():
-            with open(log_dir / f"{table}.jsonl", "a", encoding="utf-8") as fh:
+            self.writing = log_dir / f"{table}.jsonl"
+            with open(self.writing, "a", encoding="utf-8") as fh:
                 fh.write("\n".join(lines) + "\n")
+        self.writing = self.store.index_path
         self.conn.execute(
             "INSERT OR REPLACE INTO schema_meta (key, value) VALUES ('last_txn', ?)", (self.txn,)
         )
@@ -303,11 +321,14 @@ class Writer:
         (root / schema.JOURNAL).unlink()
 
     def rollback(self) -> None:
+        """Undo everything this writer did: the SQLite transaction, a commit it had begun
+        (files moved, mirror lines appended: `recover` reads the journal), its scratch files.
+        """
         if self._open:
-            self.conn.execute("ROLLBACK")
+            if self.conn.in_transaction:  # a COMMIT that failed may have rolled back already
+                self.conn.execute("ROLLBACK")
             self._open = False
-        for tmp, _ in self.files:
-            tmp.unlink(missing_ok=True)
+        recover(self.store)
 
 
 def recover(store: Store) -> None:
@@ -331,10 +352,21 @@ def recover(store: Store) -> None:
                         os.truncate(path, int(size))
                 for rel in journal.get("files") or []:
                     (root / rel).unlink(missing_ok=True)
+                    _prune(root, (root / rel).parent)
         journal_path.unlink()
     tmp_dir = root / schema.TMP
     if tmp_dir.exists():
         shutil.rmtree(tmp_dir, ignore_errors=True)
+
+
+def _prune(root: Path, folder: Path) -> None:
+    """Remove `folder` and its parents while empty, keeping the store's top-level folders."""
+    while folder.parent != root and root in folder.parents:
+        try:
+            folder.rmdir()
+        except OSError:
+            return  # not empty (or already gone): the rest of the tree stays
+        folder = folder.parent
 
 
 def _create_schema(conn: sqlite3.Connection) -> None:
@@ -351,12 +383,16 @@ def _create_schema(conn: sqlite3.Connection) -> None:
 
 def _write_json_atomic(path: Path, data: Any) -> None:
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump(data, fh, indent=2)
-        fh.write("\n")
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "w", encoding="utf-8") as fh:
+            json.dump(data, fh, indent=2)
+            fh.write("\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def _equal(a: Any, b: Any) -> bool:

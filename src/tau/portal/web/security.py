@@ -31,8 +31,24 @@ READ_METHODS = frozenset({"GET", "HEAD"})
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
 
 
+#: The most of a client's Host header an error message repeats.
+SHOWN_HOST = 80
+
+
+class MalformedHost(ValueError):
+    """A Host header that is not `name[:port]`: the reason, for a 400 (never a 500)."""
+
+
 def split_host(value: str) -> tuple[str, int | None]:
-    """`name[:port]` or `[v6][:port]` → (name, port); port None when absent or malformed."""
+    """`name[:port]` or `[v6][:port]` → (name, port); port None when absent.
+
+    The port is 1 to 5 ASCII digits (0-65535): `str.isdigit` alone takes `²` and other Unicode
+    digits that `int` refuses, and `int` refuses more than 4,300 digits, each of which once
+    turned a hostile header into a 500.
+
+    Raises:
+        MalformedHost: the port is not a port number.
+    """
     value = value.strip().lower()
     if value.startswith("["):
         name, _, rest = value[1:].partition("]")
@@ -41,9 +57,11 @@ def split_host(value: str) -> tuple[str, int | None]:
         name, sep, port = value.rpartition(":")
         if not sep:
             name, port = value, ""
-    if port and not port.isdigit():
-        return name, -1
-    return name.rstrip("."), int(port) if port else None
+    if not port:
+        return name.rstrip("."), None
+    if not (port.isascii() and port.isdigit() and len(port) <= 5) or int(port) > 65535:
+        raise MalformedHost("its port is not a number from 0 to 65535")
+    return name.rstrip("."), int(port)
 
 
 class HostGuard:
@@ -54,10 +72,32 @@ class HostGuard:
         self.port = port
 
     def allows(self, header: str) -> bool:
+        """Whether this server answers to `header`.
+
+        Raises:
+            MalformedHost: the header is not `name[:port]` (a 400 of its own).
+        """
         name, port = split_host(header)
-        if name not in self.names or port == -1:
+        if name not in self.names:
             return False
         return self.port is None or port is None or port == self.port
+
+
+def host_problem(guard: HostGuard, host: str) -> str | None:
+    """Why a request with this Host header is refused (400), or None when it is served."""
+    shown = host if len(host) <= SHOWN_HOST else host[:SHOWN_HOST] + f"... ({len(host)} chars)"
+    try:
+        if guard.allows(host):
+            return None
+    except MalformedHost as exc:
+        return (
+            f'Host header "{shown}" is malformed: {exc}; open the URL the server printed '
+            "(loopback by default)"
+        )
+    return (
+        f'Host header "{shown}" is not served here; open the URL the server printed '
+        "(loopback by default), or add the name with --allowed-host"
+    )
 
 
 class SecurityMiddleware:
@@ -74,13 +114,9 @@ class SecurityMiddleware:
             if key == b"host":
                 host = value.decode("latin-1")
                 break
-        if not self.guard.allows(host):
-            await _reject(
-                send,
-                400,
-                f'Host header "{host}" is not served here; open the URL the server printed '
-                "(loopback by default), or add the name with --allowed-host",
-            )
+        problem = host_problem(self.guard, host)
+        if problem is not None:
+            await _reject(send, 400, problem)
             return
         if scope["method"] not in READ_METHODS:
             await _reject(

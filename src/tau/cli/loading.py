@@ -1,0 +1,62 @@
+"""How `tau run` finds and validates the config a command line means: one loader for the full
+app (tau.cli.run) and its hot path (tau.cli.fast).
+
+Performs I/O (files, stderr). Light on purpose: the hot path imports it without cyclopts.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from tau.config.target import Target
+    from tau.config.validate import ValidConfig
+
+
+def load_valid(
+    target: str | None, config: Path | None, project: str | None, *, managed: Any = None
+) -> tuple[ValidConfig, Target]:
+    """The validated config the command line means, and where it was found (its project).
+
+    The one loader of `tau run` and its hot path. `managed` (the Key Vault flags, as
+    `tau.config.workflow.probe.Options`) lets a managed workflow through: a manifest, or a
+    direct config naming one in workflow.file, is then translated onto the run config.
+    Without it (`tau run validate`) both are validated as direct configs, which refuses a
+    manifest. Warnings and the translation's notes go to stderr.
+    """
+    from tau.config import load, validate
+    from tau.config import target as targets
+
+    found = targets.resolve(target, config, Path.cwd(), project)
+    doc = load.load(display(found.path))
+    valid = None
+    if managed is not None:
+        from tau.config.workflow import probe
+
+        if probe.applies(doc.data):
+            from tau.config.workflow import dispatch
+
+            valid = dispatch.load_run(doc, managed._replace(name=found.name))
+        elif managed.key_vault_flags:
+            from tau.config.validate.env import ENV_KV_DIRECT
+            from tau.errors import UsageError
+
+            flags = "--key-vault, --tenant-id and --workload-identity-client-id"
+            raise UsageError(f"{flags}: {ENV_KV_DIRECT}", hint="remove the flags")
+    if valid is None:
+        valid = validate.validate(doc, name=found.name)
+    for warning in valid.warnings:
+        print(warning.format(), file=sys.stderr)
+    for note in valid.managed.notes if valid.managed else ():
+        print(note, file=sys.stderr)
+    return valid, found
+
+
+def display(path: Path) -> Path:
+    """The path as the user would write it: relative to the working directory when inside it."""
+    try:
+        return path.resolve().relative_to(Path.cwd().resolve())
+    except ValueError:
+        return path
