@@ -252,3 +252,32 @@ def test_the_comparison_does_not_modify_its_inputs() -> None:
     frozen = json.dumps([old, new], sort_keys=True)
     compare([old], [new])
     assert json.dumps([old, new], sort_keys=True) == frozen
+
+
+def test_a_long_command_reads_as_the_item_and_the_place_that_changed() -> None:
+    script = "exec python3 -m torch.distributed.run " + "--opt=x " * 30 + "--nproc_per_node=8 t.py"
+    old, new = job(), job()
+    pod_of(old)["containers"][0]["command"] = ["bash", "-lc", script]
+    pod_of(new)["containers"][0]["command"] = ["bash", "-lc", script.replace("=8 ", "=4 ")]
+    pod_of(new)["volumes"][0]["persistentVolumeClaim"]["claimName"] = "e"
+    review = Review(
+        "HEAD", "work tree", [target_diff("train", Side([old]), Side([new]), ("a", "b"))]
+    )
+    text = report.text(review)
+    [line] = [ln for ln in text.splitlines() if ".command" in ln]
+    assert line.strip().startswith(f"{MAIN}.command[2]: ")
+    assert "--nproc_per_node=8" in line and "--nproc_per_node=4" in line
+    assert "exec python3" not in line  # cut to where they differ, not the same prefix twice
+    assert report.summary(review.targets[0], review) == "command, PVC d → e"
+
+
+def test_a_multi_line_script_in_a_command_is_a_unified_diff_of_its_lines() -> None:
+    old, new = job(), job()
+    pod_of(old)["containers"][0]["command"] = ["bash", "-lc", "set -e\nrun a\nrun b\n"]
+    pod_of(new)["containers"][0]["command"] = ["bash", "-lc", "set -e\nrun a\nrun c\n"]
+    review = Review(
+        "HEAD", "work tree", [target_diff("train", Side([old]), Side([new]), ("a", "b"))]
+    )
+    text = report.text(review)
+    assert f"{MAIN}.command[2]:" in text
+    assert "-run b" in text and "+run c" in text

@@ -35,6 +35,8 @@ from tau.review.model import Review, TargetDiff
 
 JSON_VERSION = 1
 _MAX_VALUE = 120
+#: Characters shown each side of where two long strings start to differ.
+_CONTEXT = 40
 _BARE = re.compile(r"^[A-Za-z_/<][\w./:@+=,<>-]*$")
 _ENV = re.compile(r"\.env\[([^\]]+)\]")
 _GPU = "nvidia.com/gpu"
@@ -60,10 +62,38 @@ def _change(change: Change) -> list[str]:
         return [f"+ {change.path}: {_value(change.new)}"]
     if change.op == "removed":
         return [f"- {change.path}: {_value(change.old)}"]
-    old, new = change.old, change.new
+    return _changed(change.path, change.old, change.new)
+
+
+def _changed(path: str, old: Any, new: Any) -> list[str]:
+    """A changed value; a script (a multi-line string) as a unified diff of its lines, and a
+    list of the same length (a container's command) item by item, so a one-line change in a
+    generated shell script reads as that line.
+    """
     if isinstance(old, str) and isinstance(new, str) and ("\n" in old or "\n" in new):
-        return [f"{change.path}:", *(f"    {line}" for line in _lines_diff(old, new))]
-    return [f"{change.path}: {_value(old)} → {_value(new)}"]
+        return [f"{path}:", *(f"    {line}" for line in _lines_diff(old, new))]
+    if isinstance(old, list) and isinstance(new, list) and len(old) == len(new):
+        out: list[str] = []
+        for index, (a, b) in enumerate(zip(old, new, strict=True)):
+            if a != b:
+                out += _changed(f"{path}[{index}]", a, b)
+        return out
+    if isinstance(old, str) and isinstance(new, str) and max(len(old), len(new)) > _MAX_VALUE:
+        return [f"{path}: {_around(old, new)}"]
+    return [f"{path}: {_value(old)} → {_value(new)}"]
+
+
+def _around(old: str, new: str) -> str:
+    """Two long one-line strings (a shell command) cut to where they differ, with context."""
+    same = (i for i, (a, b) in enumerate(zip(old, new, strict=False)) if a != b)
+    prefix = next(same, min(len(old), len(new)))
+    start = max(0, prefix - _CONTEXT)
+
+    def window(text: str) -> str:
+        cut = text[start : prefix + _CONTEXT]
+        return ("…" if start else "") + cut + ("…" if prefix + _CONTEXT < len(text) else "")
+
+    return f"{_value(window(old))} → {_value(window(new))}"
 
 
 def _object_lines(obj: ObjectDiff, *, files: bool = True) -> list[str]:
@@ -247,4 +277,11 @@ def _word(change: Change) -> str | None:
         return "tolerations"
     if ".resources." in path and path.endswith((".cpu", ".memory")):
         return "CPU" if path.endswith(".cpu") else "memory"
+    if path.endswith(".persistentVolumeClaim.claimName"):
+        return f"PVC {moved}" if moved else "PVC"
+    if path.endswith(".nodeSelector") or ".nodeSelector[" in path:
+        return "node selector"
+    in_container = ".containers[" in path or ".initContainers[" in path
+    if in_container and (path.endswith((".command", ".args")) or "].command[" in path):
+        return "command"
     return None
