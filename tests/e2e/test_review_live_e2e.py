@@ -42,9 +42,13 @@ CASES = {
 
 
 @pytest.fixture(scope="module", autouse=True)
-def _cleanup(admin: Api, researcher) -> Iterator[None]:
+def _cleanup(repo: Shell, admin: Api, researcher) -> Iterator[None]:
+    """Cancel the runs as a user does: a plain delete of a Job orphans its pods and its Kueue
+    Workload (the batch API's default propagation), which would keep holding the queue's quota
+    and block the operator's uninstall at the end of the suite."""
     yield
     for name, (api_version, kind, _) in CASES.items():
+        repo.tau("run", "cancel", name)
         admin.delete(api_version, kind, name, researcher.namespace)
 
 

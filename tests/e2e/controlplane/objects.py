@@ -86,8 +86,11 @@ class Api:
 
     def delete(self, api_version: str, kind: str, name: str, namespace: str | None = None) -> None:
         res = self.resource(api_version, kind)
+        # Background, not the batch API's default (orphan): an orphaned Job's pods and Kueue
+        # Workload would outlive the test and keep holding the queue's quota.
+        options = {"apiVersion": "v1", "kind": "DeleteOptions", "propagationPolicy": "Background"}
         with contextlib.suppress(NotFoundError):
-            res.delete(name=name, namespace=namespace)
+            res.delete(name=name, namespace=namespace, body=options)
 
     def patch_status(
         self, api_version: str, kind: str, name: str, status: dict[str, Any], namespace=None
