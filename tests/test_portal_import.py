@@ -85,10 +85,10 @@ def test_every_row_carries_the_import_tags(store: Path, tmp_path: Path, capsys) 
     assert seen[("train/acc", 2)]["jsonl.history_line"] == "4"
     assert seen[("train/loss", 1)]["jsonl.history_line"] == "2"
     assert seen[("train/loss", 0)]["jsonl.raw_key"] == "loss"
-    # train/loss is a standard research metric (and a loss: the World model card); train/acc
+    # train/loss is a standard research metric (and a loss: the Loss card); train/acc
     # is neither standard nor named by a card rule beyond the default.
     assert seen[("train/loss", 0)]["tau.metric.standard"] == "true"
-    assert seen[("train/loss", 0)]["tau.metric.card"] == "World model"
+    assert seen[("train/loss", 0)]["tau.metric.card"] == "Loss"
     assert seen[("train/acc", 0)]["tau.metric.standard"] == "false"
 
 
@@ -349,16 +349,16 @@ def test_stellar_takes_the_card_from_the_metric_tag_then_the_name(
     assert ev.metric_cards == {"custom/q": "Behavior"}
     doc = snapshot.build(ev, now=datetime(2026, 1, 1, tzinfo=UTC))
     cards = {m["metric_name"]: c["card"] for c in doc["cards"] for m in c["metrics"]}
-    assert cards == {"custom/q": "Behavior", "loss": "World model"}
+    assert cards == {"custom/q": "Behavior", "loss": "Loss"}
     options = {o["name"]: o["card"] for o in doc["metric_options"]}
-    assert options == {"custom/q": "Behavior", "loss": "World model"}
+    assert options == {"custom/q": "Behavior", "loss": "Loss"}
 
 
 def test_an_unknown_card_tag_falls_back_to_the_name() -> None:
     from tau.portal.store.cards import card_from_tags
 
     assert card_from_tags({"tau.metric.card": "Throughput"}, "loss") == "Throughput"
-    assert card_from_tags({"tau.metric.card": "Not a card"}, "loss") == "World model"
+    assert card_from_tags({"tau.metric.card": "Not a card"}, "loss") == "Loss"
     assert card_from_tags(None, "gpu/util") == "Systems"
 
 

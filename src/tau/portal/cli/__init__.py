@@ -7,6 +7,8 @@ TauError becomes `error: <message>` and its exit code, never a traceback.
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
+from typing import Any
 
 from cyclopts import App
 
@@ -63,4 +65,18 @@ def main(argv: list[str] | None = None) -> int:
     if args and args[0] == "exp":  # the hidden legacy alias of `experiment`
         args[0] = "experiment"
     args = hoist_store(args)
-    return run_command(lambda: build_app()(args))
+    return run_command(lambda: _located(lambda: build_app()(args)))
+
+
+def _located(command: Callable[[], Any]) -> Any:
+    """Run `command`; a damaged index met anywhere becomes the store's one located line."""
+    try:
+        return command()
+    except Exception as exc:
+        if type(exc).__module__ != "sqlite3":
+            raise
+        from tau.portal.store.core import damaged, is_damage
+
+        if not is_damage(exc):
+            raise
+        raise damaged(exc) from None

@@ -697,6 +697,38 @@ def status(
     return 0
 
 
+@app.command(name="rebuild-index")
+def rebuild_index(
+    *,
+    store: Store = None,
+    output: Output = "table",
+    json: Json = False,
+) -> int:
+    """Rebuild a corrupt or lost index.sqlite from the store's append-log and metric files.
+
+    The damaged index is kept beside the new one (index.sqlite.damaged-<time>).
+
+    Args:
+        output: table or json.
+    """
+    from tau.portal.store.rebuild import rebuild_index as run_rebuild
+    from tau.portal.store.resolve import resolve_root
+
+    fmt = choose(output, ("table", "json"), json_flag=json)
+    result = run_rebuild(resolve_root(store))
+    if fmt == "json":
+        sys.stdout.write(json_text(result))
+        return 0
+    print(f"rebuilt {result['index']}")
+    if result["kept"]:
+        print(f"kept:             {result['kept']}")
+    rows = ", ".join(f"{k}={v}" for k, v in result["rows"].items()) or "(none)"
+    print(f"rows:             {rows}")
+    print(f"metric_summaries: {result['metric_summaries']}")
+    _warn(result["warnings"], False, fmt)
+    return 0
+
+
 # -- sql ----------------------------------------------------------------------------------
 
 
@@ -733,7 +765,8 @@ def compare(
     *,
     store: Store = None,
     metric: str | None = None,
-    direction: str = "max",
+    direction: str | None = None,
+    include_failed: Flag = False,
     configs: Flag = False,
     output: Output = "table",
     format: str | None = None,
@@ -744,7 +777,9 @@ def compare(
     Args:
         target: An experiment, run group or run.
         metric: The metric (default: Stellar's primary outcome metric).
-        direction: max or min: which value is best.
+        direction: max or min (higher/lower too): which value is best (default: what the
+            metric recorded, else by name: loss, error, perplexity, ... min; others max).
+        include_failed: Count failed runs in the groups (left out by default).
         configs: Show the config fields that differ between the compared runs instead.
         output: table, json, jsonl or csv.
         format: Overrides --output.
@@ -764,7 +799,9 @@ def compare(
             )
         _warn(diff["warnings"], diff["truncated"], fmt)
         return 0
-    result = run_compare(opened, target, metric=metric, direction=direction)
+    result = run_compare(
+        opened, target, metric=metric, direction=direction, include_failed=include_failed
+    )
     emit_rows(fmt, COLUMNS, result["groups"], whole=result)
     _warn(result["warnings"], result["truncated"], fmt)
     return 0
@@ -1088,10 +1125,27 @@ def autocapture(
 
 # -- not built here -----------------------------------------------------------------------
 
-app.command("tau.portal.cli.web:stellar", name=["stellar", "dashboard"])
-app.command("tau.portal.cli.web:plot", name="plot")
-app.command("tau.portal.cli.web:open_", name="open")
-app.command("tau.portal.cli.web:serve", name="serve")
+# Lazily imported commands show no docstring in the group's list, so each says its help here.
+app.command(
+    "tau.portal.cli.web:stellar",
+    name=["stellar", "dashboard"],
+    help="Render the Stellar dashboard of a run group, run or experiment (-o html|json|tui).",
+)
+app.command(
+    "tau.portal.cli.web:plot",
+    name="plot",
+    help="Write a deterministic SVG chart of one metric.",
+)
+app.command(
+    "tau.portal.cli.web:open_",
+    name="open",
+    help="Serve Stellar for a target and open it in the browser.",
+)
+app.command(
+    "tau.portal.cli.web:serve",
+    name="serve",
+    help="Serve Stellar over HTTP (read-only; loopback unless --addr).",
+)
 
 kusto_app = App(name="kusto", help="Emit KQL for the ADX projection (not built yet).")
 app.command(kusto_app)

@@ -33,6 +33,25 @@ AllowedHost = Annotated[
         help="another Host header name to answer to (e.g. behind a proxy); repeatable",
     ),
 ]
+DirectionFlag = Annotated[
+    tuple[str, ...],
+    Parameter(
+        name="--direction",
+        consume_multiple=False,
+        negative=(),
+        show_default=False,
+        help="[METRIC=]max|min: which value is best (bare: the chart metric; default: what the "
+        "metric recorded, else by name: loss, error, perplexity, ... min); repeatable",
+    ),
+]
+IncludeFailed = Annotated[
+    bool,
+    Parameter(
+        name="--include-failed",
+        negative=(),
+        help="count failed runs in group statistics, best run and ranking (marked either way)",
+    ),
+]
 MaxRuns = Annotated[int, Parameter(name="--max-runs", help="runs per snapshot (≥ 0; 0 = 200)")]
 STELLAR_OUTPUTS = ("html", "json", "tui")
 PLOT_OUTPUTS = ("table", "json")
@@ -44,13 +63,25 @@ def _choice(value: str, allowed: tuple[str, ...]) -> str:
     return value
 
 
-def _source(store: str | None) -> Any:
+def _source(store: str | None, *, serving: bool = False) -> Any:
+    """The store's Stellar source; a missing or foreign store fails here with its message.
+
+    A damaged index fails too, except for the servers (`serving`): they start anyway, say the
+    one line with the fix, and answer 503 until the index is restored or rebuilt.
+    """
+    from tau.portal.errors import IndexDamaged
     from tau.portal.stellar.source import StoreSource
     from tau.portal.store.core import Store
     from tau.portal.store.resolve import resolve_root
 
     root = resolve_root(store)
-    Store.open(root).close()  # a missing or foreign store fails here, with the store's message
+    try:
+        Store.open(root).close()
+    except IndexDamaged as exc:
+        if not serving:
+            raise
+        print(f"warning: {exc.message}; serving 503 pages until it is fixed", file=sys.stderr)
+        print(f"  hint: {exc.hint}", file=sys.stderr)
     return StoreSource(root)
 
 
@@ -59,7 +90,20 @@ def clock() -> datetime:
     return datetime.now(UTC)
 
 
-def _snapshot(source: Any, name: str, metric: str | None, max_runs: int) -> dict[str, Any]:
+def _directions(values: tuple[str, ...]) -> dict[str, str]:
+    from tau.portal.store.direction import parse_overrides
+
+    return parse_overrides(values)
+
+
+def _snapshot(
+    source: Any,
+    name: str,
+    metric: str | None,
+    max_runs: int,
+    directions: dict[str, str] | None = None,
+    include_failed: bool = False,
+) -> dict[str, Any]:
     from tau.portal.errors import NotFound
     from tau.portal.stellar import snapshot
 
@@ -69,7 +113,13 @@ def _snapshot(source: Any, name: str, metric: str | None, max_runs: int) -> dict
         raise NotFound(
             name, hint=f"list what the store holds with `{CLI} list --kind groups`"
         ) from None
-    return snapshot.build(evidence, now=clock(), metric=metric)
+    return snapshot.build(
+        evidence,
+        now=clock(),
+        metric=metric,
+        directions=directions,
+        include_failed=include_failed,
+    )
 
 
 def write_file(path: Path, text: str) -> int:
@@ -98,6 +148,8 @@ def stellar(
     output: Annotated[str, Parameter(name=["--output", "-o"])] = "html",
     out: Annotated[Path | None, Parameter(name="--out", help="write to a file")] = None,
     metric: Metric = None,
+    direction: DirectionFlag = (),
+    include_failed: IncludeFailed = False,
     max_runs: MaxRuns = 200,
 ) -> int:
     """Render the Stellar dashboard of NAME (run group, run, then experiment): -o html|json|tui.
@@ -107,7 +159,8 @@ def stellar(
     from tau.portal.stellar import output as render
 
     kind = _choice(output, STELLAR_OUTPUTS)
-    doc = _snapshot(_source(store), name, metric, max_runs)
+    ways = _directions(direction)
+    doc = _snapshot(_source(store), name, metric, max_runs, ways, include_failed)
     if kind == "json":
         text = render.as_json(doc)
     elif kind == "tui":
@@ -131,6 +184,7 @@ def plot(
     out: Annotated[Path | None, Parameter(name="--out", help="the SVG file to write")] = None,
     output: Annotated[str, Parameter(name=["--output", "-o"])] = "table",
     json_: Annotated[bool, Parameter(name="--json", negative=())] = False,
+    include_failed: IncludeFailed = False,
 ) -> int:
     """Write a deterministic SVG chart of one metric (byte-identical for the same store)."""
     import json
@@ -140,7 +194,7 @@ def plot(
     if out is None:
         raise UsageError("--out is required", hint="e.g. --out loss.svg")
     kind = "json" if json_ else _choice(output, PLOT_OUTPUTS)
-    doc = _snapshot(_source(store), target, metric, 200)
+    doc = _snapshot(_source(store), target, metric, 200, None, include_failed)
     size = write_file(out, render.plot_svg(doc))
     result = render.plot_result(doc, str(out), size)
     if kind == "json":
@@ -184,6 +238,8 @@ def serve(
     default_target: Annotated[str | None, Parameter(name="--default-target")] = None,
     open_browser: Annotated[bool, Parameter(name="--open", negative=())] = False,
     metric: Metric = None,
+    direction: DirectionFlag = (),
+    include_failed: IncludeFailed = False,
     max_runs: MaxRuns = 200,
     allowed_host: AllowedHost = (),
 ) -> int:
@@ -193,9 +249,15 @@ def serve(
 
     if max_runs < 0:
         raise UsageError("--max-runs must be >= 0")
-    source = _source(store)
+    ways = _directions(direction)
+    source = _source(store, serving=True)
     stellar_app = Stellar(
-        source, default_target=default_target, metric=metric, max_runs=max_runs or 200
+        source,
+        default_target=default_target,
+        metric=metric,
+        max_runs=max_runs or 200,
+        directions=ways,
+        include_failed=include_failed,
     )
 
     def announce(address: Any) -> None:
@@ -221,6 +283,8 @@ def open_(
     store: StoreFlag = None,
     addr: Addr = "127.0.0.1:8080",
     metric: Metric = None,
+    direction: DirectionFlag = (),
+    include_failed: IncludeFailed = False,
     no_browser: Annotated[bool, Parameter(name="--no-browser", negative=())] = False,
     max_runs: MaxRuns = 200,
     allowed_host: AllowedHost = (),
@@ -229,14 +293,27 @@ def open_(
     from tau.portal.web.app import create_app
     from tau.portal.web.stellar_routes import Stellar
 
+    ways = _directions(direction)
     source = _source(store)
-    doc = _snapshot(source, target, metric, max_runs)  # an unknown target fails before binding
+    # an unknown target fails before binding
+    doc = _snapshot(source, target, metric, max_runs, ways, include_failed)
     chosen = metric or doc["compare"].get("metric_name") or doc["chart"].get("metric_name") or ""
-    stellar_app = Stellar(source, default_target=target, metric=metric, max_runs=max_runs or 200)
+    stellar_app = Stellar(
+        source,
+        default_target=target,
+        metric=metric,
+        max_runs=max_runs or 200,
+        directions=ways,
+        include_failed=include_failed,
+    )
 
     def announce(address: Any) -> None:
         base = f"http://{address.shown_host}:{address.port}"
         url = f"{base}/stellar?target={_q(target)}" + (f"&metric={_q(chosen)}" if chosen else "")
+        if chosen and (ways.get(chosen) or ways.get("")):
+            url += f"&direction={ways.get(chosen) or ways['']}"
+        if include_failed:
+            url += "&include_failed=1"
         if no_browser:
             print(url, flush=True)
         elif _open(url):
@@ -282,7 +359,7 @@ def portal_serve(
     reader = ClusterReader(api_client, namespace=namespace, unavailable=reason)
     stellar_app = None
     if store or os.environ.get("TAU_EXP_STORE") or os.environ.get("TAU_EXP_STORE_ROOT"):
-        stellar_app = Stellar(_source(store), metric=metric, max_runs=max_runs or 200)
+        stellar_app = Stellar(_source(store, serving=True), metric=metric, max_runs=max_runs or 200)
 
     def announce(address: Any) -> None:
         print(

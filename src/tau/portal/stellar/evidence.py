@@ -54,6 +54,8 @@ class Evidence:
         warnings: what the reader could not read.
         metric_cards: metric name -> the card its rows' `tau.metric.card` tag names (contract
             §7.1: the tag first, else the name rules); metrics without the tag are absent.
+        metric_directions: metric name -> `max`/`min` its rows' `tau.metric.direction` tag
+            records; metrics without the tag are absent (the name rule decides).
         load_series: reads one metric's series for some runs.
     """
 
@@ -73,4 +75,5 @@ class Evidence:
     observations: Sequence[Record] = ()
     warnings: Sequence[str] = ()
     metric_cards: Mapping[str, str] = field(default_factory=dict)
+    metric_directions: Mapping[str, str] = field(default_factory=dict)
     load_series: SeriesLoader = _no_series

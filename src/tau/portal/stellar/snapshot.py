@@ -18,7 +18,9 @@ from tau.portal.stellar import svg
 from tau.portal.stellar.cards import CARD_ORDER, RUN_STATUS_METRIC, default_metric
 from tau.portal.stellar.downsample import DEFAULT_BUDGET, METHOD, downsample, ema
 from tau.portal.stellar.evidence import Evidence, Record
+from tau.portal.store import direction as directions_
 from tau.portal.store.cards import card_from_tags
+from tau.portal.store.direction import Direction, direction_of
 from tau.portal.store.schema import TABLES
 
 SCHEMA_VERSION = "tau.exp.cockpit.v0"
@@ -111,7 +113,8 @@ def percentile(sorted_values: Sequence[float], q: float) -> float:
     return sorted_values[lo] + (sorted_values[hi] - sorted_values[lo]) * (pos - lo)
 
 
-def distribution(values: Sequence[float]) -> dict[str, float]:
+def distribution(values: Sequence[float], direction: str = directions_.MAX) -> dict[str, float]:
+    """min/p25/median/p75/max of `values` (non-empty), and the best one in `direction`."""
     ordered = sorted(values)
     return {
         "min": ordered[0],
@@ -119,8 +122,13 @@ def distribution(values: Sequence[float]) -> dict[str, float]:
         "median": percentile(ordered, 0.5),
         "p75": percentile(ordered, 0.75),
         "max": ordered[-1],
-        "best": ordered[-1],
+        "best": ordered[-1] if direction == directions_.MAX else ordered[0],
     }
+
+
+def is_failed(run: Mapping[str, Any]) -> bool:
+    """A run doc that failed: its state, or its terminal `tau/run_status` marker, says so."""
+    return run.get("lifecycle_state") == "failed" or run.get("outcome_state") == "failed"
 
 
 # --- per-run facts -------------------------------------------------------------------------
@@ -279,6 +287,8 @@ def build(
     metric: str | None = None,
     mode: str = "full",
     include_points: bool = True,
+    directions: Mapping[str, str] | None = None,
+    include_failed: bool = False,
 ) -> dict[str, Any]:
     """The snapshot document of `ev`.
 
@@ -288,6 +298,10 @@ def build(
         metric: the requested chart metric (`--metric`); falls back as the contract says.
         mode: ``full``, ``summary`` (no chart series) or ``metric`` (chart only).
         include_points: keep SVG polyline coordinates in chart series (the API strips them).
+        directions: `--direction` overrides, metric -> ``max``/``min``; the key "" names the
+            decision (chart) metric. Other metrics follow their recorded tag or the name rule.
+        include_failed: count failed runs in group statistics, best run and ranking (they are
+            excluded by default, and always marked).
     """
     warnings = list(ev.warnings)
     by_run: dict[str, dict[str, Record]] = {}
@@ -304,6 +318,19 @@ def build(
     chart_metric = default_metric(metric_names, metric, card)
     if metric and metric not in metric_names:
         warnings.append(f"metric {metric} was not found for this target")
+    decision = chart_metric or ""
+    overrides = {k: directions_.parse(v) for k, v in (directions or {}).items()}
+    bare = overrides.pop("", None)
+    if bare and decision:
+        overrides.setdefault(decision, bare)
+    for name in sorted(set(overrides) - set(metric_names)):
+        warnings.append(f"--direction for {name} ignored: the target has no metric {name}")
+
+    def direction(name: str) -> Direction:
+        return direction_of(
+            name, override=overrides.get(name), record=ev.metric_directions.get(name)
+        )
+
     if not [n for n in metric_names if n != RUN_STATUS_METRIC]:
         warnings.append("no scalar metrics were found for this target")
 
@@ -311,17 +338,32 @@ def build(
         _run_doc(ev, i, run, by_run.get(str(run["run_id"]), {}), now)
         for i, run in enumerate(ev.runs)
     ]
+    failed = [r["run_id"] for r in runs if is_failed(r)]
+    for r in runs:
+        r["failed"] = r["run_id"] in failed
+        r["in_group_stats"] = include_failed or not r["failed"]
+    counted = [r for r in runs if r["in_group_stats"]]
     colors = {r["run_id"]: r["color"] for r in runs}
     groups = _groups(ev, runs)
-    cards = _cards(runs, by_run, card)
+    cards = _cards(counted, by_run, card, direction)
     chart = (
         _chart(ev, runs, chart_metric, colors, include_points)
         if mode != "summary"
         else {"has_data": False, "metric_name": chart_metric or "", "series": []}
     )
-    decision = chart_metric or ""
-    stats = _group_stats(runs, by_run, decision)
-    best_group = max(stats, key=lambda g: (stats[g]["best"], g), default="") if stats else ""
+    way = direction(decision)
+    stats = _group_stats(counted, by_run, decision, way.value)
+    sign = directions_.sort_key(way.value)
+    best_group = min(stats, key=lambda g: (sign * stats[g]["best"], g), default="")
+    excluded = [] if include_failed else failed
+    if excluded:
+        shown = ", ".join(excluded[:5]) + (
+            f" (+{len(excluded) - 5} more)" if len(excluded) > 5 else ""
+        )
+        warnings.append(
+            f"{len(excluded)} failed runs left out of group statistics: {shown} "
+            "(--include-failed counts them)"
+        )
     observations = list(ev.observations)
     coverage = _seed_coverage(runs)
     doc: dict[str, Any] = {
@@ -334,24 +376,42 @@ def build(
         "manifest": dict(ev.manifest),
         "status": dict(ev.status),
         "summary": _summary(
-            ev, runs, stats, best_group, decision, observations, coverage, card(decision)
+            ev,
+            runs,
+            stats,
+            best_group,
+            way,
+            decision,
+            observations,
+            coverage,
+            card(decision),
+            include_failed,
         ),
         "experiment": dict(ev.experiment) if ev.experiment else None,
         "run_groups": groups,
         "runs": runs,
         "cards": cards,
         "chart": chart,
-        "metric_options": [{"name": n, "card": card(n)} for n in metric_names],
-        "sweep": _sweep(ev, runs, by_run, decision),
-        "compare": _compare(ev, runs, by_run, stats, best_group, decision),
+        "metric_options": [
+            {"name": n, "card": card(n), **direction(n).as_dict()} for n in metric_names
+        ],
+        "direction": {"metric_name": decision, **way.as_dict()},
+        "include_failed": include_failed,
+        "excluded_failed_runs": excluded,
+        "sweep": _sweep(ev, runs, counted, by_run, decision, way.value),
+        "compare": _compare(ev, counted, by_run, stats, best_group, decision, way),
         "artifacts": [dict(a) for a in ev.artifacts[:MAX_ARTIFACTS]],
         "events": [dict(e) for e in ev.events[-MAX_EVENTS:]],
         "observations": [dict(o) for o in observations],
-        "actions": actions(ev.store_path, ev.target, ev.target_type, decision),
+        "actions": actions(ev.store_path, ev.target, ev.target_type, decision, way, include_failed),
         "best_group_id": best_group,
         "seed_coverage": coverage,
         "warnings": warnings,
     }
+    unreadable = chart.get("unreadable_runs")
+    for rid in unreadable if isinstance(unreadable, list) else ():
+        # The summaries promise points the metric files did not give: missing or damaged.
+        warnings.append(f"metrics unreadable for {rid} (its metric file is missing or damaged)")
     if len(ev.events) > MAX_EVENTS:
         warnings.append(f"events truncated to the latest {MAX_EVENTS} of {len(ev.events)}")
     if len(ev.artifacts) > MAX_ARTIFACTS:
@@ -419,8 +479,13 @@ def _latest(by_run: Mapping[str, Mapping[str, Record]], run_id: str, metric: str
 
 
 def _group_stats(
-    runs: Sequence[Mapping[str, Any]], by_run: Mapping[str, Mapping[str, Record]], metric: str
+    runs: Sequence[Mapping[str, Any]],
+    by_run: Mapping[str, Mapping[str, Record]],
+    metric: str,
+    direction: str = directions_.MAX,
 ) -> dict[str, dict[str, Any]]:
+    """Per group: the distribution of the runs' latest values and the best run in `direction`."""
+    sign = directions_.sort_key(direction)
     values: dict[str, list[float]] = {}
     steps: dict[str, int] = {}
     best_run: dict[str, tuple[float, str]] = {}
@@ -432,14 +497,14 @@ def _group_stats(
         values.setdefault(g, []).append(v)
         step = by_run[r["run_id"]][metric].get("latest_step")
         steps[g] = max(steps.get(g, 0), int(step or 0))
-        if g not in best_run or (v, r["run_id"]) > best_run[g]:
+        if g not in best_run or (sign * v, r["run_id"]) < (sign * best_run[g][0], best_run[g][1]):
             best_run[g] = (v, r["run_id"])
     return {
         g: {
             "run_group_id": g,
             "run_count": len(vs),
             "latest_step": steps[g],
-            **distribution(vs),
+            **distribution(vs, direction),
             "best_run_id": best_run[g][1],
         }
         for g, vs in sorted(values.items())
@@ -450,13 +515,17 @@ def _cards(
     runs: Sequence[Mapping[str, Any]],
     by_run: Mapping[str, Mapping[str, Record]],
     card: Callable[[str], str],
+    direction: Callable[[str], Direction],
 ) -> list[dict[str, Any]]:
     names = sorted({n for m in by_run.values() for n in m if n != RUN_STATUS_METRIC})
     cards: dict[str, list[dict[str, Any]]] = {}
     for name in names:
-        groups = list(_group_stats(runs, by_run, name).values())
+        way = direction(name)
+        groups = list(_group_stats(runs, by_run, name, way.value).values())
         if groups:
-            cards.setdefault(card(name), []).append({"metric_name": name, "groups": groups})
+            cards.setdefault(card(name), []).append(
+                {"metric_name": name, **way.as_dict(), "groups": groups}
+            )
     return [{"card": c, "metrics": cards[c]} for c in CARD_ORDER if c in cards]
 
 
@@ -473,8 +542,10 @@ def _chart(
     run_ids = [r["run_id"] for r in runs if metric in r["metric_names"]]
     group_of = {r["run_id"]: r["run_group_id"] for r in runs}
     loaded = sorted(ev.load_series(metric, run_ids), key=lambda s: run_ids.index(s.run_id))
+    got = {s.run_id for s in loaded}
+    unreadable = [rid for rid in run_ids if rid not in got]
     if not loaded:
-        return empty
+        return {**empty, "unreadable_runs": unreadable}
     budget = max(50, min(DEFAULT_BUDGET, TOTAL_POINT_BUDGET // len(loaded)))
     sampled = [(s, downsample(s.steps, s.values, budget)) for s in loaded]
     smooth = (metric.startswith("train/") or "loss" in metric) and any(
@@ -530,6 +601,7 @@ def _chart(
         "series": series,
         "sampling_note": svg.sampling_note(lines),
         "smoothing": {"method": "ema", "alpha": EMA_ALPHA} if smooth else None,
+        "unreadable_runs": unreadable,
     }
 
 
@@ -550,10 +622,12 @@ def _summary(
     runs: Sequence[Mapping[str, Any]],
     stats: Mapping[str, Mapping[str, Any]],
     best_group: str,
+    way: Direction,
     metric: str,
     observations: Sequence[Record],
     coverage: str,
     card: str,
+    include_failed: bool,
 ) -> dict[str, Any]:
     decisions = [o for o in observations if o.get("type") == "decision"]
     blockers = [o for o in observations if o.get("type") == "blocker"]
@@ -568,7 +642,7 @@ def _summary(
     if decisions:
         answer = _text(sorted(decisions, key=lambda o: _text(o.get("created_at")))[-1].get("text"))
     elif best_group:
-        answer = f"Current best evidence favors {best_group} on {metric}."
+        answer = f"Current best evidence favors {best_group} on {metric} ({way.goal} is better)."
     else:
         answer = "No current answer yet."
     best = stats.get(best_group)
@@ -588,7 +662,7 @@ def _summary(
         confidence = "medium - multiple groups with repeated seeds"
     else:
         confidence = "low - needs another group or more seeds"
-    acts = actions(ev.store_path, ev.target, ev.target_type, metric)
+    acts = actions(ev.store_path, ev.target, ev.target_type, metric, way, include_failed)
     if not runs:
         next_action = "Record a run: import a metrics history or track a run."
     elif confidence.startswith("low") or confidence.startswith("medium"):
@@ -611,16 +685,20 @@ def _summary(
 def _sweep(
     ev: Evidence,
     runs: Sequence[Mapping[str, Any]],
+    counted: Sequence[Mapping[str, Any]],
     by_run: Mapping[str, Mapping[str, Record]],
     metric: str,
+    direction: str,
 ) -> dict[str, Any]:
+    """Runs ranked best first in `direction` (failed runs only when counted), and importance."""
+    sign = directions_.sort_key(direction)
     ranked = sorted(
         (
             {"run_id": r["run_id"], "run_group_id": r["run_group_id"], "value": v}
-            for r in runs
+            for r in counted
             if (v := _latest(by_run, r["run_id"], metric)) is not None
         ),
-        key=lambda x: (-x["value"], x["run_id"]),
+        key=lambda x: (sign * x["value"], x["run_id"]),
     )
     configs = {r["run_id"]: run_config(ev.configs.get(r["run_id"], ())) for r in runs}
     configured = [rid for rid, c in configs.items() if c]
@@ -637,6 +715,7 @@ def _sweep(
     axes = [i["param"] for i in importance[:5]] + ([metric] if metric else [])
     return {
         "metric_name": metric,
+        "direction": direction,
         "best_run": ranked[0] if ranked else None,
         "ranked_runs": ranked[:50],
         "axes": axes,
@@ -671,6 +750,7 @@ def _compare(
     stats: Mapping[str, Mapping[str, Any]],
     best_group: str,
     metric: str,
+    way: Direction,
 ) -> dict[str, Any]:
     outliers = []
     for g, s in stats.items():
@@ -689,9 +769,10 @@ def _compare(
     ][-MAX_EVENT_MARKERS:]
     return {
         "metric_name": metric,
+        "direction": way.value,
         "summary": (
-            f"Best current group is {best_group} on {metric}; inspect outliers, event markers, "
-            "and runtime diffs before recording a decision."
+            f"Best current group is {best_group} on {metric} ({way.goal} is better); inspect "
+            "outliers, event markers, and runtime diffs before recording a decision."
             if best_group
             else "No group has outcome evidence yet."
         ),
@@ -762,13 +843,36 @@ def observe_cli(store: str, scope_type: str, target: str) -> str:
     )
 
 
-def actions(store: str, target: str, target_type: str, metric: str) -> dict[str, str]:
-    """Copy-paste commands for the target (contract §7.1 `actions`)."""
+def actions(
+    store: str,
+    target: str,
+    target_type: str,
+    metric: str,
+    way: Direction | None = None,
+    include_failed: bool = False,
+) -> dict[str, str]:
+    """Copy-paste commands for the target (contract §7.1 `actions`).
+
+    Each reproduces what the page shows: `compare` always names the direction (a loss compared
+    the wrong way names the worst group best), the Stellar commands name it when it was
+    overridden, and all of them carry `--include-failed` when failed runs were counted.
+    """
     base = f"{CLI} --store {quote(store)}"
-    metric_flag = f" --metric {quote(metric)}" if metric else ""
+    failed_flag = " --include-failed" if include_failed else ""
+    way_flag = (
+        f" {directions_.flag(way.value)}"
+        if metric and way is not None and way.source == directions_.FROM_FLAG
+        else ""
+    )
+    metric_flag = (f" --metric {quote(metric)}" if metric else "") + way_flag + failed_flag
+    compare_way = directions_.flag(way.value if way else directions_.by_name(metric))
+    stellar_flags = (f" --metric {quote(metric)}" + way_flag if way_flag else "") + failed_flag
     column = {"run_group": "run_group_id", "run": "run_id"}.get(target_type, "experiment_id")
     return {
-        "copy_cli": f"{base} stellar {quote(target)} -o html > {quote(target + '-stellar.html')}",
+        "copy_cli": (
+            f"{base} stellar {quote(target)}{stellar_flags} -o html "
+            f"> {quote(target + '-stellar.html')}"
+        ),
         "open_cli": f"{base} open {quote(target)}{metric_flag}",
         "copy_sql": (
             f'{base} sql "select run_id, state, created_at, completed_at, result_uri from runs '
@@ -777,7 +881,8 @@ def actions(store: str, target: str, target_type: str, metric: str) -> dict[str,
         "export_packet": f"{base} export --out {quote(target + '-packet')}",
         "observe_cli": observe_cli(store, target_type, target),
         "next_command": (
-            f"{base} compare {quote(target)} --metric {quote(metric)} --format jsonl"
+            f"{base} compare {quote(target)} --metric {quote(metric)} {compare_way}"
+            f"{failed_flag} --format jsonl"
             if metric
             else f"{base} status {quote(target)} --json"
         ),

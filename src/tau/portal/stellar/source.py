@@ -118,6 +118,9 @@ class StoreSource:
             return self._store()
 
         summaries = [asdict(s) for s in read.metric_summaries(store, run_ids=ids)]
+        cards, directions = series.metric_tags(
+            store, ids, sorted({str(s["metric_name"]) for s in summaries})
+        )
         return Evidence(
             store_path=self.store_path,
             target=target,
@@ -130,9 +133,8 @@ class StoreSource:
             total_runs=total,
             configs=configs,
             summaries=summaries,
-            metric_cards=series.metric_cards(
-                store, ids, sorted({str(s["metric_name"]) for s in summaries})
-            ),
+            metric_cards=cards,
+            metric_directions=directions,
             events=[asdict(e) for e in reversed(events.items)],
             artifacts=[asdict(a) for a in read.artifacts(store, ids)],
             observations=[asdict(o) for o in read.observations(store, scopes).items],

@@ -70,6 +70,21 @@ def render(snapshot: Mapping[str, Any], console: Console) -> None:
     facts = _table("FIELD", "VALUE")
     for key in ("status", "current_answer", "best_evidence", "confidence", "seed_coverage"):
         _row(facts, key, str(summary[key]))
+    way = s.get("direction") or {}
+    if way.get("metric_name"):
+        _row(
+            facts,
+            "direction",
+            f"{way['direction']} ({way['goal']} is better) for {way['metric_name']}; "
+            f"from {way['direction_source']}",
+        )
+    if s.get("excluded_failed_runs"):
+        _row(
+            facts,
+            "failed_runs",
+            f"left out of group statistics: {', '.join(s['excluded_failed_runs'])} "
+            "(--include-failed counts them)",
+        )
     _row(facts, "next_action", summary["next_action"])
     _row(facts, "next_command", summary["next_command"])
     console.print(facts)

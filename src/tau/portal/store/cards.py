@@ -11,9 +11,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-#: Card order on every surface (contract §7.1).
+#: Card order on every surface (contract §7.1, plus "Loss": the reference put every loss under
+#: "World model", which misnames a supervised run's train/eval loss).
 CARD_ORDER = (
     "Outcome",
+    "Loss",
     "Optimization",
     "Throughput",
     "Systems",
@@ -114,8 +116,12 @@ def card_of(name: str) -> str:
         return "Model diagnostics"
     if lower.startswith(("behavior/", "policy/", "episode/")):
         return "Behavior"
-    if "loss" in lower or lower.startswith(("world/", "wm/")):
+    if lower.startswith(("world/", "wm/", "world_model/")):
         return "World model"
+    if "loss" in lower or "perplexity" in lower or "cross_entropy" in lower:
+        # Supervised training and eval losses: not a world model's (that card keeps its
+        # prefixes), and not an outcome either.
+        return "Loss"
     if lower.startswith(_OUTCOME_PREFIXES):
         return "Outcome"
     return "Other metrics"

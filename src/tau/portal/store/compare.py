@@ -10,10 +10,11 @@ import json
 from collections import defaultdict
 from typing import Any
 
-from tau.portal.errors import UsageError
+from tau.portal.store import direction as direction_mod
 from tau.portal.store import read
+from tau.portal.store.cards import RUN_STATUS_METRIC
 from tau.portal.store.core import Store
-from tau.portal.store.records import Run
+from tau.portal.store.records import MetricSummary, Run
 
 COLUMNS = [
     "metric_name",
@@ -55,11 +56,33 @@ def quantile(sorted_values: list[float], q: float) -> float:
     return sorted_values[lo] + (sorted_values[hi] - sorted_values[lo]) * (pos - lo)
 
 
+def failed_runs(runs: list[Run], summaries: list[MetricSummary]) -> list[str]:
+    """Ids of runs that failed: state `failed`, or a terminal `tau/run_status` marker of -1."""
+    marked = {
+        s.run_id
+        for s in summaries
+        if s.metric_name == RUN_STATUS_METRIC
+        and s.latest_value is not None
+        and float(s.latest_value) == -1.0
+    }
+    return [r.run_id for r in runs if (r.state or "").lower() == "failed" or r.run_id in marked]
+
+
 def compare(
-    store: Store, target: str, *, metric: str | None, direction: str = "max"
+    store: Store,
+    target: str,
+    *,
+    metric: str | None,
+    direction: str | None = None,
+    include_failed: bool = False,
 ) -> dict[str, Any]:
-    if direction not in ("max", "min"):
-        raise UsageError(f"--direction must be max or min, got {direction!r}")
+    """Per-group distribution of the runs' latest values of one metric, best and winner.
+
+    `direction` (max/min, or higher/lower) overrides the metric's own: the `tau.metric.direction`
+    tag its rows recorded, else the name rule (`train/loss` is won by the lowest). Failed runs
+    are left out unless `include_failed`, and said in the warnings.
+    """
+    override = direction_mod.parse(direction) if direction is not None else None
     runs, truncated = _runs(store, target)
     ids = [r.run_id for r in runs]
     summaries = read.metric_summaries(store, run_ids=ids)
@@ -72,9 +95,24 @@ def compare(
         chosen = default_metric(names)
     if not chosen:
         warnings.append("no scalar metrics were found for this target")
+    record = None
+    if chosen and not override:
+        from tau.portal.store.series import metric_tags
+
+        record = metric_tags(store, ids, [chosen])[1].get(chosen)
+    way = direction_mod.direction_of(chosen or "", override=override, record=record)
+    failed = failed_runs(runs, summaries)
+    excluded = set() if include_failed else set(failed)
+    if excluded:
+        warnings.append(
+            f"{len(excluded)} failed runs left out: {', '.join(sorted(excluded))} "
+            "(--include-failed counts them)"
+        )
     group_of = {r.run_id: r.run_group_id or "" for r in runs}
     values: dict[str, list[tuple[float, str, int | None]]] = defaultdict(list)
     for s in summaries:
+        if s.run_id in excluded:
+            continue
         if s.metric_name == chosen and s.latest_value is not None:
             values[group_of[s.run_id]].append((float(s.latest_value), s.run_id, s.latest_step))
     if chosen and not values:
@@ -83,13 +121,13 @@ def compare(
     for group in sorted(values):
         entries = values[group]
         ordered = sorted(v for v, _, _ in entries)
-        sign = -1.0 if direction == "max" else 1.0
+        sign = direction_mod.sort_key(way.value)
         best = min(entries, key=lambda e: (sign * e[0], e[1]))  # ties: the first run id
         steps = [s for _, _, s in entries if s is not None]
         rows.append(
             {
                 "metric_name": chosen,
-                "direction": direction,
+                "direction": way.value,
                 "run_group_id": group,
                 "run_count": len(entries),
                 "latest_step": max(steps) if steps else None,
@@ -104,14 +142,17 @@ def compare(
             }
         )
     if rows:
-        key = (lambda r: r["best_value"]) if direction == "max" else (lambda r: -r["best_value"])
-        max(rows, key=key)["winner"] = True
+        sign = direction_mod.sort_key(way.value)
+        min(rows, key=lambda r: (sign * r["best_value"], r["run_group_id"]))["winner"] = True
     return {
         "schema_version": "tau.exp.compare.v0",
         "store_path": str(store.root),
         "target": target,
         "metric_name": chosen,
-        "direction": direction,
+        "direction": way.value,
+        "direction_source": way.source,
+        "include_failed": include_failed,
+        "failed_runs": failed,
         "groups": rows,
         "truncated": truncated,
         "warnings": warnings,

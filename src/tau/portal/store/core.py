@@ -28,12 +28,37 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from tau.portal.errors import StoreError, WriteConflict
+from tau.portal.errors import IndexDamaged, StoreError, WriteConflict
 from tau.portal.store import schema
 from tau.portal.store.full import write_problem
 from tau.portal.store.lock import TIMEOUT_SECONDS, WriterLock
 
 Row = dict[str, Any]
+
+
+#: SQLite's result codes for a damaged database file (SQLITE_CORRUPT, SQLITE_NOTADB).
+_DAMAGE_CODES = (11, 26)
+_DAMAGE_WORDS = ("malformed", "not a database", "database disk image", "file is not a database")
+#: The index of the store this process opened last: a CLI process opens one store, so a damage
+#: error met anywhere below can name the file.
+_last_index: list[Path] = []
+
+
+def is_damage(exc: BaseException) -> bool:
+    """Whether `exc` says the SQLite file itself is corrupt or truncated (not locked, not SQL)."""
+    if not isinstance(exc, sqlite3.DatabaseError):
+        return False
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is not None and code & 0xFF in _DAMAGE_CODES:
+        return True
+    text = str(exc).lower()
+    return any(w in text for w in _DAMAGE_WORDS)
+
+
+def damaged(exc: BaseException, index: Path | None = None) -> IndexDamaged:
+    """The located error for a damage exception (the last opened index when none is given)."""
+    where = index or (_last_index[-1] if _last_index else Path(schema.INDEX))
+    return IndexDamaged(str(where), str(exc).splitlines()[0] if str(exc) else "unreadable")
 
 
 def now_rfc3339() -> str:
@@ -92,8 +117,16 @@ class Store:
         if version not in schema.KNOWN_VERSIONS:
             raise StoreError(f'unsupported experiment store schema "{version}"')
         store = cls(root, manifest, lock_timeout=lock_timeout)
-        if version != schema.SCHEMA_VERSION or not store._schema_current():
-            store._migrate()
+        _last_index.append(store.index_path)
+        del _last_index[:-1]
+        try:
+            if version != schema.SCHEMA_VERSION or not store._schema_current():
+                store._migrate()
+        except sqlite3.DatabaseError as exc:
+            if is_damage(exc):
+                store.close()
+                raise damaged(exc, store.index_path) from None
+            raise
         return store
 
     @classmethod

@@ -221,11 +221,27 @@ def read_points(
 def tag_cards(paths: Iterable[Path], names: Iterable[str]) -> dict[str, str]:
     """The `tau.metric.card` tag of each of `names`, from the first row of it that is read.
 
+    See `first_row_tags`; metrics whose first row has no card tag are absent (the caller falls
+    back to the name rules).
+    """
+    from tau.portal.store.cards import CARD_TAG
+
+    found = {}
+    for name, tags in first_row_tags(paths, names).items():
+        card = tags.get(CARD_TAG)
+        if isinstance(card, str) and card:
+            found[name] = card
+    return found
+
+
+def first_row_tags(paths: Iterable[Path], names: Iterable[str]) -> dict[str, dict[str, Any]]:
+    """The tags of the first row of each of `names` (the card and direction tags live there).
+
     Files are read in the given order and only as far as needed: a row group whose
     metric_name statistics say it holds one metric (the importer writes those) gives that
     metric's tags from its first row; a mixed row group (a `track` file) is read in batches
     until every name has been seen. Reading stops once every name has been seen, so a metric
-    whose first row has no card tag keeps the name rules even if a later file tags it.
+    whose first row has no tag keeps the name rules even if a later file tags it.
     Unreadable files are skipped; the caller falls back to the name rules.
     """
     import json
@@ -233,22 +249,20 @@ def tag_cards(paths: Iterable[Path], names: Iterable[str]) -> dict[str, str]:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from tau.portal.store.cards import CARD_TAG
-
     wanted = set(names)
-    found: dict[str, str] = {}
-    done: set[str] = set()  # names whose first row was read (a card or not)
+    found: dict[str, dict[str, Any]] = {}
+    done: set[str] = set()  # names whose first row was read (tagged or not)
 
     def take(name: str, tags_json: str | None) -> None:
         if name in done or name not in wanted:
             return
         done.add(name)
         try:
-            card = json.loads(tags_json or "{}").get(CARD_TAG)
-        except (ValueError, AttributeError):
+            tags = json.loads(tags_json or "{}")
+        except ValueError:
             return
-        if isinstance(card, str) and card:
-            found[name] = card
+        if isinstance(tags, dict) and tags:
+            found[name] = tags
 
     for path in paths:
         if not wanted - done:

@@ -20,7 +20,7 @@ def metric_columns(store: Store, run_ids: Sequence[str], metric_name: str) -> di
     """(steps, values) of `metric_name` per run, ordered by step; runs without it are absent.
 
     Rows without a step are placed by their order in the file (their row index), as the
-    reference's charts do.
+    reference's charts do. A missing or unreadable file is skipped (its runs come back short).
     """
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
@@ -28,12 +28,19 @@ def metric_columns(store: Store, run_ids: Sequence[str], metric_name: str) -> di
     wanted = set(run_ids)
     files = [f for f in read.metric_files(store, list(run_ids)) if f.run_id in wanted]
     out: dict[str, Columns] = {}
+    import pyarrow as pa
+
     for f in files:
-        table = pq.read_table(
-            store.root / f.path,
-            columns=["run_id", "step", "value"],
-            filters=[("metric_name", "=", metric_name)],
-        )
+        try:
+            table = pq.read_table(
+                store.root / f.path,
+                columns=["run_id", "step", "value"],
+                filters=[("metric_name", "=", metric_name)],
+            )
+        except (OSError, ValueError, pa.ArrowException):
+            # A missing or damaged file degrades its run only: Stellar says "metrics unreadable
+            # for <run>" for runs whose summaries promise points that did not come back.
+            continue
         if table.num_rows == 0:
             continue
         for run_id in pc.unique(table.column("run_id")).to_pylist():
@@ -55,16 +62,31 @@ def metric_columns(store: Store, run_ids: Sequence[str], metric_name: str) -> di
     return out
 
 
-def metric_cards(store: Store, run_ids: Sequence[str], names: Sequence[str]) -> dict[str, str]:
-    """Each metric's `tau.metric.card` tag as recorded in the runs' metric files.
+def metric_tags(
+    store: Store, run_ids: Sequence[str], names: Sequence[str]
+) -> tuple[dict[str, str], dict[str, str]]:
+    """(cards, directions): each metric's `tau.metric.card` and `tau.metric.direction` tags as
+    recorded in the runs' metric files, in one read.
 
     Files are read in the order of `run_ids` (newest runs first); untagged metrics are absent.
     """
-    from tau.portal.store.metrics import tag_cards
+    from tau.portal.store.cards import CARD_TAG
+    from tau.portal.store.direction import recorded
+    from tau.portal.store.metrics import first_row_tags
 
     order = {rid: i for i, rid in enumerate(run_ids)}
     files = sorted(
         (f for f in read.metric_files(store, list(run_ids)) if f.run_id in order),
         key=lambda f: order[str(f.run_id)],
     )
-    return tag_cards((store.root / f.path for f in files), names)
+    tags = first_row_tags((store.root / f.path for f in files), names)
+    cards = {
+        n: t[CARD_TAG] for n, t in tags.items() if isinstance(t.get(CARD_TAG), str) and t[CARD_TAG]
+    }
+    directions = {n: d for n, t in tags.items() if (d := recorded(t))}
+    return cards, directions
+
+
+def metric_cards(store: Store, run_ids: Sequence[str], names: Sequence[str]) -> dict[str, str]:
+    """Each metric's `tau.metric.card` tag as recorded in the runs' metric files."""
+    return metric_tags(store, run_ids, names)[0]

@@ -62,7 +62,50 @@ async def _http_error(request: Request, exc: Exception) -> Response:
     return sr.json_response(body(exc.status_code, detail), exc.status_code)
 
 
+DAMAGED_FIX = (
+    "restore index.sqlite from a backup, or rebuild it from the store's files with "
+    "`taugrid-portal experiment rebuild-index --store STORE`"
+)
+
+
+def damaged_detail(exc: Exception) -> str | None:
+    """The 503 detail when `exc` is a damaged store index (no server path in it), else None."""
+    from tau.portal.errors import IndexDamaged
+    from tau.portal.store.core import is_damage
+
+    if isinstance(exc, IndexDamaged):
+        reason = exc.reason
+    elif is_damage(exc):
+        reason = str(exc).splitlines()[0] if str(exc) else "unreadable"
+    else:
+        return None
+    return f"the experiment store index is damaged ({reason}); {DAMAGED_FIX}"
+
+
+def _wants_html(request: Request) -> bool:
+    return "text/html" in request.headers.get("accept", "") and not request.url.path.startswith(
+        "/api/"
+    )
+
+
+def _unavailable_page(detail: str) -> Response:
+    from html import escape
+
+    text = (
+        '<!doctype html><html lang="en"><head><meta charset="utf-8">'
+        "<title>Stellar: store unavailable</title></head><body>"
+        "<h1>Stellar: the experiment store is unavailable</h1>"
+        f"<p>{escape(detail)}</p></body></html>"
+    )
+    return Response(text, 503, media_type="text/html; charset=utf-8")
+
+
 async def _internal_error(request: Request, exc: Exception) -> Response:
+    detail = damaged_detail(exc)
+    if detail is not None:
+        if _wants_html(request):
+            return _unavailable_page(detail)
+        return sr.json_response(body(503, detail), 503)
     # No traceback and no internals to the client: the reason is one line.
     detail = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else 'internal error'}"
     return sr.json_response(body(500, detail, "INTERNAL"), 500)

@@ -363,13 +363,14 @@ BOARDS = (
     ("nodeutil", "Node Utilization", "/api/portal/nodeutil"),
 )
 KUSTO_REASON = (
-    "not configured: Cluster Health, Cost, and Node Utilization boards need Kusto "
-    "(set --kusto-endpoint, or --kusto-query-command for a custom adapter)"
+    "not configured: Cluster Health, Cost, and Node Utilization boards need a Kusto source, "
+    "which this build does not read yet"
 )
-#: What `portal serve` prints at startup without a Kusto source (contract §10, word for word).
+#: What `portal serve` prints at startup. The reference names its --kusto-endpoint and
+#: --kusto-query-command flags here; this build has neither, so the line names none.
 KUSTO_WARNING = (
     "warning: Cluster Health, Cost, and Node Utilization boards disabled "
-    "(set --kusto-endpoint, or --kusto-query-command for a custom adapter)"
+    "(they need a Kusto source, which this build does not read yet)"
 )
 
 

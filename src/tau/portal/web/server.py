@@ -102,7 +102,9 @@ def warning_for(address: Address) -> str | None:
     return (
         f"warning: listening on {address.host or '*'}:{address.port}, which is not loopback: "
         "this server has no authentication, so anyone who can reach it can read what it "
-        "serves; prefer the default 127.0.0.1 or put it behind an authenticating proxy"
+        "serves; prefer the default 127.0.0.1 or put it behind an authenticating proxy. "
+        "It answers only Host names it knows (loopback names); add each name or IP clients "
+        "use with --allowed-host NAME (repeatable)"
     )
 
 

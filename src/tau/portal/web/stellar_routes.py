@@ -100,31 +100,71 @@ class Stellar:
         default_target: str | None = None,
         metric: str | None = None,
         max_runs: int = 200,
+        directions: Mapping[str, str] | None = None,
+        include_failed: bool = False,
     ) -> None:
         self.source = source
         self.default_target = default_target
         self.metric = metric
         self.max_runs = max_runs
+        self.directions = dict(directions or {})
+        self.include_failed = include_failed
         self._snapshots: Memo[Built] = Memo(size=32)
         self._pages: Memo[tuple[str, str]] = Memo(size=32)
 
     # -- shared ---------------------------------------------------------------------------
-    def built(self, target: str, metric: str | None, mode: str, points: bool) -> Built:
+    def built(
+        self,
+        target: str,
+        metric: str | None,
+        mode: str,
+        points: bool,
+        view: tuple[str, bool] = ("", False),
+    ) -> Built:
+        """The snapshot of `target`; `view` is the request's (direction, include_failed)."""
         version = self.source.version()
-        key = (version, target, metric or "", mode, points)
+        way, include_failed = view
+        key = (version, target, metric or "", mode, points, way, include_failed)
+        directions = {**self.directions, **({"": way} if way else {})}
+        if way and metric:
+            directions[metric] = way
 
         def build() -> Built:
             try:
                 ev = self.source.evidence(target, max_runs=self.max_runs)
             except LookupError:
                 raise ApiError(404, f"experiment store record not found: {target}") from None
-            doc = snapshot.build(ev, now=now(), metric=metric, mode=mode, include_points=points)
-            return Built(doc, dumps(doc), etag_of(version, target, metric or "", mode, str(points)))
+            doc = snapshot.build(
+                ev,
+                now=now(),
+                metric=metric,
+                mode=mode,
+                include_points=points,
+                directions=directions,
+                include_failed=include_failed,
+            )
+            tag = etag_of(
+                version, target, metric or "", mode, str(points), way, str(include_failed)
+            )
+            return Built(doc, dumps(doc), tag)
 
         return self._snapshots.get(key, build)
 
     def _metric(self, request: Request) -> str | None:
         return request.query_params.get("metric") or self.metric
+
+    def _view(self, request: Request) -> tuple[str, bool]:
+        """The page's direction override and failed-runs toggle (query parameters)."""
+        from tau.portal.store.direction import normalize
+
+        raw = request.query_params.get("direction", "").strip()
+        way = normalize(raw) if raw and raw != "auto" else ""
+        if way is None:
+            raise ApiError(400, f"direction must be max or min (or auto), got {raw!r}")
+        flag = request.query_params.get("include_failed", "").strip().lower()
+        if flag not in ("", "0", "1", "true", "false", "on", "off"):
+            raise ApiError(400, f"include_failed must be 1 or 0, got {flag!r}")
+        return way, (flag in ("1", "true", "on")) or (not flag and self.include_failed)
 
     # -- pages ----------------------------------------------------------------------------
     def root(self, request: Request) -> Response:
@@ -142,6 +182,7 @@ class Stellar:
     def healthz(self, request: Request) -> Response:
         try:
             self.source.version()
+            self.source.search_experiments({}, 1)  # reads the index: a damaged one answers 503
         except OSError as exc:
             raise ApiError(503, f"experiment store is not readable: {exc}") from None
         return json_response({"ok": True, "store_path": self.source.store_path, "source": "local"})
@@ -151,14 +192,18 @@ class Stellar:
         if not target:
             return self.landing(request)
         metric = self._metric(request)
-        built = self.built(target, metric, "full", True)
+        view = self._view(request)
+        built = self.built(target, metric, "full", True, view)
         fragment = request.query_params.get("fragment") == "1"
         if not_modified(request, built.etag):
             return Response(status_code=304, headers={"ETag": built.etag})
 
         def render() -> tuple[str, str]:
-            live = f"/stellar?target={quote(target)}&fragment=1" + (
-                f"&metric={quote(metric)}" if metric else ""
+            live = (
+                f"/stellar?target={quote(target)}&fragment=1"
+                + (f"&metric={quote(metric)}" if metric else "")
+                + (f"&direction={view[0]}" if view[0] else "")
+                + ("&include_failed=1" if view[1] else "")
             )
             if fragment:
                 return built.etag, html.stellar_fragment(built.doc, metric_form="/stellar")
@@ -223,7 +268,7 @@ class Stellar:
         mode = request.query_params.get("mode", "full") or "full"
         if mode not in _MODES:
             raise ApiError(400, f"mode must be one of: {', '.join(_MODES)}")
-        built = self.built(target, self._metric(request), mode, False)
+        built = self.built(target, self._metric(request), mode, False, self._view(request))
         if not_modified(request, built.etag):
             return Response(status_code=304, headers={"ETag": built.etag})
         return Response(built.body, media_type="application/json", headers={"ETag": built.etag})
