@@ -151,3 +151,18 @@ def test_portal_help_and_search_do_not_import_pyarrow_or_kubernetes(tmp_path: Pa
         modules = set(json.loads(proc.stdout.splitlines()[-1])["modules"])
         for package in ("pyarrow", "kubernetes", "tau.portal.capture.jsonl"):
             assert not imported(modules, package), (argv, package)
+
+
+@pytest.mark.parametrize(
+    "module", ["tau.config.workflow.probe", "tau.config.validate", "tau.cli.loading"]
+)
+def test_each_config_module_imports_first_in_a_fresh_interpreter(module: str) -> None:
+    """probe and validate import each other's parts: either may be the first one loaded."""
+    proc = subprocess.run(
+        [sys.executable, "-c", f"import {module}"],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr

@@ -16,8 +16,8 @@ from tau.config.runconfig import RunConfig
 from tau.config.validate import engine, env, imports, settings, storage, structure, workflow
 from tau.config.validate.context import Context, canonical, lookup, split_path
 from tau.config.validate.findings import Findings
+from tau.config.workflow import probe
 from tau.config.workflow.model import Managed
-from tau.config.workflow.probe import is_managed
 from tau.errors import ConfigError, Diagnostic, Location
 
 MANAGED_MANIFEST = (
@@ -77,7 +77,9 @@ def validate(doc: RawDocument, *, name: str | None = None) -> ValidConfig:
     Raises:
         ConfigError: every error found (warnings found on the way ride along).
     """
-    if is_managed(doc.data):
+    # probe is imported as a module: it reads validate.context, so a first import of either
+    # package must not find the other half-initialized.
+    if probe.is_managed(doc.data):
         raise ConfigError(
             [
                 *doc.problems,
