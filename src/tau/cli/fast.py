@@ -17,7 +17,6 @@ are the same (tests/test_cli_fast_path.py runs both on a matrix of command lines
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -103,21 +102,10 @@ def client_dry_run(request: Request, argv: Sequence[str]) -> int:
         TauError: the config, the target or the project is invalid (tau.errors.run_command
             prints it and picks the exit code, as for every command).
     """
-    import os
-
-    from tau import pipeline
-    from tau.cli.loading import load_valid
+    from tau.cli.loading import load_valid, print_preview
     from tau.config.workflow.probe import Options
-    from tau.provenance import collect
 
     valid, _ = load_valid(request.target, request.config, request.project, managed=Options())
-    result = pipeline.client_preview(
-        valid,
-        os.environ,
-        collect(valid.config_dir, argv),
-        service_account=request.service_account,
+    return print_preview(
+        valid, argv, output=request.output, service_account=request.service_account
     )
-    for line in result.warnings:
-        print(line, file=sys.stderr)
-    sys.stdout.write(pipeline.dump(result.documents, request.output))
-    return 0

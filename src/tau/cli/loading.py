@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from tau.config.target import Target
     from tau.config.validate import ValidConfig
 
@@ -60,3 +62,24 @@ def display(path: Path) -> Path:
         return path.resolve().relative_to(Path.cwd().resolve())
     except ValueError:
         return path
+
+
+def print_preview(
+    valid: ValidConfig, argv: Sequence[str], *, output: str, service_account: str | None
+) -> int:
+    """`--dry-run=client`: the run's objects on stdout, the render's warnings on stderr.
+
+    `argv` is the command line (after `tau`) the tau-command annotation records.
+    """
+    import os
+
+    from tau import pipeline
+    from tau.provenance import collect
+
+    result = pipeline.client_preview(
+        valid, os.environ, collect(valid.config_dir, argv), service_account=service_account
+    )
+    for line in result.warnings:
+        print(line, file=sys.stderr)
+    sys.stdout.write(pipeline.dump(result.documents, output))
+    return 0

@@ -144,9 +144,6 @@ def run(
         workload_identity_client_id: Client ID of the managed identity that reads the vault
             (managed runtime.env_kv only).
     """
-    import os
-
-    from tau import pipeline
     from tau.config.workflow.probe import Options
     from tau.errors import UsageError
 
@@ -168,14 +165,10 @@ def run(
             project=found.project,
         )
     _check_key_vault_identity(valid, service_account)
-    result = pipeline.client_preview(
-        valid, os.environ, _provenance(valid), service_account=service_account
-    )
-    for line in result.warnings:
-        print(line, file=sys.stderr)
-    text = pipeline.dump(result.documents, fmt)
-    sys.stdout.write(text)
-    return 0
+    from tau.cli import invocation
+    from tau.cli.loading import print_preview
+
+    return print_preview(valid, invocation(), output=fmt, service_account=service_account)
 
 
 @app.command

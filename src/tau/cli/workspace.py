@@ -127,14 +127,7 @@ def check(
         # Ready for its subject is not usable by this caller: a Ready workspace whose role is
         # not bound to the caller would pass here and then refuse every `tau run`.
         try:
-            permissions.check(
-                api,
-                ws.authorization_mode,
-                ws.namespace,
-                workspace=ws.name,
-                role=ws.role or None,
-                context=conn.context,
-            )
+            permissions.check_workspace(api, ws, context=conn.context)
         except permissions.PermissionsMissing as exc:
             reason, hint = exc.message, exc.hint or ""
     warnings: list[str] = []
