@@ -23,9 +23,15 @@ from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from tau.k8s.names import DNS_1123_LABEL
 from tau.sdk.errors import BuildArtifactError
-from tau.sdk.generate import SecretLocator, StagedFile, Workload, canonical_yaml
+from tau.sdk.generate import (
+    SecretLocator,
+    StagedFile,
+    Workload,
+    canonical_yaml,
+    check_extra_destination,
+    unsafe_name,
+)
 
 #: The index file at the root of every build; also what marks a folder as a Tau build.
 INDEX_FILE = "tau-build.yaml"
@@ -35,12 +41,7 @@ GENERATOR_NAME = "tau-py"
 WORKLOADS_DIR = "workloads"
 SERVE_REASON = "tau.serve maps directly to tau serve deploy and is not a managed workflow"
 
-#: The file names the build generates itself; an extra script may not take their place.
-RESERVED_FILES = frozenset({"tau_py_wrapper.py", "tau.yaml"})
 ROLES = frozenset({"config", "entrypoint", "user-module", "extra-script"})
-#: A workload name becomes a folder name: one lower-case DNS-label-like segment.
-SAFE_NAME = DNS_1123_LABEL
-
 _PREFIX = "tau python build"
 _FILE_MODE = 0o644
 _DIR_MODE = 0o755
@@ -184,10 +185,8 @@ def _check_workloads(workloads: Sequence[Workload]) -> None:
     for w in workloads:
         if w.kind not in ("train", "eval"):
             raise BuildArtifactError(f"{_PREFIX}: unknown workload kind {w.kind!r}")
-        if not SAFE_NAME.fullmatch(w.name):
-            raise BuildArtifactError(
-                f"{_PREFIX}: workload name {w.name!r} is not a safe generated path segment"
-            )
+        if problem := unsafe_name(w.name, _PREFIX):
+            raise BuildArtifactError(problem)
         folder = workload_folder(w).as_posix()
         if folder in folders:
             raise BuildArtifactError(f"{_PREFIX}: two workloads would share {folder}")
@@ -201,10 +200,8 @@ def _check_workloads(workloads: Sequence[Workload]) -> None:
 
 def _check_files(w: Workload) -> None:
     for f in w.files:
-        if f.role == "extra-script" and f.name in RESERVED_FILES:
-            raise BuildArtifactError(
-                f"extra script destination {f.name!r} collides with a generated build file"
-            )
+        if f.role == "extra-script":
+            check_extra_destination(f.name)
     names: set[str] = set()
     for f in w.files:
         if f.name in ("", ".", "..") or "/" in f.name or "\\" in f.name or "\0" in f.name:

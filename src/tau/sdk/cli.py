@@ -21,7 +21,6 @@ from tau.cli._common import ContextFlag
 from tau.errors import NotImplementedYet, UsageError
 
 if TYPE_CHECKING:
-    from tau.sdk.discover import Handles
     from tau.sdk.overrides import Overrides
     from tau.sdk.submission import Launch
 
@@ -204,7 +203,6 @@ def build(
     prefix = "tau python build"
     chosen = (flags or OverrideFlags()).overrides()
     handles = discover(_module_path(module))
-    _check_serve_only(handles, prefix)
     workloads = plan(handles, chosen, command=prefix, upstream_checkpoint=upstream_checkpoint)
     serve = [(f.attribute, f.handle.name) for f in handles.serve]
     out = writer.write(workloads, output, force=force, serve=serve)
@@ -216,19 +214,6 @@ def build(
         )
     print(out)
     return 0
-
-
-def _check_serve_only(handles: Handles, prefix: str) -> None:
-    """A module of serve handles only has nothing to build or submit: say where they go."""
-    from tau.sdk.errors import SdkError
-
-    if handles.train or handles.eval:
-        return
-    if handles.serve:
-        raise SdkError(
-            f"{prefix}: tau.serve handles remain separate from managed train/eval artifacts; "
-            "use ServeHandle.deploy() or tau serve deploy"
-        )
 
 
 @app.command
@@ -252,7 +237,6 @@ def submit(
     """
     from tau.sdk import submission
     from tau.sdk.discover import discover
-    from tau.sdk.errors import SdkError
     from tau.sdk.generate import plan
 
     prefix = "tau python submit"
@@ -261,17 +245,8 @@ def submit(
     launch = (chain or ChainFlags()).launch()
     path = _module_path(module)
     handles = discover(path)
-    if not (handles.train or handles.eval):
-        raise SdkError(f"{prefix}: no @tau.train or @tau.eval functions found in {module}")
-    upstream = None
-    if not handles.train and handles.eval:
-        upstream = os.environ.get("TAU_UPSTREAM_CHECKPOINT") or None
-        if upstream is None:
-            raise SdkError(
-                f"{prefix}: @tau.eval without a sibling @tau.train needs "
-                "TAU_UPSTREAM_CHECKPOINT in the env (or call "
-                "handle.submit(upstream_checkpoint=...) directly)"
-            )
+    # An eval-only module evaluates this checkpoint; plan says what is missing and why.
+    upstream = None if handles.train else os.environ.get("TAU_UPSTREAM_CHECKPOINT") or None
     workloads = plan(handles, chosen, command=prefix, upstream_checkpoint=upstream)
     scratch = submission.scratch_folder()
     try:

@@ -172,14 +172,7 @@ def _workspace_checks(report: _Report, session: Any, namespace: str | None) -> s
     )
     what = f'workspace "{ws.name}" permissions ({ws.authorization_mode})'
     try:
-        permissions.check(
-            session.api,
-            ws.authorization_mode,
-            ws.namespace,
-            workspace=ws.name,
-            role=ws.role or None,
-            context=session.context,
-        )
+        permissions.check_workspace(session.api, ws, context=session.context)
     except permissions.PermissionsMissing as exc:
         report.fail(f"{what}: {exc.message}", exc.hint)
     else:

@@ -333,6 +333,23 @@ def _wrapper_bytes() -> bytes:
     return wrapper.source()
 
 
+def unsafe_name(name: str, command: str) -> str | None:
+    """The reference's words when `name` cannot be a folder name and part of resource names
+    (a DNS label); None when it can.
+    """
+    if SAFE_NAME.fullmatch(name):
+        return None
+    return f"{command}: workload name {name!r} is not a safe generated path segment"
+
+
+def check_extra_destination(dest: str) -> None:
+    """An extra script may not take the name of a file the generator writes itself."""
+    if dest in GENERATED_FILES:
+        raise BuildArtifactError(
+            f"extra script destination {dest!r} collides with a generated build file"
+        )
+
+
 def _workload(
     found: Found,
     kind: str,
@@ -344,10 +361,9 @@ def _workload(
 ) -> Workload:
     handle = found.handle
     name = str(handle.name)
-    if not SAFE_NAME.fullmatch(name):
+    if problem := unsafe_name(name, command):
         raise SdkError(
-            f"{command}: workload name {name!r} is not a safe generated path segment",
-            hint="use lowercase letters, digits and inner hyphens (a DNS label)",
+            problem, hint="use lowercase letters, digits and inner hyphens (a DNS label)"
         )
     manifest = _with_overrides(handle.manifest(), overrides)
     require_runtime_pip(manifest, name)
@@ -356,10 +372,7 @@ def _workload(
     manifest, locators = _rewrite_secrets(manifest, secret_name)
     extras = list(handle.staged_scripts)
     for _, dest in extras:
-        if dest in GENERATED_FILES:
-            raise BuildArtifactError(
-                f"extra script destination {dest!r} collides with a generated build file"
-            )
+        check_extra_destination(dest)
     files = [
         StagedFile(USER_MODULE_FILE, handle.source_bytes(), "user-module", USER_MODULE_FILE),
         StagedFile(WRAPPER_FILE, _wrapper_bytes(), "entrypoint", WRAPPER_STAGED_AS),

@@ -166,12 +166,10 @@ class ServeHandle:
         extra_args: Sequence[str] | None = None,
     ) -> int:
         """Run `tau serve deploy` for this service in this process; returns its exit code."""
-        if os.environ.get("TAU_DATA_DIR"):
-            raise SdkError(
-                "tau-py: refusing to deploy from inside what looks like a cluster-submitted job "
-                "(TAU_DATA_DIR is set). Submit from your local machine."
-            )
         from tau.cli import main
+        from tau.sdk.submission import refuse_inside_job
+
+        refuse_inside_job(os.environ, "deploy", hint=None)
 
         return main(
             self.deploy_argv(
@@ -182,18 +180,8 @@ class ServeHandle:
             )
         )
 
-    def submit(
-        self,
-        *,
-        namespace: str | None = None,
-        dry_run: str | None = None,
-        kube_context: str | None = None,
-        extra_args: Sequence[str] | None = None,
-    ) -> int:
-        """The same as `.deploy()` (the reference offered both names)."""
-        return self.deploy(
-            namespace=namespace, dry_run=dry_run, kube_context=kube_context, extra_args=extra_args
-        )
+    #: The same as `.deploy()`: the reference offered both names.
+    submit = deploy
 
 
 def serve(

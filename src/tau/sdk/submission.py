@@ -19,13 +19,12 @@ from pathlib import Path
 from typing import Any
 
 from tau.sdk.errors import SdkError
-from tau.sdk.generate import SecretLocator, Workload, canonical_yaml
+from tau.sdk.generate import CONFIG_FILE, SecretLocator, Workload, canonical_yaml
 
 #: The reference's file name of the run's Secret payload, next to the generated tau.yaml.
 PAYLOAD_FILE = "tau-job-secrets.json"
-CONFIG_FILE = "tau.yaml"
 INSIDE_JOB = (
-    "tau-py: refusing to .submit() from inside what looks like a cluster-submitted job "
+    "tau-py: refusing to {action} from inside what looks like a cluster-submitted job "
     "(TAU_DATA_DIR is set). Submit from your local machine."
 )
 
@@ -54,10 +53,14 @@ class Step:
     namespace: str | None = None
 
 
-def refuse_inside_job(env: Mapping[str, str]) -> None:
+def refuse_inside_job(
+    env: Mapping[str, str],
+    action: str = ".submit()",
+    hint: str | None = "run `tau python submit` from your own machine",
+) -> None:
     """A pod of a submitted run has TAU_DATA_DIR set; submitting from there would fork runs."""
     if env.get("TAU_DATA_DIR"):
-        raise SdkError(INSIDE_JOB, hint="run `tau python submit` from your own machine")
+        raise SdkError(INSIDE_JOB.format(action=action), hint=hint)
 
 
 def secret_values(locators: Sequence[SecretLocator], base: Path) -> dict[str, str]:

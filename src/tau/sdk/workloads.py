@@ -15,7 +15,7 @@ import functools
 import inspect
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -596,24 +596,9 @@ class _TrainArgs:
         entrypoint: EntrypointSpec | None = None,
         source_path: Path | None = None,
     ) -> TrainHandle:
-        return TrainHandle(
-            fn,
-            name=self.name,
-            gpus=self.gpus,
-            workers=self.workers,
-            placement=self.placement,
-            data_pvc=self.data_pvc,
-            resources=self.resources,
-            checkpoint_artifact=self.checkpoint_artifact,
-            model=self.model,
-            config=self.config,
-            runtime_pip=self.runtime_pip,
-            env=self.env,
-            mounts=self.mounts,
-            extra_manifest=self.extra_manifest,
-            entrypoint=entrypoint,
-            source_path=source_path,
-        )
+        # The handle's keywords are this record's fields, by name.
+        given = {f.name: getattr(self, f.name) for f in fields(self)}
+        return TrainHandle(fn, **given, entrypoint=entrypoint, source_path=source_path)
 
 
 def train(

@@ -7,10 +7,13 @@ list of one-at-a-time failures would cost the operator a round trip per permissi
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tau.errors import TauError
 from tau.kube.access import Permission, allowed
+
+if TYPE_CHECKING:
+    from tau.workspaces.readiness import WorkspaceView
 
 CLUSTER_WIDE = "cluster-wide"
 WORKSPACE_RBAC = "workspace-rbac"
@@ -77,4 +80,22 @@ def check(
         f'"{namespace}": {names}',
         hint=f"the TauWorkspace owner (your platform operator) grants them by binding {grant} "
         f'to your identity in namespace "{namespace}"; tau cannot work around RBAC',
+    )
+
+
+def check_workspace(api: Any, ws: WorkspaceView, *, context: str | None = None) -> None:
+    """`check` for a workspace as read from the cluster: its authorization mode, namespace and
+    role (what `tau workspace check` and `tau python doctor` ask).
+
+    Raises:
+        PermissionsMissing: one or more are missing.
+        ClusterError: a review failed.
+    """
+    check(
+        api,
+        ws.authorization_mode,
+        ws.namespace,
+        workspace=ws.name,
+        role=ws.role or None,
+        context=context,
     )
