@@ -47,11 +47,17 @@ def _package_dir(name: str) -> str:
     return str(resources.files("tau.portal.stellar").joinpath(name))
 
 
+#: Served as one stylesheet and one script, in this order. app.js comes last: it starts the
+#: page and announces `stellar:render`, which the chart and compare modules listen for.
+CSS_FILES = ("app.css", "charts.css", "compare.css")
+JS_FILES = ("charts.js", "compare.js", "app.js")
+
+
 @cache
 def assets() -> Assets:
     root = resources.files("tau.portal.stellar").joinpath("assets")
-    css = root.joinpath("app.css").read_text(encoding="utf-8")
-    js = root.joinpath("app.js").read_text(encoding="utf-8")
+    css = "\n".join(root.joinpath(n).read_text(encoding="utf-8") for n in CSS_FILES)
+    js = "\n".join(root.joinpath(n).read_text(encoding="utf-8") for n in JS_FILES)
     digest = hashlib.sha256((css + "\0" + js).encode()).hexdigest()[:12]
     return Assets(css, js, digest)
 

@@ -100,6 +100,7 @@
             if (open[again[k].getAttribute("data-run")]) again[k].open = true;
           }
           bind(main);
+          announce(main);
           applyFilters();
           var s = document.getElementById("live-state");
           if (s) s.textContent = "live: updated at " + new Date().toLocaleTimeString();
@@ -111,8 +112,22 @@
     tick();
   }
 
+  // The chart and compare modules (loaded before this file) build their views on this event:
+  // once at start and again after every live swap of <main>.
+  function announce(root) {
+    var ev;
+    try {
+      ev = new CustomEvent("stellar:render", { detail: { root: root } });
+    } catch (e) {
+      ev = document.createEvent("CustomEvent");
+      ev.initCustomEvent("stellar:render", false, false, { root: root });
+    }
+    document.dispatchEvent(ev);
+  }
+
   function start() {
     bind(document);
+    announce(document);
     var main = document.getElementById("main");
     if (main) live(main);
   }

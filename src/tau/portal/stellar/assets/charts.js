@@ -1,0 +1,1 @@
+// Stellar's interactive charts (listens for stellar:render).

@@ -1,0 +1,1 @@
+// Stellar's run table and comparison views (listens for stellar:render).
