@@ -53,7 +53,13 @@ class FakeSource:
     def _series(self, metric: str, run_ids: Sequence[str]) -> list[Series]:
         index = {r["run_id"]: i for i, r in enumerate(self.runs)}
         return [
-            Series(rid, metric, *metric_points(index[rid], metric, self.steps))
+            Series(
+                rid,
+                metric,
+                *metric_points(index[rid], metric, self.steps),
+                # One step a second from 2026-01-01T00:00Z, each run starting a minute later.
+                tuple((1_767_225_600 + 60 * index[rid] + s) * 1_000_000 for s in range(self.steps)),
+            )
             for rid in run_ids
             if metric in self.metrics
         ]

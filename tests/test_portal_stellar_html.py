@@ -36,18 +36,22 @@ class Tags(HTMLParser):
         super().__init__()
         self.tags: list[tuple[str, dict[str, str | None]]] = []
         self.scripts: list[str] = []
+        #: The text of inert `application/json` data blocks (never executed).
+        self.data_blocks: list[str] = []
         self._in_script = False
+        self._data = False
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         self.tags.append((tag, dict(attrs)))
         self._in_script = tag == "script"
+        self._data = self._in_script and dict(attrs).get("type") == "application/json"
 
     def handle_endtag(self, tag: str) -> None:
         self._in_script = False
 
     def handle_data(self, data: str) -> None:
         if self._in_script:
-            self.scripts.append(data)
+            (self.data_blocks if self._data else self.scripts).append(data)
 
 
 @pytest.fixture
@@ -71,8 +75,12 @@ def test_a_hostile_run_name_renders_inert(page: str) -> None:
     tags = parse(page)
     assert XSS not in page
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
-    assert len([t for t, _ in tags.tags if t == "script"]) == 1  # only the page's own inline JS
+    # Only the page's own inline JS executes; the rest are inert JSON data blocks.
+    scripts = [a for t, a in tags.tags if t == "script"]
+    assert len([a for a in scripts if a.get("type") != "application/json"]) == 1
     assert all("alert(1)" not in s for s in tags.scripts)
+    # Data blocks keep the hostile id as data, escaped so it cannot end its block.
+    assert all("<" not in block for block in tags.data_blocks)
 
 
 def test_the_page_is_self_contained(page: str) -> None:

@@ -16,12 +16,17 @@ Record = Mapping[str, Any]
 
 @dataclass(frozen=True)
 class Series:
-    """One run's points of one metric, as stored (not yet downsampled)."""
+    """One run's points of one metric, as stored (not yet downsampled).
+
+    `wall_times` are the points' wall-clock times in microseconds since the epoch (0 where the
+    writer recorded none); empty when the loader has no times at all.
+    """
 
     run_id: str
     metric_name: str
     steps: tuple[int, ...]
     values: tuple[float, ...]
+    wall_times: tuple[int, ...] = ()
 
 
 #: (metric name, run ids) -> that metric's series of those runs.

@@ -20,7 +20,7 @@ from typing import Any
 from jinja2 import ChainableUndefined, Environment, FileSystemLoader, select_autoescape
 from markupsafe import Markup
 
-from tau.portal.stellar import svg
+from tau.portal.stellar import links, svg
 
 #: Run detail cards rendered in full; the runs table lists every run.
 MAX_RUN_CARDS = 50
@@ -81,6 +81,14 @@ def environment() -> Environment:
         lstrip_blocks=False,
     )
     env.filters["num"] = num
+    # Every run, group and experiment mention goes through these (see links.py and
+    # templates/_links.html.j2): one place decides what a served or offline link is.
+    env.filters["target_url"] = links.target_url
+    env.filters["anchor"] = links.anchor
+    env.filters["local_uri"] = links.is_local_uri
+    env.globals["artifact_url"] = links.artifact_url
+    env.globals["breadcrumbs"] = links.breadcrumbs
+    env.tests["startingwith"] = lambda value, prefix: str(value).startswith(prefix)
     return env
 
 
@@ -122,6 +130,11 @@ def _context(snapshot: Mapping[str, Any], **extra: Any) -> dict[str, Any]:
         "live_interval": 5,
         "live_etag": "",
         "metric_form": None,
+        # Served pages link to other Stellar pages; the offline report links within itself.
+        "served": False,
+        "nav": {},
+        "downloadable": frozenset(),
+        "view": {},
         **extra,
     }
 
@@ -133,8 +146,16 @@ def stellar_page(
     live_url: str | None = None,
     live_etag: str = "",
     metric_form: str | None = None,
+    nav: Mapping[str, Any] | None = None,
+    downloadable: frozenset[str] = frozenset(),
+    view: Mapping[str, str] | None = None,
 ) -> str:
-    """The whole Stellar page: self-contained by default, or linking the served assets."""
+    """The whole Stellar page: self-contained by default, or linking the served assets.
+
+    A page with served assets is a served page: its mentions link to other Stellar pages, `nav`
+    says what else the server has (`portal_url`), and `downloadable` names the artifact ids the
+    server can hand out (local files inside the store).
+    """
     return (
         environment()
         .get_template("stellar.html.j2")
@@ -145,27 +166,51 @@ def stellar_page(
                 live_url=live_url,
                 live_etag=live_etag,
                 metric_form=metric_form,
+                served=not inline_assets,
+                nav=dict(nav or {}),
+                downloadable=downloadable,
+                view=dict(view or {}),
             )
         )
     )
 
 
-def stellar_fragment(snapshot: Mapping[str, Any], *, metric_form: str | None = None) -> str:
-    """The page's <main> content alone, for live refresh."""
+def stellar_fragment(
+    snapshot: Mapping[str, Any],
+    *,
+    metric_form: str | None = None,
+    nav: Mapping[str, Any] | None = None,
+    downloadable: frozenset[str] = frozenset(),
+    view: Mapping[str, str] | None = None,
+) -> str:
+    """The page's <main> content alone, for live refresh (only served pages refresh)."""
     return (
         environment()
         .get_template("stellar_main.html.j2")
-        .render(_context(snapshot, metric_form=metric_form, live_url="live"))
+        .render(
+            _context(
+                snapshot,
+                metric_form=metric_form,
+                live_url="live",
+                served=True,
+                nav=dict(nav or {}),
+                downloadable=downloadable,
+                view=dict(view or {}),
+            )
+        )
     )
 
 
 def render(template: str, **context: Any) -> str:
-    """Any other page template (the portal overview)."""
+    """Any other page template (landing, portal overview, error page): all served pages."""
     base = {
         "assets": assets(),
         "inline_assets": False,
         "live_url": None,
         "live_interval": 5,
         "live_etag": "",
+        "served": True,
+        "nav": {},
+        "view": {},
     }
     return environment().get_template(template).render({**base, **context})

@@ -14,7 +14,8 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from tau.portal.stellar import svg
+from tau.portal.stellar import chartdata, svg, table
+from tau.portal.stellar import configs as configs_
 from tau.portal.stellar.cards import CARD_ORDER, RUN_STATUS_METRIC, default_metric
 from tau.portal.stellar.downsample import DEFAULT_BUDGET, METHOD, downsample, ema
 from tau.portal.stellar.evidence import Evidence, Record
@@ -77,6 +78,10 @@ _SYSTEMS = (
 # The run fields of the snapshot are the store's run columns, less its own bookkeeping.
 _RUN_FIELDS = tuple(c for c in TABLES["runs"][1] if c != "index_version")
 _RUN_STATUS_VALUES = {1.0: "succeeded", -1.0: "failed", -2.0: "cancelled"}
+#: Outcomes after which a run writes nothing more (live refresh stops when every run has one).
+TERMINAL_OUTCOMES = frozenset({"succeeded", "failed", "cancelled"})
+#: Tags that may record how a run was started, when the run row has no `tau_command`.
+_COMMAND_TAGS = ("tau.command", "command", "entrypoint", "tau.entrypoint")
 
 
 def quote(value: str) -> str:
@@ -392,6 +397,9 @@ def build(
         "runs": runs,
         "cards": cards,
         "chart": chart,
+        "charts": (
+            chartdata.build(ev, runs, decision) if include_points and mode == "full" else None
+        ),
         "metric_options": [
             {"name": n, "card": card(n), **direction(n).as_dict()} for n in metric_names
         ],
@@ -407,6 +415,9 @@ def build(
         "best_group_id": best_group,
         "seed_coverage": coverage,
         "warnings": warnings,
+        "live": live_state(runs),
+        "config_diff": configs_.diff(runs, ev.configs),
+        "table": table.build(runs, by_run, direction, decision=decision, full=include_points),
     }
     unreadable = chart.get("unreadable_runs")
     for rid in unreadable if isinstance(unreadable, list) else ():
@@ -437,6 +448,7 @@ def _run_doc(
             "metric_names": sorted(summaries),
             "systems": systems(run),
             "configs": [dict(c) for c in ev.configs.get(run_id, ())],
+            "config_values": configs_.values(ev.configs.get(run_id, ())),
             "artifacts": [dict(a) for a in ev.artifacts if a.get("run_id") == run_id],
             "events": [dict(e) for e in ev.events if e.get("run_id") == run_id][-50:],
             "observations": [
@@ -448,6 +460,11 @@ def _run_doc(
         }
     )
     doc["state_legacy"] = "stale" if doc["liveness_state"] == "not_responding" else doc["state"]
+    doc["terminal"] = doc["outcome_state"] in TERMINAL_OUTCOMES
+    tags = doc["tags"]
+    doc["command"] = doc["tau_command"] or next(
+        (_text(tags[k]) for k in _COMMAND_TAGS if _text(tags.get(k))), ""
+    )
     marker = summaries.get(RUN_STATUS_METRIC)
     doc["run_status_marker"] = (
         _RUN_STATUS_VALUES.get(float(marker["latest_value"]), NOT_COLLECTED)
@@ -605,6 +622,28 @@ def _chart(
     }
 
 
+def live_state(runs: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Whether the target is done changing: every run has a terminal outcome.
+
+    A target with no runs is not finished (its first run may be on the way), and neither is one
+    with a run that is running or has gone quiet without an outcome (it may come back).
+    """
+    open_runs = [r["run_id"] for r in runs if not r.get("terminal")]
+    finished = bool(runs) and not open_runs
+    if finished:
+        reason = "all runs finished"
+    elif not runs:
+        reason = "no runs yet"
+    else:
+        reason = f"{len(open_runs)} of {len(runs)} runs not finished"
+    return {
+        "finished": finished,
+        "terminal_runs": len(runs) - len(open_runs),
+        "open_runs": len(open_runs),
+        "reason": reason,
+    }
+
+
 def _seed_coverage(runs: Sequence[Mapping[str, Any]]) -> str:
     counts: dict[str, int] = {}
     for r in runs:
@@ -637,6 +676,8 @@ def _summary(
         status = "blocked"
     elif decisions:
         status = "answered"
+    elif live_state(runs)["finished"]:
+        status = "finished"
     else:
         status = "active"
     if decisions:

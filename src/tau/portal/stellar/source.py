@@ -109,9 +109,10 @@ class StoreSource:
         def load_series(metric: str, run_ids: Sequence[str]) -> list[Series]:
             columns = series.metric_columns(store_for_thread(), run_ids, metric)
             return [
-                Series(rid, metric, tuple(columns[rid][0]), tuple(columns[rid][1]))
+                Series(rid, metric, tuple(steps), tuple(values), tuple(times))
                 for rid in run_ids
                 if rid in columns
+                for steps, values, times in (columns[rid],)
             ]
 
         def store_for_thread() -> Any:
@@ -184,12 +185,48 @@ class StoreSource:
     def search_experiments(self, filters: Mapping[str, str], limit: int) -> Mapping[str, Any]:
         from tau.portal.store import read
 
-        page = read.list_experiments(
-            self._store(), project=filters.get("project") or None, limit=limit
-        )
+        store = self._store()
+        page = read.list_experiments(store, project=filters.get("project") or None, limit=limit)
+        ids = [e.experiment_id for e in page.items]
+        counts = experiment_counts(store, ids)
         return {
             "schema_version": "tau.exp.experiment_search.v0",
             "store_path": self.store_path,
             "truncated": page.truncated,
-            "experiments": [asdict(e) for e in page.items],
+            "experiments": [
+                {**asdict(e), **counts.get(e.experiment_id, _NO_RUNS)} for e in page.items
+            ],
         }
+
+
+_NO_RUNS = {"run_count": 0, "run_group_count": 0, "latest_run_id": None, "latest_run_at": None}
+
+
+def experiment_counts(store: Any, experiment_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """Per experiment: its runs, run groups, and newest run (by `created_at`, then run id).
+
+    Two grouped queries over the runs index whatever the number of experiments (the landing
+    page lists up to 50); experiments without runs are absent.
+    """
+    out: dict[str, dict[str, Any]] = {}
+    for start in range(0, len(experiment_ids), 500):
+        chunk = tuple(experiment_ids[start : start + 500])
+        marks = ",".join("?" * len(chunk))
+        for exp, runs, groups in store.conn.execute(
+            "SELECT experiment_id, count(*), count(DISTINCT run_group_id) FROM runs "
+            f"WHERE experiment_id IN ({marks}) GROUP BY experiment_id",
+            chunk,
+        ):
+            out[str(exp)] = {**_NO_RUNS, "run_count": int(runs), "run_group_count": int(groups)}
+        # The newest run of each experiment: the first by (created_at DESC, run_id), the
+        # order every run list of the store uses.
+        for exp, run_id, created in store.conn.execute(
+            "SELECT experiment_id, run_id, created_at FROM ("
+            "SELECT experiment_id, run_id, created_at, row_number() OVER ("
+            "PARTITION BY experiment_id ORDER BY created_at DESC, run_id) AS n "
+            f"FROM runs WHERE experiment_id IN ({marks})) WHERE n = 1",
+            chunk,
+        ):
+            if str(exp) in out:
+                out[str(exp)].update(latest_run_id=str(run_id), latest_run_at=created)
+    return out

@@ -13,28 +13,31 @@ from collections.abc import Sequence
 from tau.portal.store import read
 from tau.portal.store.core import Store
 
-Columns = tuple[list[int], list[float]]
+#: (steps, values, wall times in microseconds since the epoch; 0 where none was recorded).
+Columns = tuple[list[int], list[float], list[int]]
 
 
 def metric_columns(store: Store, run_ids: Sequence[str], metric_name: str) -> dict[str, Columns]:
-    """(steps, values) of `metric_name` per run, ordered by step; runs without it are absent.
+    """(steps, values, wall_times) of `metric_name` per run, ordered by step; runs without it
+    are absent.
 
     Rows without a step are placed by their order in the file (their row index), as the
-    reference's charts do. A missing or unreadable file is skipped (its runs come back short).
+    reference's charts do; rows without a wall time get 0 (charts show "no time"). A missing or
+    unreadable file is skipped (its runs come back short).
     """
+    import pyarrow as pa
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
     wanted = set(run_ids)
     files = [f for f in read.metric_files(store, list(run_ids)) if f.run_id in wanted]
     out: dict[str, Columns] = {}
-    import pyarrow as pa
 
     for f in files:
         try:
             table = pq.read_table(
                 store.root / f.path,
-                columns=["run_id", "step", "value"],
+                columns=["run_id", "step", "value", "wall_time"],
                 filters=[("metric_name", "=", metric_name)],
             )
         except (OSError, ValueError, pa.ArrowException):
@@ -49,16 +52,17 @@ def metric_columns(store: Store, run_ids: Sequence[str], metric_name: str) -> di
             part = table.filter(pc.equal(table.column("run_id"), run_id))
             step_column = part.column("step")
             steps = step_column.to_pylist()
-            xs, ys = out.setdefault(run_id, ([], []))
+            xs, ys, ts = out.setdefault(run_id, ([], [], []))
             if step_column.null_count:
                 base = len(xs)
                 steps = [s if s is not None else base + i for i, s in enumerate(steps)]
             xs.extend(steps)
             ys.extend(part.column("value").to_pylist())  # float64 column: Python floats
-    for run_id, (xs, ys) in out.items():
+            ts.extend(pc.fill_null(part.column("wall_time"), 0).to_pylist())
+    for run_id, (xs, ys, ts) in out.items():
         if xs != sorted(xs):
-            pairs = sorted(zip(xs, ys, strict=True), key=lambda p: p[0])
-            out[run_id] = ([p[0] for p in pairs], [p[1] for p in pairs])
+            rows = sorted(zip(xs, ys, ts, strict=True), key=lambda p: p[0])
+            out[run_id] = ([p[0] for p in rows], [p[1] for p in rows], [p[2] for p in rows])
     return out
 
 

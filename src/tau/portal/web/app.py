@@ -16,7 +16,7 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
 from tau.portal.web import stellar_routes as sr
-from tau.portal.web.errors import ApiError, body
+from tau.portal.web.errors import ApiError, body, wants_html
 from tau.portal.web.security import HostGuard, SecurityMiddleware
 
 Handler = Callable[[Request], Response]
@@ -51,17 +51,6 @@ def stellar_routes(stellar: sr.Stellar) -> list[Route]:
     return routes
 
 
-async def _api_error(request: Request, exc: Exception) -> Response:
-    assert isinstance(exc, ApiError)
-    return sr.json_response(exc.body(), exc.status)
-
-
-async def _http_error(request: Request, exc: Exception) -> Response:
-    assert isinstance(exc, HTTPException)
-    detail = f"no route {request.url.path}" if exc.status_code == 404 else str(exc.detail or "")
-    return sr.json_response(body(exc.status_code, detail), exc.status_code)
-
-
 DAMAGED_FIX = (
     "restore index.sqlite from a backup, or rebuild it from the store's files with "
     "`taugrid-portal experiment rebuild-index --store STORE`"
@@ -82,33 +71,79 @@ def damaged_detail(exc: Exception) -> str | None:
     return f"the experiment store index is damaged ({reason}); {DAMAGED_FIX}"
 
 
-def _wants_html(request: Request) -> bool:
-    return "text/html" in request.headers.get("accept", "") and not request.url.path.startswith(
-        "/api/"
+def _browser(request: Request) -> bool:
+    return wants_html(request.headers.get("accept", ""), request.url.path)
+
+
+#: The error page's heading and what a user can do, by status.
+_TITLES = {
+    400: ("This request cannot be answered", ""),
+    404: ("Nothing here", "Check the id, or pick it from the list of experiments."),
+    405: ("Read-only", "Change runs with the taugrid-portal CLI."),
+    500: (
+        "The server could not build this page",
+        "`taugrid-portal experiment stellar TARGET -o json` shows the same error with its "
+        "location.",
+    ),
+    503: ("The experiment store is unavailable", ""),
+}
+
+
+def error_page(status: int, message: str, nav: dict[str, Any], hint: str = "") -> Response:
+    """The HTML error page: status, one line, links home (never a traceback or a path)."""
+    from http import HTTPStatus
+
+    from tau.portal.stellar import html
+
+    title, default_hint = _TITLES.get(status, ("This request cannot be answered", ""))
+    text = html.render(
+        "error.html.j2",
+        status=status,
+        phrase=HTTPStatus(status).phrase,
+        title=title,
+        message=message,
+        hint=hint or default_hint,
+        nav=nav,
     )
+    return Response(text, status, media_type="text/html; charset=utf-8")
 
 
-def _unavailable_page(detail: str) -> Response:
-    from html import escape
+def _handlers(
+    nav: dict[str, Any],
+) -> dict[Any, Callable[[Request, Exception], Awaitable[Response]]]:
+    """Errors as the JSON shape of errors.py for API clients, as an HTML page for browsers."""
 
-    text = (
-        '<!doctype html><html lang="en"><head><meta charset="utf-8">'
-        "<title>Stellar: store unavailable</title></head><body>"
-        "<h1>Stellar: the experiment store is unavailable</h1>"
-        f"<p>{escape(detail)}</p></body></html>"
-    )
-    return Response(text, 503, media_type="text/html; charset=utf-8")
+    def reply(request: Request, status: int, detail: str, code: str | None = None) -> Response:
+        if _browser(request):
+            return error_page(status, detail, nav)
+        return sr.json_response(body(status, detail, code), status)
 
+    async def api_error(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, ApiError)
+        return reply(request, exc.status, exc.detail, exc.code)
 
-async def _internal_error(request: Request, exc: Exception) -> Response:
-    detail = damaged_detail(exc)
-    if detail is not None:
-        if _wants_html(request):
-            return _unavailable_page(detail)
-        return sr.json_response(body(503, detail), 503)
-    # No traceback and no internals to the client: the reason is one line.
-    detail = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else 'internal error'}"
-    return sr.json_response(body(500, detail, "INTERNAL"), 500)
+    async def http_error(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, HTTPException)
+        if exc.status_code == 404:
+            detail = f"no route {request.url.path}"
+            if _browser(request):
+                detail = f"there is no page at {request.url.path}"
+        else:
+            detail = str(exc.detail or "")
+        return reply(request, exc.status_code, detail)
+
+    async def internal_error(request: Request, exc: Exception) -> Response:
+        detail = damaged_detail(exc)
+        if detail is not None:
+            return reply(request, 503, detail)
+        if _browser(request):
+            # The exception's text may name a server path: the page says only its kind.
+            return error_page(500, f"internal error ({type(exc).__name__})", nav)
+        # No traceback and no internals to the client: the reason is one line.
+        first = str(exc).splitlines()[0] if str(exc) else "internal error"
+        return sr.json_response(body(500, f"{type(exc).__name__}: {first}", "INTERNAL"), 500)
+
+    return {ApiError: api_error, HTTPException: http_error, Exception: internal_error}
 
 
 def create_app(
@@ -124,21 +159,21 @@ def create_app(
         # Browsers ask for it on every page; an empty answer keeps their consoles clean.
         Route("/favicon.ico", lambda request: Response(status_code=204)),
     ]
+    nav: dict[str, Any] = {
+        "experiments_url": "/stellar" if stellar is not None else None,
+        "portal_url": "/portal" if portal is not None else None,
+    }
     if stellar is not None:
+        stellar.portal_url = nav["portal_url"]
         routes += stellar_routes(stellar)
     if portal is not None:
         from tau.portal.web.portal_routes import routes as portal_routes
 
-        routes += portal_routes(portal)
+        routes += portal_routes(portal, stellar=stellar)
         routes.append(Route("/", lambda request: RedirectResponse("/portal", 302)))
         routes.append(Route("/healthz", lambda request: sr.json_response({"status": "ok"})))
     elif stellar is not None:
         routes.append(Route("/", stellar.root))
         routes.append(Route("/healthz", stellar.healthz))
-    handlers: dict[Any, Callable[[Request, Exception], Awaitable[Response]]] = {
-        ApiError: _api_error,
-        HTTPException: _http_error,
-        Exception: _internal_error,
-    }
-    app = Starlette(routes=routes, exception_handlers=handlers)
+    app = Starlette(routes=routes, exception_handlers=_handlers(nav))
     return SecurityMiddleware(app, guard)

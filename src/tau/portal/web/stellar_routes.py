@@ -18,10 +18,10 @@ from urllib.parse import quote, unquote, urlparse
 from starlette.requests import Request
 from starlette.responses import FileResponse, RedirectResponse, Response
 
-from tau.portal.stellar import html, snapshot
+from tau.portal.stellar import html, links, snapshot
 from tau.portal.stellar.downsample import downsample
 from tau.portal.web.cache import Memo
-from tau.portal.web.errors import ApiError
+from tau.portal.web.errors import ApiError, wants_html
 from tau.portal.web.source import StellarSource
 
 V2 = "/api/v2/stellar"
@@ -111,6 +111,13 @@ class Stellar:
         self.include_failed = include_failed
         self._snapshots: Memo[Built] = Memo(size=32)
         self._pages: Memo[tuple[str, str]] = Memo(size=32)
+        #: Set by `create_app` when the same server serves the portal (the nav links to it).
+        self.portal_url: str | None = None
+
+    @property
+    def nav(self) -> dict[str, Any]:
+        """What the shared nav bar of Stellar's pages links to."""
+        return {"experiments_url": links.STELLAR_PATH, "portal_url": self.portal_url}
 
     # -- shared ---------------------------------------------------------------------------
     def built(
@@ -168,8 +175,13 @@ class Stellar:
 
     # -- pages ----------------------------------------------------------------------------
     def root(self, request: Request) -> Response:
+        """`/`: the default target's page, else the landing page for browsers and the service
+        description for API clients (contract §9.4).
+        """
         if self.default_target:
             return RedirectResponse(f"/stellar?target={quote(self.default_target)}", 302)
+        if wants_html(request.headers.get("accept", ""), request.url.path):
+            return self.landing(request)
         return json_response(
             {
                 "service": "tau.exp.stellar",
@@ -188,7 +200,9 @@ class Stellar:
         return json_response({"ok": True, "store_path": self.source.store_path, "source": "local"})
 
     def page(self, request: Request) -> Response:
-        target = request.query_params.get("target", "").strip() or self.default_target
+        # `/stellar` without a target is the landing page even with --default-target: the nav's
+        # "Experiments" link must reach it (`/` is where the default target is served).
+        target = request.query_params.get("target", "").strip()
         if not target:
             return self.landing(request)
         metric = self._metric(request)
@@ -198,6 +212,15 @@ class Stellar:
         if not_modified(request, built.etag):
             return Response(status_code=304, headers={"ETag": built.etag})
 
+        # Links to other targets keep the view chosen here (only what the URL set).
+        asked = request.query_params
+        keep = {
+            "metric": asked.get("metric", ""),
+            "direction": view[0],
+            "include_failed": ("1" if view[1] else "0") if asked.get("include_failed") else "",
+        }
+        keep = {k: v for k, v in keep.items() if v}
+
         def render() -> tuple[str, str]:
             live = (
                 f"/stellar?target={quote(target)}&fragment=1"
@@ -205,22 +228,50 @@ class Stellar:
                 + (f"&direction={view[0]}" if view[0] else "")
                 + ("&include_failed=1" if view[1] else "")
             )
+            downloadable = self._downloadable(built.doc)
             if fragment:
-                return built.etag, html.stellar_fragment(built.doc, metric_form="/stellar")
+                return built.etag, html.stellar_fragment(
+                    built.doc,
+                    metric_form="/stellar",
+                    nav=self.nav,
+                    downloadable=downloadable,
+                    view=keep,
+                )
+            # A target whose runs have all finished will not change: the page does not poll.
+            finished = bool((built.doc.get("live") or {}).get("finished"))
             return built.etag, html.stellar_page(
                 built.doc,
                 inline_assets=False,
-                live_url=live,
+                live_url=None if finished else live,
                 live_etag=built.etag,
                 metric_form="/stellar",
+                nav=self.nav,
+                downloadable=downloadable,
+                view=keep,
             )
 
-        etag, text = self._pages.get((built.etag, fragment), render)
+        etag, text = self._pages.get((built.etag, fragment, *sorted(keep.items())), render)
         return Response(
             text,
             headers={"ETag": etag, "Cache-Control": "no-cache"},
             media_type="text/html; charset=utf-8",
         )
+
+    def _downloadable(self, doc: Mapping[str, Any]) -> frozenset[str]:
+        """Ids of the target's artifacts the artifact route would hand out (local files inside
+        the store): only those get a download link, so a served link never 404s.
+        """
+        ok = set()
+        for a in doc.get("artifacts") or ():
+            uri = str(a.get("uri") or "")
+            if not links.is_local_uri(uri):
+                continue
+            try:
+                local_artifact(self.source.store_path, uri)
+            except ApiError:
+                continue
+            ok.add(str(a.get("artifact_id")))
+        return frozenset(ok)
 
     def landing(self, request: Request) -> Response:
         found = self.source.search_experiments({}, DEFAULT_LIMIT)
@@ -228,8 +279,12 @@ class Stellar:
             "landing.html.j2",
             store_path=self.source.store_path,
             experiments=found.get("experiments", []),
+            truncated=bool(found.get("truncated")),
+            nav=self.nav,
         )
-        return Response(text, media_type="text/html; charset=utf-8")
+        return Response(
+            text, media_type="text/html; charset=utf-8", headers={"Cache-Control": "no-cache"}
+        )
 
     # -- API ------------------------------------------------------------------------------
     def capabilities(self, request: Request) -> Response:

@@ -70,9 +70,12 @@
 
   // Live refresh: a conditional GET of the page fragment; 304 means nothing new. Only the
   // <main> content is swapped, so scroll position and open panels survive a quiet refresh.
+  // It stops for good once a fragment says every run has finished ([data-live-done]): nothing
+  // will change any more, and the server renders a finished target without data-live-url.
   function live(main) {
     var url = main.getAttribute("data-live-url");
-    if (!url || !window.fetch) return;
+    if (!url || !window.fetch || main.querySelector("[data-live-done]")) return;
+    var done = false;
     var every = Math.max(2, parseInt(main.getAttribute("data-live-interval") || "5", 10)) * 1000;
     var etag = main.getAttribute("data-live-etag") || null;
     function tick() {
@@ -102,11 +105,16 @@
           bind(main);
           announce(main);
           applyFilters();
+          done = !!main.querySelector("[data-live-done]");
+          if (done) {
+            main.removeAttribute("data-live-url");
+            return;
+          }
           var s = document.getElementById("live-state");
           if (s) s.textContent = "live: updated at " + new Date().toLocaleTimeString();
         });
       }).catch(function () { /* the next tick retries */ }).then(function () {
-        setTimeout(tick, every);
+        if (!done) setTimeout(tick, every);
       });
     }
     tick();
@@ -125,7 +133,16 @@
     document.dispatchEvent(ev);
   }
 
+  // In-page run links (the offline report's) point at a run's collapsed detail card: open it.
+  function openTarget() {
+    var id = (window.location.hash || "").slice(1);
+    var el = id ? document.getElementById(id) : null;
+    if (el && el.tagName === "DETAILS") el.open = true;
+  }
+
   function start() {
+    window.addEventListener("hashchange", openTarget);
+    openTarget();
     bind(document);
     announce(document);
     var main = document.getElementById("main");
