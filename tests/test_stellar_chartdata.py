@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -192,3 +193,23 @@ def test_unreadable_runs_are_named_and_many_metrics_are_listed_as_omitted() -> N
     assert len(payload["omitted_metrics"]) == 3
     assert payload["metrics"][0]["unreadable_runs"] == ["r001"]
     assert [r["failed"] for r in payload["runs"]] == [False, True, False]
+
+
+def test_a_snapshot_reads_each_metric_of_its_runs_once() -> None:
+    """The SVG chart and the interactive charts share the decision metric's series."""
+    reads: list[tuple[str, tuple[str, ...]]] = []
+
+    def loader(metric: str, run_ids: Any) -> list[Series]:
+        reads.append((metric, tuple(run_ids)))
+        return [Series(r, metric, (0, 1), (1.0, 0.5)) for r in run_ids]
+
+    ev = evidence(loader)
+    ev = replace(
+        ev,
+        runs=[{"run_id": "r1", "run_group_id": "g", "tags": {}}],
+        total_runs=1,
+        summaries=[{"run_id": "r1", "metric_name": "train/loss", "latest_value": 0.5}],
+    )
+    doc = snapshot.build(ev, now=datetime(2026, 1, 1, tzinfo=UTC))
+    assert doc["chart"]["metric_name"] == "train/loss" and doc["charts"]["metrics"]
+    assert reads == [("train/loss", ("r1",))]

@@ -11,6 +11,7 @@ import json
 import math
 import statistics
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -18,7 +19,7 @@ from tau.portal.stellar import chartdata, svg, table
 from tau.portal.stellar import configs as configs_
 from tau.portal.stellar.cards import CARD_ORDER, RUN_STATUS_METRIC, default_metric
 from tau.portal.stellar.downsample import DEFAULT_BUDGET, METHOD, downsample, ema
-from tau.portal.stellar.evidence import Evidence, Record
+from tau.portal.stellar.evidence import Evidence, Record, Series, SeriesLoader
 from tau.portal.store import direction as directions_
 from tau.portal.store.cards import card_from_tags
 from tau.portal.store.direction import Direction, direction_of
@@ -308,6 +309,7 @@ def build(
         include_failed: count failed runs in group statistics, best run and ranking (they are
             excluded by default, and always marked).
     """
+    ev = replace(ev, load_series=_read_once(ev.load_series))
     warnings = list(ev.warnings)
     by_run: dict[str, dict[str, Record]] = {}
     for s in ev.summaries:
@@ -428,6 +430,23 @@ def build(
     if len(ev.artifacts) > MAX_ARTIFACTS:
         warnings.append(f"artifacts truncated to {MAX_ARTIFACTS} of {len(ev.artifacts)}")
     return doc
+
+
+def _read_once(load: SeriesLoader) -> SeriesLoader:
+    """`load`, remembering each (metric, runs) answer for one build.
+
+    The SVG chart and the interactive charts both read the decision metric's series of the same
+    runs; without this the Parquet files are read twice per page.
+    """
+    seen: dict[tuple[str, tuple[str, ...]], list[Series]] = {}
+
+    def read(metric: str, run_ids: Sequence[str]) -> list[Series]:
+        key = (metric, tuple(run_ids))
+        if key not in seen:
+            seen[key] = load(metric, run_ids)
+        return list(seen[key])
+
+    return read
 
 
 def _run_doc(
