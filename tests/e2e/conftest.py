@@ -125,6 +125,19 @@ def repo(researcher: Researcher, tmp_path_factory: pytest.TempPathFactory) -> Sh
 
 
 @pytest.fixture(scope="session")
+def real_repo(researcher: Researcher, tmp_path_factory: pytest.TempPathFactory) -> Shell:
+    """The researcher's repository connected to the workspace whose runs land on the real node
+    (the runs there really execute, in the runtime image `researcher.image`)."""
+    assert researcher.real_workspace and researcher.image, "the control plane has no real node"
+    return connected_repo(
+        tmp_path_factory.mktemp("real-repo"),
+        researcher.real_workspace,
+        researcher.context,
+        researcher.kubeconfig,
+    )
+
+
+@pytest.fixture(scope="session")
 def operator(researcher: Researcher, tmp_path_factory: pytest.TempPathFactory) -> Shell:
     return Shell(dict(researcher.admin_env), tmp_path_factory.mktemp("operator"))
 

@@ -15,7 +15,7 @@ import base64
 import hashlib
 import secrets
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -69,16 +69,45 @@ class PvcBackend:
         *,
         namespace: str,
         image: str = HELPER_IMAGE,
+        placement: dict[str, Any] | None = None,
         timeout: float = 120.0,
         poll: float = 0.1,
     ) -> None:
-        """`api` is the session's client (`tau.session.connect`); `namespace` has no default."""
+        """`api` is the session's client (`tau.session.connect`); `namespace` has no default.
+
+        `placement` (nodeSelector, tolerations) goes into each helper pod's spec.
+        """
         self.pvc = pvc
         self.namespace = namespace
         self.image = image
+        self.placement = dict(placement or {})
         self.timeout = timeout
         self.poll = poll
         self._api = api
+
+    @classmethod
+    def for_run(
+        cls, pvc: str, api: ApiClient, *, namespace: str, run: Mapping[str, Any]
+    ) -> PvcBackend:
+        """A backend whose helper pods look like the run's: its image and placement.
+
+        The run's image was pulled where the run ran (a cluster may reach no public
+        registry), and its node selector and tolerations (Kueue adds its flavor's) lead the
+        helpers to nodes that can mount the claim: a node-local or zonal volume is not
+        reachable from every node.
+        """
+        spec = run.get("spec") or {}
+        template = (spec.get("template") or {}).get("spec")  # a Job
+        if template is None:  # a RayJob: its head pod mounts the data claim
+            head = (spec.get("rayClusterSpec") or {}).get("headGroupSpec") or {}
+            template = (head.get("template") or {}).get("spec") or {}
+        containers = template.get("containers") or []
+        notes = (run.get("metadata") or {}).get("annotations") or {}
+        image = notes.get(meta.ANNOTATION_IMAGE) or (
+            containers[0].get("image") if containers else None
+        )
+        placement = {k: template[k] for k in ("nodeSelector", "tolerations") if template.get(k)}
+        return cls(pvc, api, namespace=namespace, image=image or HELPER_IMAGE, placement=placement)
 
     def display(self, path: str) -> str:
         """The path as workloads see it on the mounted PVC."""
@@ -146,6 +175,7 @@ class PvcBackend:
                     }
                 ],
                 "volumes": [{"name": "registry", "persistentVolumeClaim": {"claimName": self.pvc}}],
+                **self.placement,
             },
         }
 

@@ -62,10 +62,10 @@ def _relative(path: str, artifact: str | None = None) -> str:
     return full.removeprefix(MOUNT).lstrip("/")
 
 
-def _backend(api_client: Any, pvc: str, namespace: str) -> Any:
+def _backend(api_client: Any, pvc: str, namespace: str, run: dict[str, Any]) -> Any:
     from tau.registry.pvc import PvcBackend
 
-    return PvcBackend(pvc, api_client, namespace=namespace)
+    return PvcBackend.for_run(pvc, api_client, namespace=namespace, run=run)
 
 
 def get(
@@ -87,7 +87,7 @@ def get(
             hint="set storage.data_pvc (and storage.output) so results land on a "
             "PVC that `tau run get` can read",
         )
-    store = backend or _backend(api_client, pvc, namespace)
+    store = backend or _backend(api_client, pvc, namespace, obj)
     if artifact:
         data = store.read(_relative(path, artifact))
         if data is None:

@@ -50,8 +50,11 @@ def _serve(root: Path) -> int:
         "summary": plane.summary_line(),
         "kubeconfig": str(env.kubeconfig),
         "context": env.context,
-        "workspace": env.workspace,
-        "namespace": env.namespace,
+        # A researcher's runs land on the real node; the KWOK workspace stays for simulations.
+        "workspace": env.real_workspace or env.workspace,
+        "namespace": env.real_workspace or env.namespace,
+        "simulated_workspace": env.workspace,
+        "image": env.image or "",
         "admin_kubeconfig": str(plane.admin_kubeconfig),
         "logs": str(plane.supervisor.logs),
     }
@@ -73,6 +76,9 @@ def up(timeout: float) -> int:
             _print_lines(state)
             return 0
     build_all()
+    from tests.e2e.controlplane.session import runtime_images
+
+    runtime_images()
     root.mkdir(parents=True, exist_ok=True)
     for stale in ("state.json", "failed"):
         with contextlib.suppress(FileNotFoundError):
@@ -106,6 +112,8 @@ def _print_lines(state: dict[str, str]) -> None:
     print(state["summary"])
     print(f"admin kubeconfig: {state['admin_kubeconfig']}")
     print(f"logs: {state['logs']}")
+    if state.get("image"):
+        print(f"IMAGE={state['image']}")
     print(f"KUBECONFIG={state['kubeconfig']}")
     print(f"CONTEXT={state['context']}")
     print(f"WORKSPACE={state['workspace']}")
@@ -133,6 +141,14 @@ def down(timeout: float) -> int:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(pid, signal.SIGKILL)
     shutil.rmtree(state_dir(), ignore_errors=True)
+    from tests.e2e.controlplane.node import host_leftovers
+
+    left = host_leftovers(state_dir())
+    if left:
+        print("error: the control plane left these behind:", file=sys.stderr)
+        for line in left:
+            print(f"  {line}", file=sys.stderr)
+        return 1
     print("control plane stopped; its data is removed")
     return 0
 
@@ -197,7 +213,11 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
     try:
         if args.verb == "build":
+            from tests.e2e.controlplane.session import runtime_images
+
             build_all()
+            for image in runtime_images().values():
+                print(f"image: {image.name}", file=sys.stderr)
             return 0
         if args.verb == "up":
             return up(args.timeout)

@@ -36,6 +36,9 @@ class Component:
     binaries: dict[str, str]
     ldflags: tuple[str, ...]
     staging: str | None
+    #: Build with cgo (runc's nsenter is C) and these build tags.
+    cgo: bool = False
+    tags: tuple[str, ...] = ()
 
     @property
     def folder(self) -> Path:
@@ -55,6 +58,8 @@ def components() -> list[Component]:
             binaries=dict(table["binaries"]),
             ldflags=tuple(f.format(version=table["version"]) for f in table.get("ldflags", [])),
             staging=table.get("staging"),
+            cgo=bool(table.get("cgo", False)),
+            tags=tuple(table.get("tags", ())),
         )
         for name, table in pins.items()
     ]
@@ -70,11 +75,11 @@ def cache_root() -> Path:
     return Path(base) / "tau-e2e"
 
 
-def go_env() -> dict[str, str]:
+def go_env(*, cgo: bool = False) -> dict[str, str]:
     env = dict(os.environ)
     # The locked go.sum is the whole truth: no build may change go.mod behind our back.
     env["GOFLAGS"] = "-mod=readonly -buildvcs=false"
-    env.setdefault("CGO_ENABLED", "0")
+    env["CGO_ENABLED"] = "1" if cgo else "0"
     return env
 
 
@@ -150,6 +155,9 @@ def key(component: Component, go: str) -> str:
     ):
         digest.update(part)
         digest.update(b"\0")
+    if component.cgo or component.tags:
+        # A cgo build also depends on the C toolchain and libraries (libseccomp) it linked.
+        digest.update(f"cgo={component.cgo} tags={','.join(component.tags)}".encode())
     return digest.hexdigest()[:12]
 
 
@@ -171,11 +179,22 @@ def build(component: Component, go: str) -> tuple[Path, float | None]:
     # One `go build` per binary: they share the compile cache, and the output name is ours
     # (Go would name a module-root binary after its path, e.g. `v3` or `ray-operator`).
     for binary, pkg in component.packages().items():
+        tags = ["-tags", ",".join(component.tags)] if component.tags else []
         subprocess.run(
-            ["go", "build", "-trimpath", "-ldflags", ldflags, "-o", str(staging / binary), pkg],
+            [
+                "go",
+                "build",
+                "-trimpath",
+                *tags,
+                "-ldflags",
+                ldflags,
+                "-o",
+                str(staging / binary),
+                pkg,
+            ],
             check=True,
             cwd=component.folder,
-            env=go_env(),
+            env=go_env(cgo=component.cgo),
         )
     shutil.rmtree(dest, ignore_errors=True)
     staging.rename(dest)
@@ -206,10 +225,12 @@ def build_all(*, quiet: bool = False) -> dict[str, Path]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tests.e2e.controlplane.build")
     parser.add_argument("--repin", action="store_true", help="rewrite go.mod/go.sum from pins")
+    parser.add_argument("only", nargs="*", help="with --repin: just these components")
     args = parser.parse_args(argv)
     if args.repin:
         for component in components():
-            repin(component)
+            if not args.only or component.name in args.only:
+                repin(component)
         return 0
     try:
         build_all()

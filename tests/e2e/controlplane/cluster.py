@@ -22,7 +22,7 @@ from typing import Any
 
 import yaml
 
-from tests.e2e.controlplane import objects, pki, upstream
+from tests.e2e.controlplane import node, objects, pki, upstream
 from tests.e2e.controlplane.build import build_all, components
 from tests.e2e.controlplane.processes import (
     StartError,
@@ -72,6 +72,9 @@ class ControlPlane:
         self.admin_kubeconfig = root / "admin.kubeconfig"
         self.ray_head: Any = None
         self.log_feeder: Any = None
+        self.node: node.RealNode | None = None
+        #: The images the real node runs (runtime, pause); None when the node is off.
+        self.images: dict[str, Any] | None = None
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -97,12 +100,17 @@ class ControlPlane:
             self._kueue()
             self._kuberay()
             self._finish()
+            self._real_node()
         except BaseException:
             self.stop(keep=True)
             raise
         return self
 
     def stop(self, *, keep: bool = False) -> None:
+        if self.node is not None:
+            # Its pods first, through the CRI, while containerd still runs.
+            with contextlib.suppress(Exception):
+                self.node.stop()
         for helper in (self.log_feeder, self.ray_head):
             if helper is not None:
                 with contextlib.suppress(Exception):
@@ -133,6 +141,8 @@ class ControlPlane:
                 "kubernetes.default",
                 "kubernetes.default.svc",
                 "kubernetes.default.svc.cluster.local",
+                # The real node reaches the apiserver through a relay on its link's host end.
+                node.HOST_IP,
             ),
             server=True,
         )
@@ -374,8 +384,8 @@ class ControlPlane:
             ],
         )
         wait_until("kwok's server", port_open(p.kwok), timeout=START_TIMEOUT, proc=proc)
-        for node in objects.gpu_nodes():
-            self.api.apply(node)
+        for fake in objects.gpu_nodes():
+            self.api.apply(fake)
         wait_until(
             "the fake nodes to be Ready",
             lambda: self.api.nodes_ready([n["metadata"]["name"] for n in objects.gpu_nodes()]),
@@ -474,7 +484,10 @@ class ControlPlane:
         from tests.e2e.controlplane.ray_head import FakeRayHead, KubeStateSource
 
         p = self.ports
-        self.ray_head = FakeRayHead(KubeStateSource(str(self.admin_kubeconfig), ADMIN_CONTEXT))
+        self.ray_head = FakeRayHead(
+            KubeStateSource(str(self.admin_kubeconfig), ADMIN_CONTEXT),
+            router=node.ray_router(self.api),
+        )
         self.ray_head.start()
         proc = self.supervisor.start(
             "kuberay-operator",
@@ -526,6 +539,27 @@ class ControlPlane:
         ).stdout.strip()
         self.versions["helm"] = helm.split("+", 1)[0]
 
+    def _real_node(self) -> None:
+        """The real node, when this plane has images for it (see `with_real_node`)."""
+        if self.images is None:
+            return
+        self.node = node.RealNode(
+            root=self.root / "node",
+            binaries=self.binaries,
+            supervisor=self.supervisor,
+            ca=self.ca,
+            apiserver_port=self.ports.apiserver,
+            service_cidr=SERVICE_CIDR,
+            images=self.images,
+        ).start()
+        self.node.wait_ready(self.api)
+        self.versions["kubelet"] = self.get_json(f"/api/v1/nodes/{node.NODE_NAME}")["status"][
+            "nodeInfo"
+        ]["kubeletVersion"]
+        self.versions["containerd"] = _module_version(
+            self.binaries["containerd"], "github.com/containerd/containerd/v2"
+        )
+
     # ------------------------------------------------------------------ helpers
 
     def get_json(self, path: str) -> dict[str, Any]:
@@ -537,10 +571,16 @@ class ControlPlane:
 
     def summary_line(self) -> str:
         v = self.versions
-        return (
+        line = (
             f"control plane: kube-apiserver {v.get('kube-apiserver')}, etcd {v.get('etcd')}, "
             f"kueue {v.get('kueue')}, kuberay {v.get('kuberay')}, helm {v.get('helm')}"
         )
+        if self.node is not None:
+            line += (
+                f"; real node {node.NODE_NAME}: kubelet {v.get('kubelet')}, "
+                f"containerd {v.get('containerd')}"
+            )
+        return line
 
 
 def port_free(port: int) -> bool:

@@ -12,9 +12,11 @@ GetRayHttpProxyClientFunc):
 The launcher starts the operator with ``HTTP_PROXY`` set to :attr:`FakeRayHead.proxy_url`, with
 ``NO_PROXY`` covering loopback, and without ``--use-kubernetes-proxy``. Every such call then
 arrives here as a proxy request with an absolute-form target (``GET http://host:8265/api/...``).
-Nothing is forwarded. The server answers from memory and from the cluster, and it refuses (502)
-any target that is not a ``<svc>.<ns>.svc.cluster.local`` name or an IP address, so no request
-leaves the machine.
+A head that really runs (its pod on the real node, see :mod:`node`) is not answered here: the
+*router* names its address inside the node's network, and the request is forwarded there
+unchanged, so KubeRay talks to the real Ray dashboard. Every other head is answered from memory
+and from the cluster. The proxy refuses (502) any target that is not a
+``<svc>.<ns>.svc.cluster.local`` name or an IP address, so no request leaves the machine.
 
 Job state is not invented here. A *state source* derives it from the cluster. The default one,
 :class:`KubeStateSource`, reads the RayJob's submitter Job or its head pod through the official
@@ -156,14 +158,20 @@ class FakeRayHead:
     """
 
     def __init__(
-        self, state_source: StateSource, *, clock: Callable[[], float] = time.time
+        self,
+        state_source: StateSource,
+        *,
+        clock: Callable[[], float] = time.time,
+        router: Router | None = None,
     ) -> None:
         """Create a stopped server.
 
         Args:
             state_source: Derives a job's state from the cluster, e.g. :class:`KubeStateSource`.
             clock: Seconds since the epoch; tests inject a fake one.
+            router: (host, port) -> the real address to forward to, or None to answer here.
         """
+        self._router = router
         self.requests: list[LoggedRequest] = []
         self._source = state_source
         self._clock = clock
@@ -271,6 +279,10 @@ class FakeRayHead:
                 f"refusing {target!r}: only http://<svc>.<ns>.svc.cluster.local and IP targets "
                 "are answered, and nothing is forwarded",
             )
+        real = self._router(host, split.port or 80) if self._router is not None else None
+        if real is not None:
+            path = split.path or "/"
+            return _forward(method, real, path + (f"?{split.query}" if split.query else ""), body)
         path = split.path or "/"
         if path == _PROXY_HEALTH_PATH:
             # Serve proxy health check (RayHttpProxyClient.CheckProxyActorHealth): 200 = healthy.
@@ -459,6 +471,28 @@ class FakeRayHead:
 
 # GET /api/version, the first call of Ray's own job client (KubeRay does not make it).
 _VERSION = {"version": "4", "ray_version": "0.0.0+fake-ray-head", "ray_commit": "fake"}
+
+
+#: (host, port) of a request -> where a real Ray head answers it, or None.
+Router = Callable[[str, int], "tuple[str, int] | None"]
+
+
+def _forward(method: str, address: tuple[str, int], path: str, body: bytes) -> _Reply:
+    """The request, sent on to a real Ray head inside the node's network."""
+    import http.client
+
+    conn = http.client.HTTPConnection(*address, timeout=_TIMEOUT)
+    try:
+        headers = {"Content-Type": "application/json"} if body else {}
+        conn.request(method, path, body=body or None, headers=headers)
+        resp = conn.getresponse()
+        data = resp.read()
+        kind = resp.getheader("Content-Type") or "application/json"
+        return _Reply(resp.status, data, kind)
+    except OSError as error:
+        return _text(502, f"the Ray head at {address[0]}:{address[1]} did not answer: {error}")
+    finally:
+        conn.close()
 
 
 def _allowed(method: str, allowed: str) -> _Reply | None:

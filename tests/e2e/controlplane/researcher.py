@@ -20,10 +20,19 @@ from tests.e2e.controlplane import pki
 from tests.e2e.controlplane.cluster import ADMIN_CONTEXT, ControlPlane
 from tests.e2e.controlplane.tau_core import TAU, TauCore
 
+KUEUE_API = "kueue.x-k8s.io/v1beta2"
+
 ROOT = Path(__file__).resolve().parents[3]
 CHART = ROOT / "tests" / "e2e" / "chart" / "taugrid"
 SYSTEM_NAMESPACE = "tau-system"
 WORKSPACE = "team-e2e"
+#: The workspace whose runs land on the real node (its LocalQueue points at REAL_QUEUE).
+REAL_WORKSPACE = "team-real"
+REAL_QUEUE = "realqueue"
+REAL_FLAVOR = "taugrid-real"
+#: The claim the examples and a researcher's first run name (`storage.data_pvc`), provisioned
+#: in each workspace as a platform would.
+DATA_CLAIM = "training-data"
 RESEARCHER = "researcher-e2e"
 RESEARCHER_CONTEXT = "tau-e2e-researcher"
 ROLE = "tau-researcher-v1"
@@ -49,6 +58,10 @@ class Researcher:
     tau_core: TauCore
     install_output: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
+    #: The workspace on the real node (None when the plane runs without one).
+    real_workspace: str | None = None
+    #: The runtime image the real node holds (`runtime.image` of a run there).
+    image: str | None = None
 
     def __repr__(self) -> str:
         return f"Researcher(workspace={self.workspace}, kubeconfig={self.kubeconfig})"
@@ -140,6 +153,10 @@ def provision(plane: ControlPlane, folder: Path) -> Researcher:
     plane.api.apply(workspace_object(WORKSPACE, WORKSPACE, RESEARCHER))
     tau_core.nudge()
     _wait_ready(plane, WORKSPACE)
+    _data_claim(plane, WORKSPACE, folder / "volumes", node_local=False)
+    real = None
+    if plane.node is not None:
+        real = _real_workspace(plane, tau_core, folder / "volumes")
     cert = plane.ca.issue(RESEARCHER, RESEARCHER, client=True)
     kubeconfig = pki.write_kubeconfig(
         folder / "researcher.kubeconfig",
@@ -157,7 +174,137 @@ def provision(plane: ControlPlane, folder: Path) -> Researcher:
         admin_env=env,
         tau_core=tau_core,
         install_output=install.stdout,
+        real_workspace=real,
+        image=plane.images["runtime"].name if real and plane.images else None,
     )
+
+
+def _real_workspace(plane: ControlPlane, tau_core: TauCore, volumes: Path) -> str:
+    """What a platform sets up for a team on real nodes: a flavor of those nodes (whose taints
+    it tolerates), a ClusterQueue sized to them, the workspace, and its data claim."""
+    from tests.e2e.controlplane import node
+
+    real = plane.api.get("v1", "Node", node.NODE_NAME) or {}
+    allocatable = (real.get("status") or {}).get("allocatable") or {}
+    plane.api.apply(
+        {
+            "apiVersion": KUEUE_API,
+            "kind": "ResourceFlavor",
+            "metadata": {"name": REAL_FLAVOR},
+            "spec": {
+                "nodeLabels": {"type": "real"},
+                "tolerations": [
+                    {"key": t["key"], "operator": "Exists", "effect": t["effect"]}
+                    for t in node.NODE_TAINTS
+                ],
+                "topologyName": "default-node-topology",
+            },
+        }
+    )
+    plane.api.apply(
+        {
+            "apiVersion": KUEUE_API,
+            "kind": "ClusterQueue",
+            "metadata": {"name": REAL_QUEUE},
+            "spec": {
+                "namespaceSelector": {},
+                "resourceGroups": [
+                    {
+                        "coveredResources": ["cpu", "memory", "nvidia.com/gpu"],
+                        "flavors": [
+                            {
+                                "name": REAL_FLAVOR,
+                                "resources": [
+                                    {"name": r, "nominalQuota": allocatable.get(r, "0")}
+                                    for r in ("cpu", "memory", "nvidia.com/gpu")
+                                ],
+                            }
+                        ],
+                    }
+                ],
+            },
+        }
+    )
+    workspace = workspace_object(REAL_WORKSPACE, REAL_WORKSPACE, RESEARCHER)
+    workspace["metadata"]["annotations"] = {"tau-e2e/cluster-queue": REAL_QUEUE}
+    plane.api.apply(workspace)
+    tau_core.nudge()
+    _wait_ready(plane, REAL_WORKSPACE)
+    _data_claim(plane, REAL_WORKSPACE, volumes, node_local=True)
+    return REAL_WORKSPACE
+
+
+def _data_claim(plane: ControlPlane, namespace: str, volumes: Path, *, node_local: bool) -> None:
+    """`training-data` in `namespace`, bound to a volume of its own: a folder on the real node
+    (a local PersistentVolume, so its pods land there) or, for the KWOK workspace, a hostPath
+    no kubelet ever mounts."""
+    from tests.e2e.controlplane import node
+
+    folder = volumes / namespace
+    folder.mkdir(parents=True, exist_ok=True)
+    # Pods may run as a non-root user (restricted security context).
+    folder.chmod(0o777)
+    pv_name = f"{DATA_CLAIM}-{namespace}"
+    source: dict[str, Any] = (
+        {
+            "local": {"path": str(folder)},
+            "nodeAffinity": {
+                "required": {
+                    "nodeSelectorTerms": [
+                        {
+                            "matchExpressions": [
+                                {
+                                    "key": "kubernetes.io/hostname",
+                                    "operator": "In",
+                                    "values": [node.NODE_NAME],
+                                }
+                            ]
+                        }
+                    ]
+                }
+            },
+        }
+        if node_local
+        else {"hostPath": {"path": str(folder), "type": "DirectoryOrCreate"}}
+    )
+    plane.api.apply(
+        {
+            "apiVersion": "v1",
+            "kind": "PersistentVolume",
+            "metadata": {"name": pv_name, "labels": {"tau-e2e/claim": DATA_CLAIM}},
+            "spec": {
+                "capacity": {"storage": "50Gi"},
+                "accessModes": ["ReadWriteOnce", "ReadWriteMany"]
+                if not node_local
+                else ["ReadWriteOnce"],
+                "persistentVolumeReclaimPolicy": "Retain",
+                "storageClassName": "",
+                "claimRef": {"namespace": namespace, "name": DATA_CLAIM},
+                **source,
+            },
+        }
+    )
+    plane.api.apply(
+        {
+            "apiVersion": "v1",
+            "kind": "PersistentVolumeClaim",
+            "metadata": {"name": DATA_CLAIM, "namespace": namespace},
+            "spec": {
+                "accessModes": ["ReadWriteOnce"],
+                "storageClassName": "",
+                "volumeName": pv_name,
+                "resources": {"requests": {"storage": "50Gi"}},
+            },
+        }
+    )
+    deadline = time.monotonic() + 60
+    while True:
+        claim = plane.api.get("v1", "PersistentVolumeClaim", DATA_CLAIM, namespace) or {}
+        if (claim.get("status") or {}).get("phase") == "Bound":
+            return
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"claim {namespace}/{DATA_CLAIM} not Bound after 60s")
+        time.sleep(0.2)
 
 
 def _wait_ready(plane: ControlPlane, name: str, timeout: float = 60) -> None:

@@ -8,7 +8,7 @@ import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from tests.e2e.controlplane.build import cache_root
 from tests.e2e.controlplane.cluster import ControlPlane
@@ -48,11 +48,19 @@ def exclusive() -> IO[str]:
     return handle
 
 
+def runtime_images() -> dict[str, Any]:
+    """The real node's images (built once per machine and input key, see `image`)."""
+    from tests.e2e.controlplane.image import build_images
+
+    return dict(build_images())
+
+
 def start(root: Path) -> Session:
     """Start a control plane under `root`, provision the researcher, and remember it."""
     global current
     lock = exclusive()
     plane = ControlPlane(root / "data")
+    plane.images = runtime_images()
     try:
         plane.start()
         researcher = provision(plane, root / "researcher")

@@ -59,10 +59,10 @@ def _on_pvc(path: str) -> str | None:
     return full.removeprefix(paths.DATA_ROOT).lstrip("/")
 
 
-def _backend(api: Any, pvc: str, namespace: str) -> Any:
+def _backend(api: Any, pvc: str, namespace: str, run: Mapping[str, Any]) -> Any:
     from tau.registry.pvc import PvcBackend
 
-    return PvcBackend(pvc, api, namespace=namespace)
+    return PvcBackend.for_run(pvc, api, namespace=namespace, run=run)
 
 
 def pull_history(
@@ -106,7 +106,7 @@ def pull_history(
             "mounts the PVC",
             hint="capture with --no-history to record the profile only",
         )
-    reader = backend or _backend(api, str(pvc), ns)
+    reader = backend or _backend(api, str(pvc), ns, run)
     names = [n for n in reader.list(relative) if n.endswith(".jsonl") and not n.startswith(".")]
     shown = [posixpath.join(str(path), n) for n in names]
     if not names:
