@@ -101,8 +101,13 @@ def _cached(kind: str, key: str, builder: Builder) -> ImageArchive:
         print(f"building {name} in {partial}", file=sys.stderr, flush=True)
         try:
             timings = builder(partial, name)
-        except BaseException:
+        except BaseException as exc:
             # A failed build frees its disk at once (the runtime's is several GB).
+            print(
+                f"build of {name} failed ({type(exc).__name__}); removing {partial}",
+                file=sys.stderr,
+                flush=True,
+            )
             shutil.rmtree(partial, ignore_errors=True)
             raise
         timings["archive_bytes"] = (partial / "image.tar").stat().st_size

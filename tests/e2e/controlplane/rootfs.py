@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import shlex
 import shutil
+import signal
 import subprocess
 import tomllib
 from dataclasses import dataclass
@@ -21,6 +22,9 @@ from pathlib import Path
 NONROOT_UID = 65532
 NONROOT_HOME = "/home/nonroot"
 PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+HOSTS = "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n"
+#: A check that has not finished in this time hangs (say, on a name that does not resolve).
+CHECK_TIMEOUT = 900.0
 #: Where the wheel folder is mounted inside the root filesystem while pip runs.
 WHEELS_MOUNT = "/run/tau-wheels"
 #: Where the recipe's helper files are mounted inside the root filesystem during the checks.
@@ -82,18 +86,42 @@ class StepFailed(RuntimeError):
     """A build step's command failed; the message carries its output."""
 
 
-def run(argv: list[str], *, what: str, env: dict[str, str] | None = None) -> str:
-    """Run a host command; its combined output, or StepFailed naming the step with that output."""
-    done = subprocess.run(
-        argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, check=False
-    )
-    if done.returncode != 0:
-        tail = "\n".join(done.stdout.splitlines()[-60:])
+def run(
+    argv: list[str],
+    *,
+    what: str,
+    env: dict[str, str] | None = None,
+    timeout: float | None = None,
+) -> str:
+    """Run a host command; its combined output, or StepFailed naming the step with that output.
+    On timeout the command's whole process group is killed (torchrun's workers included)."""
+    with subprocess.Popen(
+        argv,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=env,
+        start_new_session=True,
+    ) as proc:
+        try:
+            output, _ = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            output, _ = proc.communicate()
+            raise StepFailed(
+                f"{what} did not finish in {timeout:.0f}s: {shlex.join(argv)}\n"
+                f"--- output (last lines) ---\n{_tail(output)}"
+            ) from None
+    if proc.returncode != 0:
         raise StepFailed(
-            f"{what} failed (exit {done.returncode}): {shlex.join(argv)}\n"
-            f"--- output (last lines) ---\n{tail}"
+            f"{what} failed (exit {proc.returncode}): {shlex.join(argv)}\n"
+            f"--- output (last lines) ---\n{_tail(output)}"
         )
-    return done.stdout
+    return output
+
+
+def _tail(output: str) -> str:
+    return "\n".join(output.splitlines()[-60:])
 
 
 def debootstrap(recipe: Recipe, root: Path) -> None:
@@ -117,6 +145,9 @@ def debootstrap(recipe: Recipe, root: Path) -> None:
     # The host's name and resolver do not belong in the image: the runtime provides both.
     for name in ("etc/hostname", "etc/resolv.conf"):
         (root / name).unlink(missing_ok=True)
+    # The runtime mounts its own /etc/hosts over this one; without any, `localhost` does not
+    # resolve in the chroot and torchrun's rendezvous store waits forever.
+    (root / "etc/hosts").write_text(HOSTS)
     _add_nonroot_user(root)
 
 
@@ -141,6 +172,7 @@ def in_root(
     binds: dict[str, Path] | None = None,
     user: int | None = None,
     network: bool = False,
+    timeout: float | None = None,
 ) -> str:
     """Run a bash script in `root` under chroot, in a private mount namespace with fresh /proc,
     /dev, /dev/shm and /tmp; `binds` mounts host folders at paths inside (read-only)."""
@@ -188,7 +220,9 @@ def in_root(
     outer = " && ".join([*mounts, f"exec {chroot}"])
     try:
         return run(
-            ["unshare", "--mount", "--propagation", "private", "/bin/sh", "-c", outer], what=what
+            ["unshare", "--mount", "--propagation", "private", "/bin/sh", "-c", outer],
+            what=what,
+            timeout=timeout,
         )
     finally:
         # Mount points made for this command only; their mounts died with its namespace.
@@ -256,7 +290,12 @@ def self_check(root: Path, scratch: Path) -> str:
     scratch.mkdir(parents=True, exist_ok=True)
     (scratch / "all_reduce.py").write_text(ALL_REDUCE)
     output = in_root(
-        root, CHECK, what="runtime self-check", binds={CHECK_MOUNT: scratch}, user=NONROOT_UID
+        root,
+        CHECK,
+        what="runtime self-check",
+        binds={CHECK_MOUNT: scratch},
+        user=NONROOT_UID,
+        timeout=CHECK_TIMEOUT,
     )
     if "all_reduce sum 3 over 2 processes" not in output:
         raise StepFailed(f"runtime self-check printed no all_reduce sum:\n{output}")
