@@ -13,6 +13,7 @@ import os
 import shlex
 import shutil
 import signal
+import socket
 import subprocess
 import tomllib
 from dataclasses import dataclass
@@ -289,11 +290,16 @@ def self_check(root: Path, scratch: Path) -> str:
     non-root user pods run as, so permissions are checked too. Returns the output."""
     scratch.mkdir(parents=True, exist_ok=True)
     (scratch / "all_reduce.py").write_text(ALL_REDUCE)
+    # torchrun's rendezvous serves on this machine's name, as it does on a pod's (which the
+    # kubelet's /etc/hosts names): the check's /etc/hosts names it too.
+    (scratch / "hosts").write_text(
+        HOSTS + f"127.0.1.1\t{socket.getfqdn()} {socket.gethostname()}\n"
+    )
     output = in_root(
         root,
         CHECK,
         what="runtime self-check",
-        binds={CHECK_MOUNT: scratch},
+        binds={CHECK_MOUNT: scratch, "/etc/hosts": scratch / "hosts"},
         user=NONROOT_UID,
         timeout=CHECK_TIMEOUT,
     )
