@@ -151,9 +151,11 @@ def _build_runtime(folder: Path, name: str) -> dict[str, float]:
     )
     oci.write_archive(root, name, runtime, folder / "image.tar")
     timings["archive_s"] = time.monotonic() - started
+    started = time.monotonic()
     timings["unpacked_bytes"] = float(_tree_bytes(root))
     shutil.rmtree(root)
     shutil.rmtree(scratch)
+    timings["cleanup_s"] = time.monotonic() - started
     return timings
 
 
