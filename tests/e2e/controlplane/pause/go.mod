@@ -1,0 +1,3 @@
+module tau.test/controlplane/pause
+
+go 1.26.0
