@@ -28,6 +28,7 @@ from typing import Any
 
 import pytest
 
+from tau.k8s.quantity import parse_quantity
 from tau.portal.web.boards import KUSTO_WARNING
 
 # The browser suite's fixtures: Debian's Chromium (skipped outside CI when missing, failed in CI)
@@ -46,7 +47,8 @@ pytestmark = pytest.mark.e2e
 HELD, DONE, WAITING, RAY = "portal-held", "portal-done", "portal-waiting", "portal-ray"
 PROJECT, GROUP = "portal-e2e", "boards"
 EXPERIMENT = {"project": PROJECT, "name": PROJECT, "group": GROUP}
-GPU_NODES = ("gpu-h100-0", "gpu-h100-1")
+#: The GPU inventory: the two KWOK GPU nodes and the real node (which advertises the pool's GPUs).
+GPU_NODES = ("gpu-h100-0", "gpu-h100-1", "tau-node-0")
 browser = browser_suite.browser
 watched = browser_suite.watched
 #: Straight to the loopback server, whatever proxy the environment names.
@@ -343,15 +345,16 @@ def test_the_portal_boards_show_the_live_cluster_in_chromium(
     all_nodes = admin.list("v1", "Node")
     assert "cpu-0" in [n["metadata"]["name"] for n in all_nodes]
     capacity = [n["status"]["capacity"] for n in all_nodes]
+    memory = sum(parse_quantity(c["memory"]) or 0 for c in capacity)
     assert fleet == {
         "totalNodes": len(all_nodes),
         "readyNodes": len(all_nodes),
-        "gpuNodes": 2,
-        "totalGPUs": 16,
+        "gpuNodes": len(GPU_NODES),
+        "totalGPUs": 8 * len(GPU_NODES),
         # cpu-0 counts here: every node's cores and memory.
         "totalCPUCores": sum(int(c["cpu"]) for c in capacity),
-        "totalMemoryGiB": sum(float(c["memory"].removesuffix("Gi")) for c in capacity),
-        "topSKU": None,  # the fake nodes carry no node.kubernetes.io/instance-type
+        "totalMemoryGiB": round(float(memory) / 2**30, 1),
+        "topSKU": None,  # no node carries node.kubernetes.io/instance-type
     }
     assert {r["name"] for r in overview["running"]} >= {HELD, RAY}
 
@@ -379,11 +382,12 @@ def test_the_portal_boards_show_the_live_cluster_in_chromium(
     assert "jobqueue" in queues and f"{ns}/{ns}-queue" in queues
     assert f"{ns}/{pending_wl}" in queues and "insufficient unused quota" in queues
     node_rows = page.locator('[data-board="nodes"] tbody tr')
-    assert sorted(r.split("\t")[0] for r in node_rows.all_inner_texts()) == list(GPU_NODES)
+    assert sorted(r.split("\t")[0] for r in node_rows.all_inner_texts()) == sorted(GPU_NODES)
     for text in node_rows.all_inner_texts():
         assert "h100-95gb" in text and "8 / 8" in text
     fleet_text = page.locator('[data-panel="cards"]').inner_text()
-    assert f"2 GPU nodes · 16 GPUs · {len(all_nodes)}/{len(all_nodes)} ready" in fleet_text
+    gpus = f"{len(GPU_NODES)} GPU nodes · {8 * len(GPU_NODES)} GPUs"
+    assert f"{gpus} · {len(all_nodes)}/{len(all_nodes)} ready" in fleet_text
     ray_text = page.locator('[data-board="ray"]').inner_text()
     assert f"{ns}/{ray_cluster['metadata']['name']}" in ray_text and RAY in ray_text
 

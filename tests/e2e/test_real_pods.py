@@ -17,6 +17,7 @@ import yaml
 from tests.e2e.conftest import Shell, wait_for
 from tests.e2e.controlplane.node import NODE_NAME
 from tests.e2e.controlplane.objects import Api
+from tests.e2e.test_portal_e2e import portal_ok
 
 pytestmark = pytest.mark.e2e
 
@@ -121,6 +122,58 @@ def test_a_torchrun_job_runs_for_real_across_two_pods(
     assert history.returncode == 0, history.stderr
     rows = [json.loads(line) for line in history.stdout.splitlines() if line.strip()]
     assert [r["loss"] for r in rows] == [1.0, 0.62, 0.41, 0.33]
+
+    # Completed ≠ evidence preserved: the portal records the run and the metrics it wrote,
+    # and they outlive the pods.
+    store = real_repo.cwd / "expstore"
+    portal_ok(real_repo.env, real_repo.cwd, "experiment", "init", "real", "--store", str(store))
+    captured = json.loads(
+        portal_ok(
+            real_repo.env,
+            real_repo.cwd,
+            "experiment",
+            "capture",
+            "run-profile",
+            "ddp",
+            "-n",
+            ns,
+            "--group",
+            "real-ddp",
+            "-o",
+            "json",
+            "--store",
+            str(store),
+        )
+    )
+    assert captured["run"]["state"] == "succeeded"
+    assert captured["history"]["rows"] == 4, captured["history"]
+    found = portal_ok(
+        real_repo.env,
+        real_repo.cwd,
+        "experiment",
+        "search",
+        "--metric-filter",
+        "loss@min<0.34",
+        "--store",
+        str(store),
+    )
+    assert "ddp" in found, found
+    page = real_repo.cwd / "ddp.html"
+    portal_ok(
+        real_repo.env,
+        real_repo.cwd,
+        "experiment",
+        "stellar",
+        "real-ddp",
+        "--store",
+        str(store),
+        "-o",
+        "html",
+        "--out",
+        str(page),
+    )
+    html = page.read_text()
+    assert "loss" in html and "0.33" in html and "0.62" in html
 
 
 FAILS = """\
