@@ -169,6 +169,7 @@ def e2e(pytest_args: list[str]) -> int:
     signal.signal(signal.SIGTERM, interrupted)
     root = Path(tempfile.mkdtemp(prefix="tau-e2e-"))
     current = None
+    code = 1
     try:
         current = session.start(root)
         print(current.plane.summary_line(), flush=True)
@@ -176,15 +177,14 @@ def e2e(pytest_args: list[str]) -> int:
         # values included (`-k "a or b"`).
         named = any(Path(a.split("::")[0]).exists() for a in pytest_args)
         suite = [] if named else ["tests/e2e"]
-        code = pytest.main(["-m", "e2e", "-p", "no:cacheprovider", *pytest_args, *suite])
+        code = int(pytest.main(["-m", "e2e", "-p", "no:cacheprovider", *pytest_args, *suite]))
         if code not in (0, 5):
             # What each component said last: the failure's other half, before it is removed.
             for proc in current.plane.supervisor.processes:
                 print(f"--- {proc.name} (last lines of {proc.log.name})\n{proc.tail(15)}")
-        return int(code)
     except KeyboardInterrupt:
         print("error: interrupted; the control plane is stopped", file=sys.stderr)
-        return 130
+        code = 130
     finally:
         # session.start stops what it started when it fails: only a started session is ours.
         if current is not None:
@@ -193,6 +193,19 @@ def e2e(pytest_args: list[str]) -> int:
             print(f"kept (TAU_E2E_KEEP): {root}", file=sys.stderr)
         else:
             shutil.rmtree(root, ignore_errors=True)
+    # A teardown that leaves anything behind fails the run, whatever the tests said.
+    return 1 if _leftovers(root) and code in (0, 5) else code
+
+
+def _leftovers(root: Path) -> list[str]:
+    """What the stopped control plane left on the host (its real node's processes, mounts,
+    link, routes, cgroups, iptables rules); each is said, and fails the run."""
+    from tests.e2e.controlplane.node import host_leftovers
+
+    left = host_leftovers(root)
+    for line in left:
+        print(f"error: the control plane left this behind: {line}", file=sys.stderr)
+    return left
 
 
 def main(argv: list[str] | None = None) -> int:

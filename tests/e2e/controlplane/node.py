@@ -37,7 +37,13 @@ import yaml
 
 from tests.e2e.controlplane import pki
 from tests.e2e.controlplane.build import cache_root, components
-from tests.e2e.controlplane.processes import Process, StartError, Supervisor, wait_until
+from tests.e2e.controlplane.processes import (
+    Process,
+    StartError,
+    Supervisor,
+    stop_process,
+    wait_until,
+)
 
 NODE_NAME = "tau-node-0"
 #: The link between the host and the node's network namespace (a /30 of its own).
@@ -140,14 +146,14 @@ class RealNode:
         every node process, then the namespaces (interfaces, routes and rules go with them)."""
         kubelet = self._process("kubelet")
         if kubelet is not None:
-            _terminate(kubelet)
+            stop_process(kubelet)
         if self._process("containerd") is not None and self.socket.exists():
             with contextlib.suppress(Exception):
                 self._crictl("rmp", "--all", "--force", timeout=120)
         for proc in reversed(self.processes):
-            _terminate(proc)
+            stop_process(proc)
         if self.holder is not None:
-            _terminate(self.holder)
+            stop_process(self.holder)
         self._remove_cgroups()
 
     # ------------------------------------------------------------------ namespaces
@@ -351,28 +357,12 @@ class RealNode:
         self._crictl("rmp", "--all", "--force", timeout=120)
 
     def _ctr(self, *argv: str, timeout: float = 600) -> str:
-        done = subprocess.run(
-            self._in_node([self._bin("ctr"), "--address", str(self.socket), "-n", "k8s.io", *argv]),
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-        )
-        if done.returncode != 0:
-            raise StartError(f"ctr {' '.join(argv)}: {done.stderr.strip()}")
-        return done.stdout
+        address = ["--address", str(self.socket), "-n", "k8s.io"]
+        return self._run_in_node(self._bin("ctr"), *address, *argv, timeout=timeout)
 
     def _crictl(self, *argv: str, timeout: float = 60) -> str:
-        done = subprocess.run(
-            self._in_node(
-                [self._bin("crictl"), "--runtime-endpoint", f"unix://{self.socket}", *argv]
-            ),
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-        )
-        if done.returncode != 0:
-            raise StartError(f"crictl {' '.join(argv)}: {done.stderr.strip()}")
-        return done.stdout
+        endpoint = ["--runtime-endpoint", f"unix://{self.socket}"]
+        return self._run_in_node(self._bin("crictl"), *endpoint, *argv, timeout=timeout)
 
     def _import_images(self) -> None:
         present = set(self._ctr("images", "ls", "-q").split())
@@ -559,21 +549,6 @@ class RealNode:
     def exec_in_node(self, *argv: str, timeout: float = 60) -> str:
         """Run a command in the node's namespaces (tests read iptables, interfaces, crictl)."""
         return self._run_in_node(*argv, timeout=timeout)
-
-
-def _terminate(proc: Process, grace: float = 20.0) -> None:
-    import signal
-
-    if proc.popen is None or proc.popen.poll() is not None:
-        return
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(proc.popen.pid, signal.SIGTERM)
-    try:
-        proc.popen.wait(grace)
-    except subprocess.TimeoutExpired:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.popen.pid, signal.SIGKILL)
-        proc.popen.wait(grace)
 
 
 def _containerd_config(

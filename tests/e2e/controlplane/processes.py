@@ -76,14 +76,15 @@ class Supervisor:
 
     def stop_all(self, grace: float = 10.0) -> None:
         for proc in reversed(self.processes):
-            _stop(proc, grace)
+            stop_process(proc, grace)
         self.processes.clear()
 
     def pids(self) -> list[int]:
         return [p.popen.pid for p in self.processes if p.popen is not None]
 
 
-def _stop(proc: Process, grace: float) -> None:
+def stop_process(proc: Process, grace: float = 10.0) -> None:
+    """SIGTERM to the process group, SIGKILL after `grace` seconds."""
     if proc.popen is None or proc.popen.poll() is not None:
         return
     with contextlib.suppress(ProcessLookupError):
