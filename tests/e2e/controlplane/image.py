@@ -121,6 +121,7 @@ def _cached(kind: str, key: str, builder: Builder) -> ImageArchive:
 
 
 def _build_runtime(folder: Path, name: str) -> dict[str, float]:
+    rootfs.check_host()
     recipe = rootfs.Recipe.load(RECIPE_FILE)
     root = folder / "rootfs"
     scratch = folder / "scratch"
@@ -168,6 +169,8 @@ def _tree_bytes(root: Path) -> int:
 
 
 def _build_pause(folder: Path, name: str) -> dict[str, float]:
+    if shutil.which("go") is None:
+        raise rootfs.StepFailed("building the pause image needs Go (`go` on PATH)")
     root = folder / "rootfs"
     root.mkdir()
     started = time.monotonic()

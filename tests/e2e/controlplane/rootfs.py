@@ -125,6 +125,22 @@ def _tail(output: str) -> str:
     return "\n".join(output.splitlines()[-60:])
 
 
+#: Host tools the runtime build runs, and the Debian package that installs each.
+HOST_TOOLS = {"mmdebstrap": "mmdebstrap", "unshare": "util-linux", "chroot": "coreutils"}
+
+
+def check_host() -> None:
+    """StepFailed naming what to install when the host cannot build the root filesystem."""
+    if os.geteuid() != 0:
+        raise StepFailed("building the runtime image needs root (chroot, mounts, owned files)")
+    missing = sorted({pkg for tool, pkg in HOST_TOOLS.items() if shutil.which(tool) is None})
+    if missing:
+        raise StepFailed(
+            f"the runtime image build needs {', '.join(HOST_TOOLS)}: "
+            f"apt-get install {' '.join(missing)}"
+        )
+
+
 def debootstrap(recipe: Recipe, root: Path) -> None:
     """Debian's minimal system plus the recipe's packages, from the mirror, into `root`."""
     run(
