@@ -32,10 +32,13 @@ _MONITORING = {
     "adx-mon/port": "8080",
     "adx-mon/log-destination": "Logs:ContainerLogs",
 }
+# The shell stays PID 1 with a TERM trap, and tails from the background: a process that is
+# PID 1 without a handler ignores SIGTERM, so an exec'd tail held every head pod (and a
+# `tau run cancel`) for the whole termination grace period.
 DRIVER_LOG_TAIL = (
-    "mkdir -p /tmp/ray; while :; do for f in /tmp/ray/session_*/logs/"
-    'job-driver-*.log; do [ -f "$f" ] && exec tail -F -n +1 "$f"; done; '
-    "sleep 2; done"
+    "trap 'exit 0' TERM INT; mkdir -p /tmp/ray; while :; do for f in /tmp/ray/session_*/logs/"
+    'job-driver-*.log; do if [ -f "$f" ]; then tail -F -n +1 "$f" & wait $!; exit 0; fi; '
+    "done; sleep 2 & wait $!; done"
 )
 
 

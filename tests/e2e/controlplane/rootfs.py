@@ -291,6 +291,9 @@ def finish(root: Path, epoch: int) -> None:
     for folder, dirs, files in os.walk(root):
         for name in (*dirs, *files):
             os.utime(os.path.join(folder, name), (epoch, epoch), follow_symlinks=False)
+    # Pods install `runtime.pip` into this python (tau renders `python3 -m pip install`, as
+    # in any trainer image): Debian's PEP 668 marker would refuse every such install.
+    (root / "usr/lib/python3.11/EXTERNALLY-MANAGED").unlink(missing_ok=True)
     for leftover in ("root/.cache", "var/cache/apt", "var/lib/apt/lists"):
         path = root / leftover
         if path.is_dir():
