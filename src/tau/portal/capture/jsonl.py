@@ -3,7 +3,7 @@
 Performs I/O. The row format is one JSON object per line, `{"_step":0,"_timestamp":
 1760000000.125,"loss":1.0}`: numeric fields are metrics, `_`-prefixed fields are metadata.
 Files are parsed with pyarrow's multithreaded JSON reader; any file it cannot take as it is
-(a blank line, an object over two lines, a non-finite value, a fractional step...) is re-read
+(a blank line, an object over two lines, a fractional step...) is re-read
 line by line, which is the authority on the result and finds the line to name in an error.
 A re-import is recognised from the request hash (file contents included) before any parsing.
 """
@@ -311,8 +311,8 @@ def parse_history(f: _History, req: ImportRequest) -> pa.Table:
     """The file as a wide table: step, time, line and one float64 column per metric.
 
     pyarrow's JSON reader takes files of one object per line (blank lines and whitespace around
-    a line are trimmed first); anything else (an object over two lines, a non-finite value, a
-    non-integer step, invalid UTF-8...) is re-read line by line, which is the authority on the
+    a line are trimmed first); anything else (an object over two lines, a non-integer step,
+    invalid UTF-8...) is re-read line by line, which is the authority on the
     result and names the line of an error. Neither sees the file before every line is within
     the nesting and size bounds (`jsonl_limits`): both parsers recurse per level.
     """
@@ -454,10 +454,8 @@ def _parse_fast(f: _History, req: ImportRequest) -> pa.Table | None:
         if name == req.step_field or name.startswith("_") or not numeric:
             continue  # metadata, strings, booleans, nulls and nested objects carry no metric
         # safe=False: an integer above 2**53 rounds to the nearest double, as float() does.
-        values = pc.cast(col, pa.float64(), safe=False)
-        if pc.all(pc.is_finite(values)).as_py() is False:
-            return None  # the slow path names the line of the non-finite value
-        columns[name] = values
+        # NaN and ±Infinity (a diverged run) are kept: Parquet doubles hold them.
+        columns[name] = pc.cast(col, pa.float64(), safe=False)
     columns.setdefault(_STEP, pa.nulls(n, pa.int64()))
     columns.setdefault(_TIME, pa.nulls(n, pa.int64()))
     columns[_LINE] = (
@@ -521,12 +519,8 @@ def _parse_slow(f: _History, req: ImportRequest) -> pa.Table:
             try:
                 number_value = float(value)
             except OverflowError:  # an integer literal beyond the float64 range
-                number_value = math.inf
-            if not math.isfinite(number_value):
-                raise UsageError(
-                    f"{where}:{number}: {key}: non-finite value {value!r}",
-                    hint="metrics must be finite numbers; drop or fix the row",
-                )
+                number_value = math.inf if value > 0 else -math.inf
+            # NaN and ±Infinity are kept as such: a diverged run's history is evidence.
             column = metrics.get(key)
             if column is None:
                 column = metrics[key] = [None] * row
@@ -650,12 +644,18 @@ def _metric_table(part: _Part, req: ImportRequest, start: int, length: int) -> p
 
 
 def _summary(part: pa.Table) -> Summary:
-    """Count, step range, min/max and the latest row (highest step, last in file order)."""
+    """Count, step range, min/max and the latest row (highest step, last in file order).
+
+    NaN and ±Infinity are counted apart (`non_finite_count`) and left out of min/max, as the
+    summaries of `track` do; the latest value is the latest row's, whatever it holds.
+    """
     import pyarrow.compute as pc
 
     steps = part[_STEP]
     values = part["value"]
     n = part.num_rows
+    finite = pc.is_finite(values)
+    finite_count = pc.sum(finite).as_py() or 0
     min_step = pc.min(steps).as_py()
     max_step = pc.max(steps).as_py()
     if max_step is None:
@@ -663,11 +663,11 @@ def _summary(part: pa.Table) -> Summary:
     else:
         hits = pc.indices_nonzero(pc.fill_null(pc.equal(steps, max_step), False))
         last = hits[len(hits) - 1].as_py()
-    minmax = pc.min_max(values).as_py()
+    minmax = pc.min_max(pc.filter(values, finite)).as_py()
     return Summary(
         count=n,
-        finite_count=n,
-        non_finite_count=0,
+        finite_count=finite_count,
+        non_finite_count=n - finite_count,
         min_step=min_step,
         max_step=max_step,
         latest_step=max_step,

@@ -20,6 +20,7 @@ from typing import Any
 from jinja2 import ChainableUndefined, Environment, FileSystemLoader, select_autoescape
 from markupsafe import Markup
 
+from tau.portal import jsonsafe
 from tau.portal.stellar import links, svg
 
 #: Run detail cards rendered in full; the runs table lists every run.
@@ -81,6 +82,8 @@ def environment() -> Environment:
         lstrip_blocks=False,
     )
     env.filters["num"] = num
+    # Page JSON (`tojson`) parses in a browser: NaN and infinities become null.
+    env.policies["json.dumps_function"] = jsonsafe.dumps
     # Every run, group and experiment mention goes through these (see links.py and
     # templates/_links.html.j2): one place decides what a served or offline link is.
     env.filters["target_url"] = links.target_url

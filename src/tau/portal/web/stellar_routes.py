@@ -7,7 +7,6 @@ Every list is bounded; every error is the JSON shape of `errors.py`.
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -18,6 +17,7 @@ from urllib.parse import quote, unquote, urlparse
 from starlette.requests import Request
 from starlette.responses import FileResponse, RedirectResponse, Response
 
+from tau.portal import jsonsafe
 from tau.portal.stellar import html, links, snapshot
 from tau.portal.stellar.downsample import downsample
 from tau.portal.web.cache import Memo
@@ -43,7 +43,7 @@ def now() -> datetime:
 
 def dumps(doc: Any) -> bytes:
     # Compact: a 100-run snapshot is megabytes of points, and indentation adds a third.
-    return json.dumps(doc, separators=(",", ":"), allow_nan=False).encode() + b"\n"
+    return jsonsafe.dumps(doc, separators=(",", ":")).encode() + b"\n"
 
 
 def etag_of(*parts: str) -> str:
