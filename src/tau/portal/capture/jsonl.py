@@ -62,6 +62,9 @@ class ImportRequest:
     time_field: str = "_timestamp"
     idempotency_key: str | None = None
     dry_run: bool = False
+    #: RFC3339 times given by the user; unset ones come from the history's wall times.
+    created_at: str | None = None
+    completed_at: str | None = None
 
 
 @dataclass(frozen=True)
@@ -141,6 +144,11 @@ def import_jsonl(store: Store, req: ImportRequest) -> ImportResult:
         "step_field": req.step_field,
         "time_field": req.time_field,
         "files": [[f.path.name, f.sha256] for f in files],
+        **{
+            k: v
+            for k, v in (("created_at", req.created_at), ("completed_at", req.completed_at))
+            if v
+        },
     }
     digest = request_hash(request)
     key = req.idempotency_key or f"jsonl-{req.run}-{digest[:12]}"
@@ -185,6 +193,7 @@ def import_jsonl(store: Store, req: ImportRequest) -> ImportResult:
         )
     rows = sum(p.table.num_rows for p in parts)
     metric_names = sorted(summaries)
+    first_time, last_time = _wall_range(parts)
     if req.dry_run:
         return ImportResult("planned", req.run, rows, names, rel, key, metric_names, warnings)
 
@@ -201,6 +210,12 @@ def import_jsonl(store: Store, req: ImportRequest) -> ImportResult:
             source="explicit" if req.experiment or store.experiment_id else "run_group",
         )
         ensure_group(w, req.group, project=req.project)
+        # The run's times are the history's (its first and last `_timestamp`) unless given: the
+        # import's own clock says when the evidence was copied, not when the run ran.
+        created = req.created_at or micros_to_store_time(first_time) or w.stamp
+        completed = req.completed_at or (
+            micros_to_store_time(last_time) if req.state in _TERMINAL else None
+        )
         put_run(
             w,
             {
@@ -210,9 +225,14 @@ def import_jsonl(store: Store, req: ImportRequest) -> ImportResult:
                 "run_group_id": req.group,
                 "state": req.state,
                 "owner": req.owner,
-                "created_at": w.stamp,
+                "created_at": created,
+                "started_at": micros_to_store_time(first_time),
+                "completed_at": completed,
             },
-            defaulted=("created_at", "owner") + (() if req.state_given else ("state",)),
+            defaulted=("owner",)
+            + (() if req.created_at else ("created_at", "started_at"))
+            + (() if req.completed_at else ("completed_at",))
+            + (() if req.state_given else ("state",)),
         )
         put_tags(w, "run", req.run, {"source": req.source, "jsonl.importer": IMPORTER, **req.tags})
         for f in files:
@@ -238,6 +258,32 @@ def import_jsonl(store: Store, req: ImportRequest) -> ImportResult:
         )
         record_idempotency(w, key, "import jsonl", "run", req.run, digest)
     return ImportResult("imported", req.run, rows, names, rel, key, metric_names, warnings)
+
+
+#: Run states after which the run has a completion time.
+_TERMINAL = frozenset({"succeeded", "completed", "failed", "cancelled", "canceled"})
+
+
+def micros_to_store_time(micros: int | None) -> str | None:
+    """Epoch microseconds as the store's run timestamp (RFC3339, seconds, UTC)."""
+    if micros is None:
+        return None
+    from datetime import UTC, datetime
+
+    return datetime.fromtimestamp(micros // 1_000_000, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _wall_range(parts: Sequence[_Part]) -> tuple[int | None, int | None]:
+    """The earliest and latest wall time (microseconds) of the imported rows, if any."""
+    import pyarrow.compute as pc
+
+    lows, highs = [], []
+    for part in parts:
+        bounds = pc.min_max(part.table[_TIME]).as_py()
+        if bounds["min"] is not None:
+            lows.append(bounds["min"])
+            highs.append(bounds["max"])
+    return (min(lows), max(highs)) if lows else (None, None)
 
 
 def _pick(fn: Any, steps: Iterable[int | None]) -> int | None:
