@@ -263,7 +263,7 @@ def test_assets_are_immutable_only_with_their_digest(served: Served) -> None:
 
 def test_landing_page_lists_experiments(served: Served) -> None:
     status, _, body = served.get("/stellar")
-    assert status == 200 and b'href="/stellar?target=exp"' in body
+    assert status == 200 and b'href="/stellar?target=exp&amp;kind=experiment"' in body
 
 
 def test_default_target_redirects(source: FakeSource) -> None:

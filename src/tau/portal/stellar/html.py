@@ -82,6 +82,8 @@ def environment() -> Environment:
         lstrip_blocks=False,
     )
     env.filters["num"] = num
+    # A run's swatch class (swatch-0..11), keyed by its id like its chart colour.
+    env.filters["swatch"] = svg.color_index
     # Page JSON (`tojson`) parses in a browser: NaN and infinities become null.
     env.policies["json.dumps_function"] = jsonsafe.dumps
     # Every run, group and experiment mention goes through these (see links.py and

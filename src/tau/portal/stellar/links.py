@@ -21,10 +21,19 @@ STELLAR_PATH = "/stellar"
 ARTIFACT_PATH = "/api/v2/stellar/artifact"
 
 
-def target_url(target: str, **params: str) -> str:
-    """The served Stellar page of `target` (run group, run or experiment id)."""
+#: What a link's `kind=` asks the server to open; the snapshot's `target_type` for each.
+KINDS = {"run": "run", "group": "run_group", "experiment": "experiment"}
+
+
+def target_url(target: str, kind: str = "", **params: str) -> str:
+    """The served Stellar page of `target` (run group, run or experiment id).
+
+    `kind` (run, group or experiment) says which one: ids of different kinds may be equal (a
+    run named like its group), and a bare `target=` resolves a group first.
+    """
     extra = "".join(f"&{k}={quote(v, safe='')}" for k, v in params.items() if v)
-    return f"{STELLAR_PATH}?target={quote(str(target), safe='')}{extra}"
+    which = f"&kind={kind}" if kind else ""
+    return f"{STELLAR_PATH}?target={quote(str(target), safe='')}{which}{extra}"
 
 
 def anchor(value: str, kind: str = "run") -> str:

@@ -120,6 +120,14 @@ class Stellar:
         return {"experiments_url": links.STELLAR_PATH, "portal_url": self.portal_url}
 
     # -- shared ---------------------------------------------------------------------------
+    def evidence(self, target: str, kind: str = "") -> Any:
+        """The target's evidence (`kind` picks a run, group or experiment of that id); 404."""
+        try:
+            return self.source.evidence(target, max_runs=self.max_runs, kind=kind)
+        except LookupError:
+            what = f"{kind.replace('_', ' ')} " if kind else ""
+            raise ApiError(404, f"experiment store record not found: {what}{target}") from None
+
     def built(
         self,
         target: str,
@@ -127,20 +135,18 @@ class Stellar:
         mode: str,
         points: bool,
         view: tuple[str, bool] = ("", False),
+        kind: str = "",
     ) -> Built:
         """The snapshot of `target`; `view` is the request's (direction, include_failed)."""
         version = self.source.version()
         way, include_failed = view
-        key = (version, target, metric or "", mode, points, way, include_failed)
+        key = (version, target, kind, metric or "", mode, points, way, include_failed)
         directions = {**self.directions, **({"": way} if way else {})}
         if way and metric:
             directions[metric] = way
 
         def build() -> Built:
-            try:
-                ev = self.source.evidence(target, max_runs=self.max_runs)
-            except LookupError:
-                raise ApiError(404, f"experiment store record not found: {target}") from None
+            ev = self.evidence(target, kind)
             doc = snapshot.build(
                 ev,
                 now=now(),
@@ -151,11 +157,20 @@ class Stellar:
                 include_failed=include_failed,
             )
             tag = etag_of(
-                version, target, metric or "", mode, str(points), way, str(include_failed)
+                version, target, kind, metric or "", mode, str(points), way, str(include_failed)
             )
             return Built(doc, dumps(doc), tag)
 
         return self._snapshots.get(key, build)
+
+    def _kind(self, request: Request) -> str:
+        """The `kind=` of a link (run, group or experiment) as a target type; "" when unset."""
+        raw = request.query_params.get("kind", "").strip()
+        if not raw:
+            return ""
+        if raw not in links.KINDS:
+            raise ApiError(400, f"kind must be run, group or experiment, got {raw!r}")
+        return links.KINDS[raw]
 
     def _metric(self, request: Request) -> str | None:
         return request.query_params.get("metric") or self.metric
@@ -207,7 +222,8 @@ class Stellar:
             return self.landing(request)
         metric = self._metric(request)
         view = self._view(request)
-        built = self.built(target, metric, "full", True, view)
+        kind = self._kind(request)
+        built = self.built(target, metric, "full", True, view, kind)
         fragment = request.query_params.get("fragment") == "1"
         if not_modified(request, built.etag):
             return Response(status_code=304, headers={"ETag": built.etag})
@@ -224,6 +240,7 @@ class Stellar:
         def render() -> tuple[str, str]:
             live = (
                 f"/stellar?target={quote(target)}&fragment=1"
+                + (f"&kind={request.query_params['kind']}" if kind else "")
                 + (f"&metric={quote(metric)}" if metric else "")
                 + (f"&direction={view[0]}" if view[0] else "")
                 + ("&include_failed=1" if view[1] else "")
@@ -323,7 +340,9 @@ class Stellar:
         mode = request.query_params.get("mode", "full") or "full"
         if mode not in _MODES:
             raise ApiError(400, f"mode must be one of: {', '.join(_MODES)}")
-        built = self.built(target, self._metric(request), mode, False, self._view(request))
+        built = self.built(
+            target, self._metric(request), mode, False, self._view(request), self._kind(request)
+        )
         if not_modified(request, built.etag):
             return Response(status_code=304, headers={"ETag": built.etag})
         return Response(built.body, media_type="application/json", headers={"ETag": built.etag})
@@ -337,10 +356,7 @@ class Stellar:
         if start > end:
             raise ApiError(400, "start_step must be <= end_step")
         run_id = request.query_params.get("run_id", "")
-        try:
-            ev = self.source.evidence(target, max_runs=self.max_runs)
-        except LookupError:
-            raise ApiError(404, f"experiment store record not found: {target}") from None
+        ev = self.evidence(target, self._kind(request))
         run_ids = [str(r["run_id"]) for r in ev.runs]
         if run_id:
             if run_id not in run_ids:
@@ -402,10 +418,7 @@ class Stellar:
         target = required(request, "target")
         run = request.query_params.get("run", "")
         kind = request.query_params.get("type", "")
-        try:
-            ev = self.source.evidence(target, max_runs=self.max_runs)
-        except LookupError:
-            raise ApiError(404, f"experiment store record not found: {target}") from None
+        ev = self.evidence(target, self._kind(request))
         rows = [
             {
                 **a,
@@ -429,10 +442,7 @@ class Stellar:
     def artifact(self, request: Request) -> Response:
         target = required(request, "target")
         artifact_id = required(request, "artifact")
-        try:
-            ev = self.source.evidence(target, max_runs=self.max_runs)
-        except LookupError:
-            raise ApiError(404, f"experiment store record not found: {target}") from None
+        ev = self.evidence(target, self._kind(request))
         row = next((a for a in ev.artifacts if str(a.get("artifact_id")) == artifact_id), None)
         if row is None:
             raise ApiError(404, "artifact was not found for target")
