@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -46,6 +47,51 @@ def test_foreign_host_headers_are_refused(served: Served, host: str) -> None:
     status, body = served.json("/healthz", headers={"Host": host})
     assert_error(status, body, 400, "INVALID_ARGUMENT")
     assert "Host header" in body["detail"]
+
+
+BROWSER_ACCEPT = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
+
+
+def test_a_refused_host_is_an_html_page_for_a_browser_and_json_for_a_client(
+    served: Served,
+) -> None:
+    status, headers, body = served.get(
+        "/stellar?target=lr-0", headers={"Host": "evil.example", "Accept": BROWSER_ACCEPT}
+    )
+    assert status == 400 and headers["content-type"].startswith("text/html")
+    text = body.decode()
+    assert text.startswith("<!doctype html>") and "<h1>400 Bad Request</h1>" in text
+    assert "Host header &quot;evil.example&quot; is not served here" in text
+    # Hostile header text is escaped, never markup.
+    _, _, body = served.get(
+        "/stellar", headers={"Host": "<b>x</b>.example", "Accept": BROWSER_ACCEPT}
+    )
+    assert b"<b>x</b>" not in body and b"&lt;b&gt;x&lt;/b&gt;" in body
+    # API paths and clients that ask for JSON keep the JSON body.
+    for path, accept in (("/api/v2/stellar/capabilities", BROWSER_ACCEPT), ("/", "*/*")):
+        status, headers, body = served.get(path, headers={"Host": "evil.example", "Accept": accept})
+        assert status == 400 and headers["content-type"] == "application/json"
+        assert "Host header" in json.loads(body)["detail"]
+
+
+def test_pages_and_json_are_gzipped_when_the_client_accepts_it(served: Served) -> None:
+    import gzip
+
+    plain_status, plain_headers, plain = served.get("/stellar?target=lr-0")
+    assert plain_status == 200 and "content-encoding" not in plain_headers
+    status, headers, body = served.get(
+        "/stellar?target=lr-0", headers={"Accept-Encoding": "gzip, deflate, br"}
+    )
+    assert status == 200 and headers["content-encoding"] == "gzip"
+    assert "Accept-Encoding" in headers.get("vary", "")
+    assert gzip.decompress(body) == plain and len(body) * 3 < len(plain)
+    _, headers, body = served.get(
+        "/api/v2/stellar/snapshot?target=lr-0", headers={"Accept-Encoding": "gzip"}
+    )
+    assert headers["content-encoding"] == "gzip"
+    assert json.loads(gzip.decompress(body))["target"] == "lr-0"
+    # The security headers ride on compressed answers too.
+    assert headers["x-frame-options"] == "DENY"
 
 
 @pytest.mark.parametrize("name", ["127.0.0.1", "localhost"])
