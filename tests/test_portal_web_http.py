@@ -319,3 +319,38 @@ def test_default_target_redirects(source: FakeSource) -> None:
         status, headers, _ = s.get("/")
         assert status == 302
         assert headers["location"] == "/stellar?target=%3Cscript%3Ealert%281%29%3C/script%3E"
+
+
+def test_series_in_columns_of_a_step_range_and_the_chart_image(served: Served) -> None:
+    from itertools import accumulate
+
+    status, body = served.json(
+        "/api/v2/stellar/series?target=lr-0&metric=train/loss&format=columns"
+        "&start_step=50&end_step=60&max_points=100"
+    )
+    assert status == 200 and body["format"] == "columns" and len(body["series"]) == 4
+    for s in body["series"]:
+        assert list(accumulate(s["x"])) == list(range(50, 61))  # the range's own points
+        assert len(s["y"]) == 11 and s["sampling"] == "all"
+    status, body = served.json("/api/v2/stellar/series?target=lr-0&metric=train/loss&format=x")
+    assert status == 400 and "format must be points or columns" in body["detail"]
+    status, headers, svg = served.get("/stellar/chart.svg?target=lr-0&metric=train/loss")
+    assert status == 200 and headers["content-type"].startswith("image/svg+xml")
+    assert svg.count(b'<polyline class="series"') == 4
+
+
+def test_a_served_page_carries_the_first_charts_series_only(served: Served) -> None:
+    import re
+
+    _, _, raw = served.get("/stellar?target=lr-0&metric=train/loss")
+    page = raw.decode()
+    data = re.search(r'id="stellar-charts-data">(.*?)</script>', page, re.S)
+    assert data is not None
+    payload = json.loads(data.group(1))
+    assert [m["name"] for m in payload["metrics"]] == ["train/loss", "eval/score"]
+    assert [len(m["series"]) for m in payload["metrics"]] == [4, 0]
+    assert payload["metrics"][1]["deferred"] is True
+    assert payload["served"]["series_url"] == "/api/v2/stellar/series?target=lr-0"
+    # The no-JavaScript chart is an image, not 4 inline polylines.
+    assert "<polyline" not in page
+    assert '<noscript><img class="chart-image" src="/stellar/chart.svg?target=lr-0' in page

@@ -200,7 +200,7 @@ def test_portal_nav_is_html_and_reaches_stellar(
         shot(watched, tmp_path, "portal.png")
         # The run's experiment cell opens its Stellar page; the nav reaches the landing page.
         page.locator('[data-board="runs"] a.ref-stellar').click()
-        page.wait_for_url("**/stellar?target=lr-small&kind=group")
+        page.wait_for_url("**/stellar?target=lr-small")
         assert page.locator('a[data-nav="portal"]').count() == 1
         page.locator('a[data-nav="experiments"]').click()
         page.wait_for_url("**/stellar")
