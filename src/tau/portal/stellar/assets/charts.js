@@ -19,7 +19,9 @@
 
   var HEIGHT = 240;
   var PAD = { l: 58, r: 14, t: 10, b: 28 };
-  var MAX_READOUT = 12;
+  // Readout rows: the runs nearest the cursor, listed highest value first (the lines' own
+  // order on the chart), each with its whole name.
+  var MAX_READOUT = 8;
   var DRAG_MIN_PX = 4;
   // Robust y-range: p1..p99 of the points in view, widened by FENCE times its span on each side;
   // points beyond are drawn clipped with a marker at the edge ("show full range" lifts it).
@@ -504,8 +506,8 @@
       readout.hidden = true;
       plot.appendChild(base);
       plot.appendChild(overlay);
-      plot.appendChild(readout);
       fig.appendChild(plot);
+      fig.appendChild(readout); // under the plot: it never covers the lines it reads
       grid.appendChild(fig);
       var chart = { metric: metric, fig: fig, note: note, plot: plot, base: base, overlay: overlay, readout: readout, rows: [] };
       bindPointer(chart);
@@ -887,7 +889,14 @@
   function readout(chart, hits, px) {
     var box = chart.readout;
     hits.sort(function (a, b) { return a.dist - b.dist || a.sv.s.run.index - b.sv.s.run.index; });
+    var nearest = hits.length ? hits[0] : null;
     var shown = hits.slice(0, MAX_READOUT);
+    // Highest first, as the lines lie on the chart; ties (and NaN) by run id.
+    shown.sort(function (a, b) {
+      var av = a.value === a.value ? a.value : -Infinity;
+      var bv = b.value === b.value ? b.value : -Infinity;
+      return bv - av || (a.sv.s.run.id < b.sv.s.run.id ? -1 : a.sv.s.run.id > b.sv.s.run.id ? 1 : 0);
+    });
     while (chart.rows.length < shown.length + 2) {
       var row = el("div", { "class": "readout-row" });
       row.appendChild(swatch("transparent"));
@@ -906,10 +915,11 @@
       var hit = shown[r - 1];
       node.hidden = !hit;
       if (!hit) continue;
-      node.className = "readout-row" + (r === 1 ? " nearest" : "");
+      node.className = "readout-row" + (hit === nearest ? " nearest" : "");
       node.setAttribute("data-readout-run", hit.sv.s.run.id);
       node.children[0].style.backgroundColor = hit.sv.s.run.color;
       node.children[1].textContent = hit.sv.s.run.id;
+      node.children[1].title = hit.sv.s.run.id;
       node.children[2].textContent = String(hit.sv.s.steps[hit.i]);
       node.children[3].textContent = fmtNum(hit.value) + (state.smoothing > 0 ? " (" + fmtNum(hit.raw) + ")" : "");
       node.children[4].textContent = hit.sv.s.ts ? fmtIso(hit.sv.s.ts[hit.i]) : "no time";
@@ -925,8 +935,6 @@
     box.setAttribute("data-rows", String(shown.length));
     box.setAttribute("data-runs", String(hits.length));
     box.hidden = hits.length === 0;
-    // On the side away from the cursor, so the readout never covers the crosshair.
-    box.classList.toggle("right", px < chart.w / 2);
   }
 
   function hoverAll(x, source, cursorY) {
