@@ -79,6 +79,16 @@ def test_tracked_nan_and_inf_are_stored_and_left_out_of_best_and_rank(
     assert doc["compare"]["groups"][0]["best_run_id"] == "good"
 
 
+def test_the_adx_projection_writes_non_finite_values_as_null(
+    store: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "adx"
+    assert portal(capsys, "experiment", "export", "adx", "--store", store, "--out", out).code == 0
+    rows = [strict_json(line) for line in (out / "TauExpMetrics.jsonl").read_text().splitlines()]
+    values = [r["value"] for r in rows if r["run_id"] == "diverged"]
+    assert values.count(None) == 2 and 0.2 in values
+
+
 def test_the_served_api_answers_json_for_non_finite_values(store: Path) -> None:
     build = lambda guard: create_app(guard=guard, stellar=Stellar(StoreSource(store)))  # noqa: E731
     with serve_app(build) as served:
