@@ -344,6 +344,9 @@ class Stellar:
                 "capabilities": {
                     "snapshot": True,
                     "series_detail": True,
+                    # `series?format=columns&start_step=&end_step=`: the charts' compact
+                    # columns of a step range (on-demand charts and zoom detail).
+                    "series_columns": True,
                     "run_search": True,
                     "experiment_search": True,
                     "experiment_mutation": False,
