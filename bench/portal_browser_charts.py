@@ -352,7 +352,8 @@ def main() -> int:
             executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"]
         )
         try:
-            first_view = served_page(browser, args.served_runs, args.served_metrics, args.steps)
+            if args.served_runs:  # --served-runs 0 skips the served page
+                first_view = served_page(browser, args.served_runs, args.served_metrics, args.steps)
             for runs in [] if args.served_only else args.runs:
                 path = Path(tmp) / f"charts-{runs}.html"
                 report(runs, args.steps, path)
