@@ -320,7 +320,8 @@ def test_the_run_page_shows_config_tags_command_and_artifacts(served: Served) ->
     assert '<code class="command">python train.py --lr 0.1</code>' in body
     # Only the artifact the server can hand out gets a link, and the link works.
     downloads = [h for h, t in links_of(body).links if t == "download"]
-    assert downloads == [links.artifact_url("run-0-0", "a-report")]
+    assert downloads == [links.artifact_url("run-0-0", "a-report", "run")]
+    assert "&kind=run&" in downloads[0]
     status, _, content = served.get(downloads[0])
     assert status == 200 and content == b"hello\n"
     for uri in ("../secret.txt", "file:///etc/passwd"):

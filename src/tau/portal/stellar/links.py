@@ -41,11 +41,15 @@ def anchor(value: str, kind: str = "run") -> str:
     return f"{kind}-{hashlib.sha256(str(value).encode()).hexdigest()[:12]}"
 
 
-def artifact_url(target: str, artifact_id: str) -> str:
-    """The served download of one artifact of `target` (the v2 API's artifact fetch)."""
+def artifact_url(target: str, artifact_id: str, target_type: str = "") -> str:
+    """The served download of one artifact of `target` (the v2 API's artifact fetch); the
+    snapshot's `target_type` names the kind, as page links do.
+    """
+    kind = next((k for k, t in KINDS.items() if t == target_type), "")
     return (
         f"{ARTIFACT_PATH}?target={quote(str(target), safe='')}"
-        f"&artifact={quote(str(artifact_id), safe='')}"
+        + (f"&kind={kind}" if kind else "")
+        + f"&artifact={quote(str(artifact_id), safe='')}"
     )
 
 
