@@ -87,16 +87,20 @@ class FakeSource:
                 )
         return out
 
-    def evidence(self, target: str, *, max_runs: int) -> Evidence:
+    def evidence(self, target: str, *, max_runs: int, kind: str = "") -> Evidence:
+        """Resolved as the store does: a group, then a run, then the experiment `exp`; `kind`
+        asks for one of them only."""
         self.calls += 1
-        runs = [r for r in self.runs if target in (r["run_group_id"], r["run_id"], "exp")]
+        groups = [r for r in self.runs if r["run_group_id"] == target]
+        by_id = [r for r in self.runs if r["run_id"] == target]
+        if kind == "run_group" or (not kind and groups):
+            runs, kind = groups, "run_group"
+        elif kind == "run" or (not kind and by_id):
+            runs, kind = by_id, "run"
+        else:
+            runs, kind = (list(self.runs) if target == "exp" else []), "experiment"
         if not runs:
             raise LookupError(target)
-        kind = (
-            "experiment"
-            if target == "exp"
-            else ("run" if any(r["run_id"] == target for r in runs) else "run_group")
-        )
         ids = {r["run_id"] for r in runs}
         return Evidence(
             store_path=self.store_path,

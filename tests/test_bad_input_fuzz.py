@@ -169,7 +169,6 @@ HOSTILE_HISTORIES = {
     "long-line": ('{"_step": 0, "s": "' + "x" * (16 << 20) + '"}\n', ":1: line is"),
     "not-an-object": ('{"_step": 0, "loss": 1}\n[1, 2]\n', ":2: expected a JSON object"),
     "bad-utf8": ('{"_step": 0, "loss": 1}\n{"s": "\udcff"}\n', ":2: not valid UTF-8"),
-    "nan": ('{"_step": 0, "loss": NaN}\n', ":1: loss: non-finite value nan"),
     "cut-short": ('{"_step": 0, "loss": 1}\n{"_step": 1, "loss"\n', ":2: malformed JSON"),
 }
 

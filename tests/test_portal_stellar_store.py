@@ -240,7 +240,12 @@ def test_experiment_serve_binds_loopback_and_guards_the_host(store: Path) -> Non
         assert fetch(url + "/healthz")[0] == 200
         assert fetch(url + "/healthz", host="attacker.example")[0] == 400
         status, body = fetch(url + "/stellar?target=lr-large")
-        assert status == 200 and body.count(b'class="series"') == 3
+        assert (
+            status == 200 and b'<script type="application/json" id="stellar-charts-data">' in body
+        )
+        # The page links its no-JavaScript chart: one line per run of the group.
+        status, svg = fetch(url + "/stellar/chart.svg?target=lr-large")
+        assert status == 200 and svg.count(b'class="series"') == 3
 
 
 def test_non_loopback_bind_warns(store: Path) -> None:

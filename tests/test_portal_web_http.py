@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -46,6 +47,51 @@ def test_foreign_host_headers_are_refused(served: Served, host: str) -> None:
     status, body = served.json("/healthz", headers={"Host": host})
     assert_error(status, body, 400, "INVALID_ARGUMENT")
     assert "Host header" in body["detail"]
+
+
+BROWSER_ACCEPT = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
+
+
+def test_a_refused_host_is_an_html_page_for_a_browser_and_json_for_a_client(
+    served: Served,
+) -> None:
+    status, headers, body = served.get(
+        "/stellar?target=lr-0", headers={"Host": "evil.example", "Accept": BROWSER_ACCEPT}
+    )
+    assert status == 400 and headers["content-type"].startswith("text/html")
+    text = body.decode()
+    assert text.startswith("<!doctype html>") and "<h1>400 Bad Request</h1>" in text
+    assert "Host header &quot;evil.example&quot; is not served here" in text
+    # Hostile header text is escaped, never markup.
+    _, _, body = served.get(
+        "/stellar", headers={"Host": "<b>x</b>.example", "Accept": BROWSER_ACCEPT}
+    )
+    assert b"<b>x</b>" not in body and b"&lt;b&gt;x&lt;/b&gt;" in body
+    # API paths and clients that ask for JSON keep the JSON body.
+    for path, accept in (("/api/v2/stellar/capabilities", BROWSER_ACCEPT), ("/", "*/*")):
+        status, headers, body = served.get(path, headers={"Host": "evil.example", "Accept": accept})
+        assert status == 400 and headers["content-type"] == "application/json"
+        assert "Host header" in json.loads(body)["detail"]
+
+
+def test_pages_and_json_are_gzipped_when_the_client_accepts_it(served: Served) -> None:
+    import gzip
+
+    plain_status, plain_headers, plain = served.get("/stellar?target=lr-0")
+    assert plain_status == 200 and "content-encoding" not in plain_headers
+    status, headers, body = served.get(
+        "/stellar?target=lr-0", headers={"Accept-Encoding": "gzip, deflate, br"}
+    )
+    assert status == 200 and headers["content-encoding"] == "gzip"
+    assert "Accept-Encoding" in headers.get("vary", "")
+    assert gzip.decompress(body) == plain and len(body) * 3 < len(plain)
+    _, headers, body = served.get(
+        "/api/v2/stellar/snapshot?target=lr-0", headers={"Accept-Encoding": "gzip"}
+    )
+    assert headers["content-encoding"] == "gzip"
+    assert json.loads(gzip.decompress(body))["target"] == "lr-0"
+    # The security headers ride on compressed answers too.
+    assert headers["x-frame-options"] == "DENY"
 
 
 @pytest.mark.parametrize("name", ["127.0.0.1", "localhost"])
@@ -263,7 +309,7 @@ def test_assets_are_immutable_only_with_their_digest(served: Served) -> None:
 
 def test_landing_page_lists_experiments(served: Served) -> None:
     status, _, body = served.get("/stellar")
-    assert status == 200 and b'href="/stellar?target=exp"' in body
+    assert status == 200 and b'href="/stellar?target=exp&amp;kind=experiment"' in body
 
 
 def test_default_target_redirects(source: FakeSource) -> None:
@@ -273,3 +319,38 @@ def test_default_target_redirects(source: FakeSource) -> None:
         status, headers, _ = s.get("/")
         assert status == 302
         assert headers["location"] == "/stellar?target=%3Cscript%3Ealert%281%29%3C/script%3E"
+
+
+def test_series_in_columns_of_a_step_range_and_the_chart_image(served: Served) -> None:
+    from itertools import accumulate
+
+    status, body = served.json(
+        "/api/v2/stellar/series?target=lr-0&metric=train/loss&format=columns"
+        "&start_step=50&end_step=60&max_points=100"
+    )
+    assert status == 200 and body["format"] == "columns" and len(body["series"]) == 4
+    for s in body["series"]:
+        assert list(accumulate(s["x"])) == list(range(50, 61))  # the range's own points
+        assert len(s["y"]) == 11 and s["sampling"] == "all"
+    status, body = served.json("/api/v2/stellar/series?target=lr-0&metric=train/loss&format=x")
+    assert status == 400 and "format must be points or columns" in body["detail"]
+    status, headers, svg = served.get("/stellar/chart.svg?target=lr-0&metric=train/loss")
+    assert status == 200 and headers["content-type"].startswith("image/svg+xml")
+    assert svg.count(b'<polyline class="series"') == 4
+
+
+def test_a_served_page_carries_the_first_charts_series_only(served: Served) -> None:
+    import re
+
+    _, _, raw = served.get("/stellar?target=lr-0&metric=train/loss")
+    page = raw.decode()
+    data = re.search(r'id="stellar-charts-data">(.*?)</script>', page, re.S)
+    assert data is not None
+    payload = json.loads(data.group(1))
+    assert [m["name"] for m in payload["metrics"]] == ["train/loss", "eval/score"]
+    assert [len(m["series"]) for m in payload["metrics"]] == [4, 0]
+    assert payload["metrics"][1]["deferred"] is True
+    assert payload["served"]["series_url"] == "/api/v2/stellar/series?target=lr-0"
+    # The no-JavaScript chart is an image, not 4 inline polylines.
+    assert "<polyline" not in page
+    assert '<noscript><img class="chart-image" src="/stellar/chart.svg?target=lr-0' in page

@@ -91,10 +91,10 @@ class NavSource(FakeSource):
             ],
         }
 
-    def evidence(self, target: str, *, max_runs: int) -> Evidence:
+    def evidence(self, target: str, *, max_runs: int, kind: str = "") -> Evidence:
         if target == "boom":
             raise OSError(f"[Errno 5] I/O error: '{self.store_path}/metrics/x.parquet'")
-        return super().evidence(target, max_runs=max_runs)
+        return super().evidence(target, max_runs=max_runs, kind=kind)
 
 
 @pytest.fixture
@@ -222,7 +222,7 @@ def test_experiment_page_links_its_groups_and_runs(served: Served, source: NavSo
     found = targets(links_of(text))
     assert {"lr-0", "lr-1"} <= set(found.values())
     assert {r["run_id"] for r in source.runs} <= set(found.values())
-    assert f'href="{XSS_URL}"' in text  # quoted; the hostile id stays text
+    assert f'href="{XSS_URL}&amp;kind=run"' in text  # quoted; the hostile id stays text
     assert XSS not in text
     # Best group and best run tiles, seed envelope rows and ranked chips are links too.
     for tile in ("best-group", "best-run"):
@@ -235,6 +235,27 @@ def test_experiment_page_links_its_groups_and_runs(served: Served, source: NavSo
         "run-0-0",
         "run-0-1",
     }
+
+
+def test_a_run_named_like_its_group_opens_the_run_not_the_group(
+    served: Served, source: NavSource
+) -> None:
+    """Run links say `kind=run` and group links `kind=group`: a run whose id equals a group id
+    opens the run's page (a bare `target=` resolves the group first, as the CLI does)."""
+    source.runs.append({**source.runs[0], "run_id": "lr-1", "run_group_id": "lr-0"})
+    _, text = page(served, "/stellar?target=lr-0&kind=group")
+    hrefs = {(h, t) for h, t in links_of(text).links}
+    assert ("/stellar?target=lr-1&kind=run", "lr-1") in hrefs
+    status, run_page = page(served, "/stellar?target=lr-1&kind=run")
+    assert status == 200 and 'data-run-page="lr-1"' in run_page
+    _, group_page = page(served, "/stellar?target=lr-1&kind=group")
+    assert "data-run-page=" not in group_page and "(run_group)" in group_page
+    _, bare = page(served, "/stellar?target=lr-1")
+    assert "(run_group)" in bare  # the store's own order: group, then run
+    status, text = page(served, "/stellar?target=lr-1&kind=nonsense")
+    assert status == 400 and "kind must be run, group or experiment" in text
+    status, _ = page(served, "/stellar?target=lr-0&kind=run")
+    assert status == 404
 
 
 def test_every_stellar_link_on_a_page_opens_a_page(served: Served) -> None:
@@ -299,7 +320,8 @@ def test_the_run_page_shows_config_tags_command_and_artifacts(served: Served) ->
     assert '<code class="command">python train.py --lr 0.1</code>' in body
     # Only the artifact the server can hand out gets a link, and the link works.
     downloads = [h for h, t in links_of(body).links if t == "download"]
-    assert downloads == [links.artifact_url("run-0-0", "a-report")]
+    assert downloads == [links.artifact_url("run-0-0", "a-report", "run")]
+    assert "&kind=run&" in downloads[0]
     status, _, content = served.get(downloads[0])
     assert status == 200 and content == b"hello\n"
     for uri in ("../secret.txt", "file:///etc/passwd"):
@@ -333,6 +355,8 @@ def test_links_keep_the_view_chosen_on_the_page(served: Served) -> None:
     crumbs = re.search(r'<ol class="crumbs".*?</ol>', text, re.S)
     assert crumbs is not None
     hrefs = [h for h, _ in links_of(crumbs.group(0)).links]
-    assert hrefs == ["/stellar?target=exp&metric=train%2Floss&direction=max&include_failed=1"]
+    assert hrefs == [
+        "/stellar?target=exp&kind=experiment&metric=train%2Floss&direction=max&include_failed=1"
+    ]
     _, plain = page(served, "/stellar?target=lr-0")
     assert "direction=" not in "".join(h for h, _ in links_of(plain).links)

@@ -32,11 +32,16 @@ def shot(w: Watched, tmp_path: Path, name: str) -> Path:
     return target
 
 
-def assert_stellar_page(w: Watched, runs: int) -> None:
+def assert_stellar_page(w: Watched, runs: int, *, served: bool = False) -> None:
     page = w.page
     for panel in PANELS:
         assert page.locator(f'[data-panel="{panel}"]').is_visible(), panel
-    assert page.locator("svg#seed-envelope polyline.series").count() == runs
+    if served:  # the server-drawn chart is an image only browsers without JavaScript fetch
+        page.wait_for_selector(".charts-app[data-ready='1']")
+        assert page.locator("figure.chart").first.get_attribute("data-visible-runs") == str(runs)
+        assert page.locator(".chart-fallback noscript").count() == 1
+    else:
+        assert page.locator("svg#seed-envelope polyline.series").count() == runs
     assert page.locator("#runs-table tbody tr").count() == runs
     # The hostile run name is text, and no script ran from it.
     row = page.locator("#runs-table tbody tr").filter(has_text=XSS)
@@ -93,7 +98,7 @@ def test_served_stellar_is_same_origin_and_updates_live(
 ) -> None:
     page = watched.page
     page.goto(served.url + "/stellar?target=lr-0")
-    assert_stellar_page(watched, runs=4)
+    assert_stellar_page(watched, runs=4, served=True)
     interactive = page.evaluate("performance.getEntriesByType('navigation')[0].domInteractive")
     assert interactive < 1500  # milliseconds
     page.evaluate("window.__still_same_page = true")
@@ -103,7 +108,7 @@ def test_served_stellar_is_same_origin_and_updates_live(
     source.stamp = "v-late"
     page.wait_for_selector('#runs-table tr[data-run="run-0-late"]', timeout=15_000)
     assert page.evaluate("window.__still_same_page") is True  # swapped in place, no reload
-    assert page.locator("svg#seed-envelope polyline.series").count() == 5
+    page.wait_for_selector('figure.chart[data-visible-runs="5"]')  # charts rebuilt with it
     same_origin(watched.requests, served.url)
     watched.assert_clean()
     shot(watched, tmp_path, "stellar-served.png")

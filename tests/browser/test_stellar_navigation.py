@@ -83,17 +83,17 @@ def test_click_through_landing_experiment_group_run_and_back(
     shot(watched, tmp_path, "stellar-landing.png")
 
     row.get_by_role("link", name="sweep").click()
-    page.wait_for_url("**/stellar?target=sweep")
+    page.wait_for_url("**/stellar?target=sweep&kind=experiment")
     assert page.locator('[data-crumb="experiment"] [aria-current]').inner_text() == "sweep"
     assert page.locator("#group-index a.ref-group").count() == 2
     assert page.locator("#run-index a.ref-run").count() == 6
 
     page.locator("#group-index").get_by_role("link", name="lr-small").click()
-    page.wait_for_url("**/stellar?target=lr-small")
+    page.wait_for_url("**/stellar?target=lr-small&kind=group")
     assert page.locator('[data-crumb="group"] [aria-current]').inner_text() == "lr-small"
 
     page.locator("#run-index").get_by_role("link", name="lr-small-s1").click()
-    page.wait_for_url("**/stellar?target=lr-small-s1")
+    page.wait_for_url("**/stellar?target=lr-small-s1&kind=run")
     run = page.locator('[data-panel="run"]')
     assert run.locator("code.command").inner_text() == "python train.py --seed 1"
     config = run.locator('[data-part="config"]').inner_text()
@@ -108,9 +108,9 @@ def test_click_through_landing_experiment_group_run_and_back(
 
     # Back up by the breadcrumbs: group, then experiment, then all experiments.
     page.locator('.crumbs [data-crumb="group"] a').click()
-    page.wait_for_url("**/stellar?target=lr-small")
+    page.wait_for_url("**/stellar?target=lr-small&kind=group")
     page.locator('.crumbs [data-crumb="experiment"] a').click()
-    page.wait_for_url("**/stellar?target=sweep")
+    page.wait_for_url("**/stellar?target=sweep&kind=experiment")
     page.locator('a[data-nav="experiments"]').click()
     page.wait_for_url("**/stellar")
     assert page.locator("#experiments").is_visible()

@@ -3,7 +3,7 @@
 Performs I/O. The row format is one JSON object per line, `{"_step":0,"_timestamp":
 1760000000.125,"loss":1.0}`: numeric fields are metrics, `_`-prefixed fields are metadata.
 Files are parsed with pyarrow's multithreaded JSON reader; any file it cannot take as it is
-(a blank line, an object over two lines, a non-finite value, a fractional step...) is re-read
+(a blank line, an object over two lines, a fractional step...) is re-read
 line by line, which is the authority on the result and finds the line to name in an error.
 A re-import is recognised from the request hash (file contents included) before any parsing.
 """
@@ -62,6 +62,9 @@ class ImportRequest:
     time_field: str = "_timestamp"
     idempotency_key: str | None = None
     dry_run: bool = False
+    #: RFC3339 times given by the user; unset ones come from the history's wall times.
+    created_at: str | None = None
+    completed_at: str | None = None
 
 
 @dataclass(frozen=True)
@@ -141,6 +144,11 @@ def import_jsonl(store: Store, req: ImportRequest) -> ImportResult:
         "step_field": req.step_field,
         "time_field": req.time_field,
         "files": [[f.path.name, f.sha256] for f in files],
+        **{
+            k: v
+            for k, v in (("created_at", req.created_at), ("completed_at", req.completed_at))
+            if v
+        },
     }
     digest = request_hash(request)
     key = req.idempotency_key or f"jsonl-{req.run}-{digest[:12]}"
@@ -185,6 +193,7 @@ def import_jsonl(store: Store, req: ImportRequest) -> ImportResult:
         )
     rows = sum(p.table.num_rows for p in parts)
     metric_names = sorted(summaries)
+    first_time, last_time = _wall_range(parts)
     if req.dry_run:
         return ImportResult("planned", req.run, rows, names, rel, key, metric_names, warnings)
 
@@ -201,6 +210,12 @@ def import_jsonl(store: Store, req: ImportRequest) -> ImportResult:
             source="explicit" if req.experiment or store.experiment_id else "run_group",
         )
         ensure_group(w, req.group, project=req.project)
+        # The run's times are the history's (its first and last `_timestamp`) unless given: the
+        # import's own clock says when the evidence was copied, not when the run ran.
+        created = req.created_at or micros_to_store_time(first_time) or w.stamp
+        completed = req.completed_at or (
+            micros_to_store_time(last_time) if req.state in _TERMINAL else None
+        )
         put_run(
             w,
             {
@@ -210,9 +225,14 @@ def import_jsonl(store: Store, req: ImportRequest) -> ImportResult:
                 "run_group_id": req.group,
                 "state": req.state,
                 "owner": req.owner,
-                "created_at": w.stamp,
+                "created_at": created,
+                "started_at": micros_to_store_time(first_time),
+                "completed_at": completed,
             },
-            defaulted=("created_at", "owner") + (() if req.state_given else ("state",)),
+            defaulted=("owner",)
+            + (() if req.created_at else ("created_at", "started_at"))
+            + (() if req.completed_at else ("completed_at",))
+            + (() if req.state_given else ("state",)),
         )
         put_tags(w, "run", req.run, {"source": req.source, "jsonl.importer": IMPORTER, **req.tags})
         for f in files:
@@ -238,6 +258,32 @@ def import_jsonl(store: Store, req: ImportRequest) -> ImportResult:
         )
         record_idempotency(w, key, "import jsonl", "run", req.run, digest)
     return ImportResult("imported", req.run, rows, names, rel, key, metric_names, warnings)
+
+
+#: Run states after which the run has a completion time.
+_TERMINAL = frozenset({"succeeded", "completed", "failed", "cancelled", "canceled"})
+
+
+def micros_to_store_time(micros: int | None) -> str | None:
+    """Epoch microseconds as the store's run timestamp (RFC3339, seconds, UTC)."""
+    if micros is None:
+        return None
+    from datetime import UTC, datetime
+
+    return datetime.fromtimestamp(micros // 1_000_000, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _wall_range(parts: Sequence[_Part]) -> tuple[int | None, int | None]:
+    """The earliest and latest wall time (microseconds) of the imported rows, if any."""
+    import pyarrow.compute as pc
+
+    lows, highs = [], []
+    for part in parts:
+        bounds = pc.min_max(part.table[_TIME]).as_py()
+        if bounds["min"] is not None:
+            lows.append(bounds["min"])
+            highs.append(bounds["max"])
+    return (min(lows), max(highs)) if lows else (None, None)
 
 
 def _pick(fn: Any, steps: Iterable[int | None]) -> int | None:
@@ -311,8 +357,8 @@ def parse_history(f: _History, req: ImportRequest) -> pa.Table:
     """The file as a wide table: step, time, line and one float64 column per metric.
 
     pyarrow's JSON reader takes files of one object per line (blank lines and whitespace around
-    a line are trimmed first); anything else (an object over two lines, a non-finite value, a
-    non-integer step, invalid UTF-8...) is re-read line by line, which is the authority on the
+    a line are trimmed first); anything else (an object over two lines, a non-integer step,
+    invalid UTF-8...) is re-read line by line, which is the authority on the
     result and names the line of an error. Neither sees the file before every line is within
     the nesting and size bounds (`jsonl_limits`): both parsers recurse per level.
     """
@@ -454,10 +500,8 @@ def _parse_fast(f: _History, req: ImportRequest) -> pa.Table | None:
         if name == req.step_field or name.startswith("_") or not numeric:
             continue  # metadata, strings, booleans, nulls and nested objects carry no metric
         # safe=False: an integer above 2**53 rounds to the nearest double, as float() does.
-        values = pc.cast(col, pa.float64(), safe=False)
-        if pc.all(pc.is_finite(values)).as_py() is False:
-            return None  # the slow path names the line of the non-finite value
-        columns[name] = values
+        # NaN and ±Infinity (a diverged run) are kept: Parquet doubles hold them.
+        columns[name] = pc.cast(col, pa.float64(), safe=False)
     columns.setdefault(_STEP, pa.nulls(n, pa.int64()))
     columns.setdefault(_TIME, pa.nulls(n, pa.int64()))
     columns[_LINE] = (
@@ -521,12 +565,8 @@ def _parse_slow(f: _History, req: ImportRequest) -> pa.Table:
             try:
                 number_value = float(value)
             except OverflowError:  # an integer literal beyond the float64 range
-                number_value = math.inf
-            if not math.isfinite(number_value):
-                raise UsageError(
-                    f"{where}:{number}: {key}: non-finite value {value!r}",
-                    hint="metrics must be finite numbers; drop or fix the row",
-                )
+                number_value = math.inf if value > 0 else -math.inf
+            # NaN and ±Infinity are kept as such: a diverged run's history is evidence.
             column = metrics.get(key)
             if column is None:
                 column = metrics[key] = [None] * row
@@ -650,12 +690,18 @@ def _metric_table(part: _Part, req: ImportRequest, start: int, length: int) -> p
 
 
 def _summary(part: pa.Table) -> Summary:
-    """Count, step range, min/max and the latest row (highest step, last in file order)."""
+    """Count, step range, min/max and the latest row (highest step, last in file order).
+
+    NaN and ±Infinity are counted apart (`non_finite_count`) and left out of min/max, as the
+    summaries of `track` do; the latest value is the latest row's, whatever it holds.
+    """
     import pyarrow.compute as pc
 
     steps = part[_STEP]
     values = part["value"]
     n = part.num_rows
+    finite = pc.is_finite(values)
+    finite_count = pc.sum(finite).as_py() or 0
     min_step = pc.min(steps).as_py()
     max_step = pc.max(steps).as_py()
     if max_step is None:
@@ -663,11 +709,11 @@ def _summary(part: pa.Table) -> Summary:
     else:
         hits = pc.indices_nonzero(pc.fill_null(pc.equal(steps, max_step), False))
         last = hits[len(hits) - 1].as_py()
-    minmax = pc.min_max(values).as_py()
+    minmax = pc.min_max(pc.filter(values, finite)).as_py()
     return Summary(
         count=n,
-        finite_count=n,
-        non_finite_count=0,
+        finite_count=finite_count,
+        non_finite_count=n - finite_count,
         min_step=min_step,
         max_step=max_step,
         latest_step=max_step,

@@ -92,7 +92,8 @@ class TrackResult:
     idempotency_key: str | None
 
 
-def _stamp(flag: str, value: str | None) -> str | None:
+def stamp(flag: str, value: str | None) -> str | None:
+    """An RFC3339 flag value in the store's form (UTC, seconds); None stays None."""
     if value is None:
         return None
     try:
@@ -235,10 +236,10 @@ def track_run(store: Store, req: TrackRequest) -> TrackResult:
         validate_id("parent run", req.parent_run)
     if req.experiment:
         validate_id("experiment", req.experiment)
-    created = _stamp("--created-at", req.created_at)
-    started = _stamp("--started-at", req.started_at)
-    completed = _stamp("--completed-at", req.completed_at)
-    wall = _stamp("--wall-time", req.wall_time)
+    created = stamp("--created-at", req.created_at)
+    started = stamp("--started-at", req.started_at)
+    completed = stamp("--completed-at", req.completed_at)
+    wall = stamp("--wall-time", req.wall_time)
     configs = [_config(p, req.config_format) for p in req.configs]
     metrics = [_metric(m) for m in req.metrics]
     runtime_stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -281,10 +281,17 @@ def import_jsonl(
     time_field: str = "_timestamp",
     idempotency_key: str | None = None,
     dry_run: Flag = False,
+    run_per_file: Flag = False,
+    run_field: str | None = None,
+    created_at: str | None = None,
+    completed_at: str | None = None,
     output: Output = "table",
     json: Json = False,
 ) -> int:
     """Import JSONL scalar history (metrics.history rows: _step, _timestamp, numeric metrics).
+
+    A sweep imports in one call with --run-per-file: every matched file is a run of its own,
+    named by its file name (run-01.jsonl is run run-01) or by --run-field.
 
     Args:
         run: Run id (default: tau.yaml run.name, else its top-level name).
@@ -301,40 +308,64 @@ def import_jsonl(
         time_field: Field holding the wall time in epoch seconds.
         idempotency_key: Default jsonl-<run>-<hash>.
         dry_run: Parse and plan; write nothing.
+        run_per_file: One run per history file, its id from the file name (or --run-field).
+        run_field: Row field naming each file's run (implies --run-per-file).
+        created_at: Run creation time, RFC3339 (default: the history's first _timestamp).
+        completed_at: Run completion time, RFC3339 (default: the history's last _timestamp).
         output: table or json.
     """
     from tau.portal.capture.defaults import discover
     from tau.portal.capture.jsonl import ImportRequest
     from tau.portal.capture.jsonl import import_jsonl as run_import
+    from tau.portal.capture.sweep import import_per_file
+    from tau.portal.capture.track import stamp
 
     fmt = choose(output, ("table", "json"), json_flag=json)
+    per_file = run_per_file or run_field is not None
+    if per_file and run:
+        raise UsageError(
+            "--run cannot be combined with --run-per-file or --run-field",
+            hint="each history file names its own run; drop --run, or import one run at a time",
+        )
+    if per_file and idempotency_key:
+        raise UsageError(
+            "--idempotency-key cannot be combined with --run-per-file (one key per run)",
+            hint="drop --idempotency-key: each run's import gets its own jsonl-<run>-<hash> key",
+        )
     found = discover(Path.cwd())
     run_id = run or found.run
-    if not run_id:
-        raise UsageError("--run is required (no tau.yaml with run.name or name in this directory)")
+    if not run_id and not per_file:
+        raise UsageError(
+            "--run is required (no tau.yaml with run.name or name in this directory)",
+            hint="or import a sweep with --run-per-file: one run per history file",
+        )
     opened = _open(store)
-    result = run_import(
-        opened,
-        ImportRequest(
-            run=run_id,
-            history=list(history or []),
-            project=project or found.project or opened.project,
-            experiment=experiment or found.experiment or "",
-            group=group or found.group or "default",
-            owner=owner,
-            state=state or "succeeded",
-            state_given=state is not None,
-            metric_prefix=metric_prefix,
-            source=source,
-            tags=dict(_tags(tag)),
-            step_field=step_field,
-            time_field=time_field,
-            idempotency_key=idempotency_key,
-            dry_run=dry_run,
-        ),
+    request = ImportRequest(
+        run=run_id or "",
+        history=list(history or []),
+        project=project or found.project or opened.project,
+        experiment=experiment or found.experiment or "",
+        group=group or found.group or "default",
+        owner=owner,
+        state=state or "succeeded",
+        state_given=state is not None,
+        metric_prefix=metric_prefix,
+        source=source,
+        tags=dict(_tags(tag)),
+        step_field=step_field,
+        time_field=time_field,
+        idempotency_key=idempotency_key,
+        dry_run=dry_run,
+        created_at=stamp("--created-at", created_at),
+        completed_at=stamp("--completed-at", completed_at),
     )
+    if per_file:
+        results = import_per_file(opened, request, list(history or []), run_field)
+    else:
+        results = [run_import(opened, request)]
     if fmt == "json":
-        sys.stdout.write(json_text(as_row(result)))
+        rows_json = [as_row(r) for r in results]
+        sys.stdout.write(json_text(rows_json if per_file else rows_json[0]))
         return 0
     emit_rows(
         "table",
@@ -348,9 +379,10 @@ def import_jsonl(
                 "metric_file": result.metric_file,
                 "idempotency_key": result.idempotency_key,
             }
+            for result in results
         ],
     )
-    _warn(result.warnings, False, fmt)
+    _warn([w for r in results for w in r.warnings], False, fmt)
     return 0
 
 

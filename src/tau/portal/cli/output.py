@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from tau.portal import jsonsafe
 from tau.portal.errors import UsageError
 
 
@@ -60,7 +60,7 @@ def pairs_text(rows: Sequence[tuple[str, Any]]) -> str:
 
 
 def json_text(data: Any) -> str:
-    return json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n"
+    return jsonsafe.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n"
 
 
 def emit_rows(
@@ -76,7 +76,7 @@ def emit_rows(
         out.write(json_text(whole if whole is not None else list(rows)))
     elif fmt == "jsonl":
         for row in rows:
-            out.write(json.dumps({c: row.get(c) for c in columns}, ensure_ascii=False) + "\n")
+            out.write(jsonsafe.dumps({c: row.get(c) for c in columns}, ensure_ascii=False) + "\n")
     elif fmt == "csv":
         buf = io.StringIO()
         writer = csv.writer(buf, lineterminator="\n")

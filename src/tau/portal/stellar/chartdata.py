@@ -42,6 +42,13 @@ MAX_SERIES_POINTS = 1500
 DEFAULT_VISIBLE = 6
 #: Significant digits kept per value.
 DIGITS = 7
+#: Metrics whose series a served page carries in its HTML (the decision metric first); the
+#: others are fetched from the series API when their chart is about to be seen, so a page of
+#: 200 runs x 10 metrics opens at about a megabyte instead of five.
+SERVED_EMBEDDED = 1
+#: Rendered points per metric when a served chart fetches a zoomed step range, split across
+#: the metric's runs within [MIN_SERIES_POINTS, MAX_SERIES_POINTS] (the browser computes it).
+ZOOM_METRIC_POINTS = 60_000
 
 
 def metric_order(metric_names: Sequence[str], decision: str) -> list[str]:
@@ -162,4 +169,22 @@ def build(
             "page_points": PAGE_POINTS,
             "method": METHOD,
         },
+    }
+
+
+def served(charts: Mapping[str, Any], series_url: str) -> dict[str, Any]:
+    """The `charts` payload of a served page: series of the first `SERVED_EMBEDDED` metrics,
+    the others marked `deferred` (their chart fetches them with `series_url`, the series API
+    in compact columns, at the same per-series budget). The offline report keeps them all.
+    """
+    metrics = []
+    for i, m in enumerate(charts.get("metrics") or ()):
+        if i < SERVED_EMBEDDED:
+            metrics.append(m)
+        else:
+            metrics.append({**m, "series": [], "deferred": True})
+    return {
+        **charts,
+        "metrics": metrics,
+        "served": {"series_url": series_url, "zoom_metric_points": ZOOM_METRIC_POINTS},
     }

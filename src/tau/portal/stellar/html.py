@@ -20,7 +20,8 @@ from typing import Any
 from jinja2 import ChainableUndefined, Environment, FileSystemLoader, select_autoescape
 from markupsafe import Markup
 
-from tau.portal.stellar import links, svg
+from tau.portal import jsonsafe
+from tau.portal.stellar import chartdata, links, svg
 
 #: Run detail cards rendered in full; the runs table lists every run.
 MAX_RUN_CARDS = 50
@@ -81,6 +82,10 @@ def environment() -> Environment:
         lstrip_blocks=False,
     )
     env.filters["num"] = num
+    # A run's swatch class (swatch-0..11), keyed by its id like its chart colour.
+    env.filters["swatch"] = svg.color_index
+    # Page JSON (`tojson`) parses in a browser: NaN and infinities become null.
+    env.policies["json.dumps_function"] = jsonsafe.dumps
     # Every run, group and experiment mention goes through these (see links.py and
     # templates/_links.html.j2): one place decides what a served or offline link is.
     env.filters["target_url"] = links.target_url
@@ -119,10 +124,22 @@ def chart_svg(snapshot: Mapping[str, Any]) -> str:
     )
 
 
-def _context(snapshot: Mapping[str, Any], **extra: Any) -> dict[str, Any]:
+def _context(
+    snapshot: Mapping[str, Any], served_data: Mapping[str, str] | None = None, **extra: Any
+) -> dict[str, Any]:
+    """The template context. A served page (`served_data`: the URLs its charts read) carries
+    the first chart's series only and links the no-JavaScript chart as an image; the offline
+    report holds everything inline.
+    """
+    charts = snapshot.get("charts")
+    if served_data and charts:
+        charts = chartdata.served(charts, served_data["series_url"])
     return {
         "s": snapshot,
-        "chart_svg": Markup(chart_svg(snapshot)),  # svg.line_chart escapes its input
+        "charts": charts,
+        "chart_svg_url": (served_data or {}).get("chart_svg_url", ""),
+        # svg.line_chart escapes its input; a served page links it instead of inlining it.
+        "chart_svg": Markup("" if served_data else chart_svg(snapshot)),
         "max_run_cards": MAX_RUN_CARDS,
         "assets": assets(),
         "inline_assets": True,
@@ -149,6 +166,7 @@ def stellar_page(
     nav: Mapping[str, Any] | None = None,
     downloadable: frozenset[str] = frozenset(),
     view: Mapping[str, str] | None = None,
+    served_data: Mapping[str, str] | None = None,
 ) -> str:
     """The whole Stellar page: self-contained by default, or linking the served assets.
 
@@ -162,6 +180,7 @@ def stellar_page(
         .render(
             _context(
                 snapshot,
+                served_data,
                 inline_assets=inline_assets,
                 live_url=live_url,
                 live_etag=live_etag,
@@ -182,6 +201,7 @@ def stellar_fragment(
     nav: Mapping[str, Any] | None = None,
     downloadable: frozenset[str] = frozenset(),
     view: Mapping[str, str] | None = None,
+    served_data: Mapping[str, str] | None = None,
 ) -> str:
     """The page's <main> content alone, for live refresh (only served pages refresh)."""
     return (
@@ -190,6 +210,7 @@ def stellar_fragment(
         .render(
             _context(
                 snapshot,
+                served_data,
                 metric_form=metric_form,
                 live_url="live",
                 served=True,

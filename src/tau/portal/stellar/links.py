@@ -21,10 +21,19 @@ STELLAR_PATH = "/stellar"
 ARTIFACT_PATH = "/api/v2/stellar/artifact"
 
 
-def target_url(target: str, **params: str) -> str:
-    """The served Stellar page of `target` (run group, run or experiment id)."""
+#: What a link's `kind=` asks the server to open; the snapshot's `target_type` for each.
+KINDS = {"run": "run", "group": "run_group", "experiment": "experiment"}
+
+
+def target_url(target: str, kind: str = "", **params: str) -> str:
+    """The served Stellar page of `target` (run group, run or experiment id).
+
+    `kind` (run, group or experiment) says which one: ids of different kinds may be equal (a
+    run named like its group), and a bare `target=` resolves a group first.
+    """
     extra = "".join(f"&{k}={quote(v, safe='')}" for k, v in params.items() if v)
-    return f"{STELLAR_PATH}?target={quote(str(target), safe='')}{extra}"
+    which = f"&kind={kind}" if kind else ""
+    return f"{STELLAR_PATH}?target={quote(str(target), safe='')}{which}{extra}"
 
 
 def anchor(value: str, kind: str = "run") -> str:
@@ -32,11 +41,15 @@ def anchor(value: str, kind: str = "run") -> str:
     return f"{kind}-{hashlib.sha256(str(value).encode()).hexdigest()[:12]}"
 
 
-def artifact_url(target: str, artifact_id: str) -> str:
-    """The served download of one artifact of `target` (the v2 API's artifact fetch)."""
+def artifact_url(target: str, artifact_id: str, target_type: str = "") -> str:
+    """The served download of one artifact of `target` (the v2 API's artifact fetch); the
+    snapshot's `target_type` names the kind, as page links do.
+    """
+    kind = next((k for k, t in KINDS.items() if t == target_type), "")
     return (
         f"{ARTIFACT_PATH}?target={quote(str(target), safe='')}"
-        f"&artifact={quote(str(artifact_id), safe='')}"
+        + (f"&kind={kind}" if kind else "")
+        + f"&artifact={quote(str(artifact_id), safe='')}"
     )
 
 

@@ -3,19 +3,19 @@
 from __future__ import annotations
 
 import io
-import json
 from collections.abc import Mapping
 from typing import Any
 
 from rich.console import Console
 
+from tau.portal import jsonsafe
 from tau.portal.stellar import html, tui
 
 PLOT_SCHEMA = "tau.exp.plot.v0"
 
 
 def as_json(snapshot: Mapping[str, Any]) -> str:
-    return json.dumps(snapshot, indent=2, allow_nan=False) + "\n"
+    return jsonsafe.dumps(snapshot, indent=2) + "\n"
 
 
 def as_tui(snapshot: Mapping[str, Any], *, width: int = 120, color: bool = False) -> str:

@@ -341,10 +341,7 @@ def build(
     if not [n for n in metric_names if n != RUN_STATUS_METRIC]:
         warnings.append("no scalar metrics were found for this target")
 
-    runs = [
-        _run_doc(ev, i, run, by_run.get(str(run["run_id"]), {}), now)
-        for i, run in enumerate(ev.runs)
-    ]
+    runs = [_run_doc(ev, run, by_run.get(str(run["run_id"]), {}), now) for run in ev.runs]
     failed = [r["run_id"] for r in runs if is_failed(r)]
     for r in runs:
         r["failed"] = r["run_id"] in failed
@@ -450,7 +447,7 @@ def _read_once(load: SeriesLoader) -> SeriesLoader:
 
 
 def _run_doc(
-    ev: Evidence, index: int, run: Record, summaries: Mapping[str, Record], now: datetime
+    ev: Evidence, run: Record, summaries: Mapping[str, Record], now: datetime
 ) -> dict[str, Any]:
     run_id = str(run["run_id"])
     lifecycle, successful, reasons = classify(run, summaries)
@@ -462,7 +459,7 @@ def _run_doc(
             "successful": successful,
             "success_reasons": reasons,
             **liveness(run, summaries, now),
-            "color": svg.color(index),
+            "color": svg.run_color(run_id),
             "tags": dict(sorted((run.get("tags") or {}).items())),
             "metric_names": sorted(summaries),
             "systems": systems(run),

@@ -50,21 +50,32 @@ class StoreSource:
             raise FileNotFoundError(f"experiment store {self.root} has no manifest.json")
         return "|".join(parts)
 
-    def _target(self, name: str) -> Any:
+    def _target(self, name: str, kind: str = "") -> Any:
+        """The record `name` resolves to; with `kind`, only a record of that kind."""
         from tau.portal.errors import NotFound
         from tau.portal.store import read
 
+        if kind:
+            table, column = _KIND_TABLES[kind]
+            found = (
+                self._store()
+                .conn.execute(f"SELECT 1 FROM {table} WHERE {column} = ?", (name,))
+                .fetchone()
+            )
+            if found is None:
+                raise LookupError(name)
+            return read.Target(name, kind, name)
         try:
             return read.resolve_target(self._store(), name)
         except NotFound:
             raise LookupError(name) from None
 
-    def evidence(self, target: str, *, max_runs: int) -> Evidence:
+    def evidence(self, target: str, *, max_runs: int, kind: str = "") -> Evidence:
         from tau.portal.store import read, series
         from tau.portal.store.status import status
 
         store = self._store()
-        t = self._target(target)
+        t = self._target(target, kind)
         where, params = read.target_where(t)
         total = int(
             store.conn.execute(f"SELECT count(*) FROM runs r WHERE {where}", params).fetchone()[0]
@@ -127,7 +138,7 @@ class StoreSource:
             target=target,
             target_type=t.type,
             manifest=dict(store.manifest),
-            status=status(store, target),
+            status=status(store, target, t),
             experiment=experiment,
             run_groups=groups,
             runs=runs,
@@ -198,6 +209,13 @@ class StoreSource:
             ],
         }
 
+
+#: The table and id column of each target kind (a `kind=` link names one of them).
+_KIND_TABLES = {
+    "run_group": ("run_groups", "run_group_id"),
+    "run": ("runs", "run_id"),
+    "experiment": ("experiments", "experiment_id"),
+}
 
 _NO_RUNS = {"run_count": 0, "run_group_count": 0, "latest_run_id": None, "latest_run_at": None}
 

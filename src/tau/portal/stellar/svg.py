@@ -7,6 +7,7 @@ the result as markup.
 
 from __future__ import annotations
 
+import hashlib
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -31,6 +32,20 @@ PALETTE = (
 
 def color(index: int) -> str:
     return PALETTE[index % len(PALETTE)]
+
+
+def color_index(run_id: str) -> int:
+    """A run's palette slot, from its id alone: a new run never recolours the others.
+
+    A stable hash (not Python's salted `hash`), so the same run has the same colour on every
+    page, in every process and in the offline report.
+    """
+    digest = hashlib.sha256(str(run_id).encode()).digest()
+    return int.from_bytes(digest[:4], "big") % len(PALETTE)
+
+
+def run_color(run_id: str) -> str:
+    return PALETTE[color_index(run_id)]
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from tau.portal import jsonsafe
 from tau.portal.errors import UsageError
 from tau.portal.store import schema
 from tau.portal.store.core import Store
@@ -228,7 +229,10 @@ def _emit(
                 writer.writerow(["" if row.get(c) is None else row.get(c) for c in header])
         else:
             for row in rows:
-                fh.write(json.dumps({c: row.get(c) for c in header}, ensure_ascii=False) + "\n")
+                # A NaN or infinite metric value is null: JSON (and Kusto's JSON ingestion) has
+                # no spelling for it; the summaries count it as non-finite.
+                line = jsonsafe.dumps({c: row.get(c) for c in header}, ensure_ascii=False)
+                fh.write(line + "\n")
     return AdxTable(name, count, str(path))
 
 

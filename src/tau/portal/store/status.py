@@ -17,9 +17,11 @@ from tau.portal.store.records import MetricSummary, Run, as_row
 SCHEMA = "tau.exp.status.v0"
 
 
-def status(store: Store, name: str) -> dict[str, Any]:
-    """The `expstore.Status` JSON object of `name` (see portal-contract.md §6)."""
-    target = read.resolve_target(store, name)
+def status(store: Store, name: str, target: read.Target | None = None) -> dict[str, Any]:
+    """The `expstore.Status` JSON object of `name` (see portal-contract.md §6); `target` is
+    `name` already resolved (a caller that was told which kind of record it is).
+    """
+    target = target or read.resolve_target(store, name)
     where, params = read.target_where(target)
     runs = [Run.from_row(r) for r in store.query(f"SELECT r.* FROM runs r WHERE {where}", params)]
     run_ids = [r.run_id for r in runs]

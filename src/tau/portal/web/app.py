@@ -11,6 +11,7 @@ from typing import Any
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
+from starlette.middleware.gzip import DEFAULT_EXCLUDED_CONTENT_TYPES, GZipMiddleware
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
@@ -20,6 +21,8 @@ from tau.portal.web.errors import ApiError, body, wants_html
 from tau.portal.web.security import HostGuard, SecurityMiddleware
 
 Handler = Callable[[Request], Response]
+#: Responses shorter than this are sent as they are.
+GZIP_MIN_BYTES = 1024
 
 
 def _deprecated(handler: Handler) -> Handler:
@@ -42,7 +45,7 @@ def stellar_routes(stellar: sr.Stellar) -> list[Route]:
         "artifacts": stellar.artifacts,
         "artifact": stellar.artifact,
     }
-    routes = [Route("/stellar", stellar.page)]
+    routes = [Route("/stellar", stellar.page), Route("/stellar/chart.svg", stellar.chart_svg)]
     for base in (sr.V2, *sr.LEGACY):
         for name, handler in handlers.items():
             legacy = base != sr.V2
@@ -176,4 +179,14 @@ def create_app(
         routes.append(Route("/", stellar.root))
         routes.append(Route("/healthz", stellar.healthz))
     app = Starlette(routes=routes, exception_handlers=_handlers(nav))
-    return SecurityMiddleware(app, guard)
+    # Pages and JSON are text that compresses 5-10x; a client that does not say it accepts
+    # gzip gets the bytes as they are. Small answers are not worth a gzip header.
+    # Level 6: a 5 MB page compresses in a tenth of the time of level 9, a few percent larger.
+    # Artifact downloads of any binary type go as they are.
+    gzip = GZipMiddleware(
+        app,
+        minimum_size=GZIP_MIN_BYTES,
+        compresslevel=6,
+        exclude_content_types=(*DEFAULT_EXCLUDED_CONTENT_TYPES, "application/octet-stream"),
+    )
+    return SecurityMiddleware(gzip, guard)

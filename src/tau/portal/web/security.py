@@ -11,7 +11,7 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from tau.portal.web.errors import body
+from tau.portal.web.errors import body, wants_html
 
 Scope = dict[str, Any]
 #: Only the page's own origin: no inline script or style, no frames, no plugins.
@@ -115,8 +115,9 @@ class SecurityMiddleware:
                 host = value.decode("latin-1")
                 break
         problem = host_problem(self.guard, host)
+        browser = _wants_page(scope)
         if problem is not None:
-            await _reject(send, 400, problem)
+            await _reject(send, 400, problem, browser=browser)
             return
         if scope["method"] not in READ_METHODS:
             await _reject(
@@ -125,6 +126,7 @@ class SecurityMiddleware:
                 f"{scope['method']} is not allowed: Stellar and the portal are read-only "
                 "(GET); change runs with the tau CLI",
                 extra=((b"allow", b"GET, HEAD"),),
+                browser=browser,
             )
             return
 
@@ -140,16 +142,51 @@ class SecurityMiddleware:
         await self.app(scope, receive, send_with_headers)
 
 
+def _wants_page(scope: Scope) -> bool:
+    accept = ""
+    for key, value in scope.get("headers") or ():
+        if key == b"accept":
+            accept = value.decode("latin-1")
+            break
+    return wants_html(accept, str(scope.get("path") or ""))
+
+
+#: The refusal page for browsers. Self-contained and unstyled: a refused Host cannot fetch the
+#: stylesheet either, and the CSP allows no inline style.
+_PAGE = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>{status} {phrase} · taugrid-portal</title>
+</head><body><h1>{status} {phrase}</h1><p data-status="{status}">{detail}</p>
+<p>taugrid-portal answers only the names it was started for.</p></body></html>
+"""
+
+
+def _page(status: int, detail: str) -> bytes:
+    from html import escape
+    from http import HTTPStatus
+
+    phrase = HTTPStatus(status).phrase
+    return _PAGE.format(status=status, phrase=escape(phrase), detail=escape(detail)).encode()
+
+
 async def _reject(
-    send: Any, status: int, detail: str, extra: tuple[tuple[bytes, bytes], ...] = ()
+    send: Any,
+    status: int,
+    detail: str,
+    extra: tuple[tuple[bytes, bytes], ...] = (),
+    *,
+    browser: bool = False,
 ) -> None:
-    payload = json.dumps(body(status, detail)).encode()
+    """The refusal: an HTML page for a browser, the JSON error body for API clients."""
+    if browser:
+        payload, kind = _page(status, detail), b"text/html; charset=utf-8"
+    else:
+        payload, kind = json.dumps(body(status, detail)).encode(), b"application/json"
     await send(
         {
             "type": "http.response.start",
             "status": status,
             "headers": [
-                (b"content-type", b"application/json"),
+                (b"content-type", kind),
                 (b"content-length", str(len(payload)).encode()),
                 *extra,
                 *HEADERS,

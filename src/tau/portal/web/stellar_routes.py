@@ -7,19 +7,20 @@ Every list is bounded; every error is the JSON shape of `errors.py`.
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote, unquote, urlparse
+from urllib.parse import quote, unquote, urlencode, urlparse
 
 from starlette.requests import Request
 from starlette.responses import FileResponse, RedirectResponse, Response
 
-from tau.portal.stellar import html, links, snapshot
+from tau.portal import jsonsafe
+from tau.portal.stellar import chartdata, html, links, snapshot
 from tau.portal.stellar.downsample import downsample
+from tau.portal.stellar.evidence import Series
 from tau.portal.web.cache import Memo
 from tau.portal.web.errors import ApiError, wants_html
 from tau.portal.web.source import StellarSource
@@ -43,7 +44,7 @@ def now() -> datetime:
 
 def dumps(doc: Any) -> bytes:
     # Compact: a 100-run snapshot is megabytes of points, and indentation adds a third.
-    return json.dumps(doc, separators=(",", ":"), allow_nan=False).encode() + b"\n"
+    return jsonsafe.dumps(doc, separators=(",", ":")).encode() + b"\n"
 
 
 def etag_of(*parts: str) -> str:
@@ -110,6 +111,9 @@ class Stellar:
         self.directions = dict(directions or {})
         self.include_failed = include_failed
         self._snapshots: Memo[Built] = Memo(size=32)
+        #: The evidence of a target per store version: a page's charts ask for one metric's
+        #: series at a time (lazy charts, zoom), and each would otherwise re-read the index.
+        self._evidence: Memo[Any] = Memo(size=8)
         self._pages: Memo[tuple[str, str]] = Memo(size=32)
         #: Set by `create_app` when the same server serves the portal (the nav links to it).
         self.portal_url: str | None = None
@@ -120,6 +124,24 @@ class Stellar:
         return {"experiments_url": links.STELLAR_PATH, "portal_url": self.portal_url}
 
     # -- shared ---------------------------------------------------------------------------
+    def evidence(self, target: str, kind: str = "", *, cached: bool = False) -> Any:
+        """The target's evidence (`kind` picks a run, group or experiment of that id); 404.
+
+        `cached` reuses the evidence read for this store version (series reads); a snapshot
+        build reads it afresh, as it is cached whole itself.
+        """
+
+        def read() -> Any:
+            try:
+                return self.source.evidence(target, max_runs=self.max_runs, kind=kind)
+            except LookupError:
+                what = f"{kind.replace('_', ' ')} " if kind else ""
+                raise ApiError(404, f"experiment store record not found: {what}{target}") from None
+
+        if not cached:
+            return read()
+        return self._evidence.get((self.source.version(), target, kind), read)
+
     def built(
         self,
         target: str,
@@ -127,20 +149,18 @@ class Stellar:
         mode: str,
         points: bool,
         view: tuple[str, bool] = ("", False),
+        kind: str = "",
     ) -> Built:
         """The snapshot of `target`; `view` is the request's (direction, include_failed)."""
         version = self.source.version()
         way, include_failed = view
-        key = (version, target, metric or "", mode, points, way, include_failed)
+        key = (version, target, kind, metric or "", mode, points, way, include_failed)
         directions = {**self.directions, **({"": way} if way else {})}
         if way and metric:
             directions[metric] = way
 
         def build() -> Built:
-            try:
-                ev = self.source.evidence(target, max_runs=self.max_runs)
-            except LookupError:
-                raise ApiError(404, f"experiment store record not found: {target}") from None
+            ev = self.evidence(target, kind)
             doc = snapshot.build(
                 ev,
                 now=now(),
@@ -151,11 +171,20 @@ class Stellar:
                 include_failed=include_failed,
             )
             tag = etag_of(
-                version, target, metric or "", mode, str(points), way, str(include_failed)
+                version, target, kind, metric or "", mode, str(points), way, str(include_failed)
             )
             return Built(doc, dumps(doc), tag)
 
         return self._snapshots.get(key, build)
+
+    def _kind(self, request: Request) -> str:
+        """The `kind=` of a link (run, group or experiment) as a target type; "" when unset."""
+        raw = request.query_params.get("kind", "").strip()
+        if not raw:
+            return ""
+        if raw not in links.KINDS:
+            raise ApiError(400, f"kind must be run, group or experiment, got {raw!r}")
+        return links.KINDS[raw]
 
     def _metric(self, request: Request) -> str | None:
         return request.query_params.get("metric") or self.metric
@@ -207,7 +236,8 @@ class Stellar:
             return self.landing(request)
         metric = self._metric(request)
         view = self._view(request)
-        built = self.built(target, metric, "full", True, view)
+        kind = self._kind(request)
+        built = self.built(target, metric, "full", True, view, kind)
         fragment = request.query_params.get("fragment") == "1"
         if not_modified(request, built.etag):
             return Response(status_code=304, headers={"ETag": built.etag})
@@ -224,11 +254,19 @@ class Stellar:
         def render() -> tuple[str, str]:
             live = (
                 f"/stellar?target={quote(target)}&fragment=1"
+                + (f"&kind={request.query_params['kind']}" if kind else "")
                 + (f"&metric={quote(metric)}" if metric else "")
                 + (f"&direction={view[0]}" if view[0] else "")
                 + ("&include_failed=1" if view[1] else "")
             )
             downloadable = self._downloadable(built.doc)
+            data = {"target": target, "kind": asked.get("kind", "")}
+            data = {k: v for k, v in data.items() if v}
+            served = {
+                "series_url": f"{V2}/series?" + urlencode(data),
+                "chart_svg_url": "/stellar/chart.svg?"
+                + urlencode({**data, **({"metric": metric} if metric else {}), **keep}),
+            }
             if fragment:
                 return built.etag, html.stellar_fragment(
                     built.doc,
@@ -236,6 +274,7 @@ class Stellar:
                     nav=self.nav,
                     downloadable=downloadable,
                     view=keep,
+                    served_data=served,
                 )
             # A target whose runs have all finished will not change: the page does not poll.
             finished = bool((built.doc.get("live") or {}).get("finished"))
@@ -248,6 +287,7 @@ class Stellar:
                 nav=self.nav,
                 downloadable=downloadable,
                 view=keep,
+                served_data=served,
             )
 
         etag, text = self._pages.get((built.etag, fragment, *sorted(keep.items())), render)
@@ -304,6 +344,9 @@ class Stellar:
                 "capabilities": {
                     "snapshot": True,
                     "series_detail": True,
+                    # `series?format=columns&start_step=&end_step=`: the charts' compact
+                    # columns of a step range (on-demand charts and zoom detail).
+                    "series_columns": True,
                     "run_search": True,
                     "experiment_search": True,
                     "experiment_mutation": False,
@@ -323,10 +366,26 @@ class Stellar:
         mode = request.query_params.get("mode", "full") or "full"
         if mode not in _MODES:
             raise ApiError(400, f"mode must be one of: {', '.join(_MODES)}")
-        built = self.built(target, self._metric(request), mode, False, self._view(request))
+        built = self.built(
+            target, self._metric(request), mode, False, self._view(request), self._kind(request)
+        )
         if not_modified(request, built.etag):
             return Response(status_code=304, headers={"ETag": built.etag})
         return Response(built.body, media_type="application/json", headers={"ETag": built.etag})
+
+    def chart_svg(self, request: Request) -> Response:
+        """The server-drawn chart of a target (the page's no-JavaScript fallback image)."""
+        target = required(request, "target")
+        built = self.built(
+            target, self._metric(request), "full", True, self._view(request), self._kind(request)
+        )
+        if not_modified(request, built.etag):
+            return Response(status_code=304, headers={"ETag": built.etag})
+        return Response(
+            html.chart_svg(built.doc),
+            media_type="image/svg+xml",
+            headers={"ETag": built.etag, "Cache-Control": "no-cache"},
+        )
 
     def series(self, request: Request) -> Response:
         target = required(request, "target")
@@ -336,16 +395,18 @@ class Stellar:
         end = int_param(request, "end_step", 2**62, 0, 2**62)
         if start > end:
             raise ApiError(400, "start_step must be <= end_step")
+        shape = request.query_params.get("format", "points") or "points"
+        if shape not in ("points", "columns"):
+            raise ApiError(400, f"format must be points or columns, got {shape!r}")
         run_id = request.query_params.get("run_id", "")
-        try:
-            ev = self.source.evidence(target, max_runs=self.max_runs)
-        except LookupError:
-            raise ApiError(404, f"experiment store record not found: {target}") from None
+        ev = self.evidence(target, self._kind(request), cached=True)
         run_ids = [str(r["run_id"]) for r in ev.runs]
         if run_id:
             if run_id not in run_ids:
                 raise ApiError(404, f"run {run_id} is not part of target {target}")
             run_ids = [run_id]
+        if shape == "columns":
+            return self._columns(ev, metric, run_ids, start, end, max_points)
         out = []
         for s in ev.load_series(metric, run_ids)[:MAX_LIMIT]:
             pairs = [(x, y) for x, y in zip(s.steps, s.values, strict=True) if start <= x <= end]
@@ -366,6 +427,29 @@ class Stellar:
             {
                 "target": target,
                 "metric": metric,
+                "start_step": start,
+                "end_step": None if end == 2**62 else end,
+                "max_points": max_points,
+                "series": out,
+            }
+        )
+
+    def _columns(
+        self, ev: Any, metric: str, run_ids: list[str], start: int, end: int, max_points: int
+    ) -> Response:
+        """The page's compact chart columns (chartdata.encode) of the steps in [start, end]:
+        what a served page's charts fetch for a metric it did not embed, or for a zoomed range
+        (raw points when they fit in `max_points` per run, else each bucket's min and max).
+        """
+        out = [
+            chartdata.encode(window(s, start, end), max(4, max_points))
+            for s in ev.load_series(metric, run_ids)[:MAX_LIMIT]
+        ]
+        return json_response(
+            {
+                "target": ev.target,
+                "metric": metric,
+                "format": "columns",
                 "start_step": start,
                 "end_step": None if end == 2**62 else end,
                 "max_points": max_points,
@@ -402,10 +486,7 @@ class Stellar:
         target = required(request, "target")
         run = request.query_params.get("run", "")
         kind = request.query_params.get("type", "")
-        try:
-            ev = self.source.evidence(target, max_runs=self.max_runs)
-        except LookupError:
-            raise ApiError(404, f"experiment store record not found: {target}") from None
+        ev = self.evidence(target, self._kind(request))
         rows = [
             {
                 **a,
@@ -429,15 +510,33 @@ class Stellar:
     def artifact(self, request: Request) -> Response:
         target = required(request, "target")
         artifact_id = required(request, "artifact")
-        try:
-            ev = self.source.evidence(target, max_runs=self.max_runs)
-        except LookupError:
-            raise ApiError(404, f"experiment store record not found: {target}") from None
+        ev = self.evidence(target, self._kind(request))
         row = next((a for a in ev.artifacts if str(a.get("artifact_id")) == artifact_id), None)
         if row is None:
             raise ApiError(404, "artifact was not found for target")
         path = local_artifact(self.source.store_path, str(row.get("uri") or ""))
         return FileResponse(path, filename=path.name, content_disposition_type="attachment")
+
+
+def window(series: Series, start: int, end: int) -> Series:
+    """The points of `series` with start <= step <= end (steps ascending, as stored)."""
+    from bisect import bisect_left, bisect_right
+
+    steps = series.steps
+    if not steps or (steps[0] >= start and steps[-1] <= end):
+        return series
+    if list(steps) != sorted(steps):  # not as stored: filter point by point
+        keep = [i for i, x in enumerate(steps) if start <= x <= end]
+    else:
+        keep = list(range(bisect_left(steps, start), bisect_right(steps, end)))
+    times = series.wall_times
+    return Series(
+        series.run_id,
+        series.metric_name,
+        tuple(steps[i] for i in keep),
+        tuple(series.values[i] for i in keep),
+        tuple(times[i] for i in keep) if len(times) == len(steps) else (),
+    )
 
 
 def asset(request: Request) -> Response:

@@ -4,6 +4,10 @@
 //
 // Data: the JSON block #stellar-charts-data (chartdata.py): per metric, per run, delta-encoded
 // steps and wall times (ms) and values, already downsampled server side (min/max kept).
+// A served page (payload.served) embeds the first chart's series only: the others are fetched
+// from the series API (format=columns) when their chart comes near the viewport, and a zoom
+// fetches the zoomed step range again at full resolution (or min/max-downsampled to a chart's
+// worth), so zooming adds detail. The offline report has no server: it zooms what it carries.
 // Speed: the lines are drawn once per view to a base canvas; hover draws only on an overlay
 // canvas above it (binary search per run for the point at or before the cursor), so moving the
 // mouse never redraws the lines.
@@ -15,7 +19,9 @@
 
   var HEIGHT = 240;
   var PAD = { l: 58, r: 14, t: 10, b: 28 };
-  var MAX_READOUT = 12;
+  // Readout rows: the runs nearest the cursor, listed highest value first (the lines' own
+  // order on the chart), each with its whole name.
+  var MAX_READOUT = 8;
   var DRAG_MIN_PX = 4;
   // Robust y-range: p1..p99 of the points in view, widened by FENCE times its span on each side;
   // points beyond are drawn clipped with a marker at the edge ("show full range" lifts it).
@@ -48,6 +54,27 @@
     return out;
   }
 
+  // The series of one metric from the compact columns (the page's JSON or the series API).
+  function decodeSeries(list, runs) {
+    var series = [];
+    list.forEach(function (s) {
+      var run = runs[s.run_id];
+      if (!run) return;
+      var t = s.t ? cumulative(s.t) : null;
+      if (t && t.length && t[0] < run.start) run.start = t[0];
+      series.push({
+        run: run,
+        steps: cumulative(s.x),
+        ys: Float64Array.from(s.y),
+        ts: t,
+        sourcePoints: s.source_points,
+        xs: {},
+        smooth: null
+      });
+    });
+    return series;
+  }
+
   function decode(payload) {
     var runs = {};
     var order = [];
@@ -56,31 +83,116 @@
       order.push(r.run_id);
     });
     var metrics = payload.metrics.map(function (m) {
-      var series = [];
-      m.series.forEach(function (s) {
-        var run = runs[s.run_id];
-        if (!run) return;
-        var t = s.t ? cumulative(s.t) : null;
-        if (t && t.length && t[0] < run.start) run.start = t[0];
-        series.push({
-          run: run,
-          steps: cumulative(s.x),
-          ys: Float64Array.from(s.y),
-          ts: t,
-          sourcePoints: s.source_points,
-          xs: {},
-          smooth: null
-        });
-      });
       return {
         name: m.name,
-        series: series,
+        series: decodeSeries(m.series, runs),
+        deferred: !!m.deferred, // a served page fetches these series when the chart is seen
+        loading: false,
+        failed: "",
+        detail: null, // {key, byRun} of the zoomed range, fetched from the series API
         sourcePoints: m.source_points,
         renderedPoints: m.rendered_points,
         unreadable: m.unreadable_runs || []
       };
     });
-    return { runs: runs, order: order, groups: payload.groups, metrics: metrics, payload: payload };
+    return {
+      runs: runs, order: order, groups: payload.groups, metrics: metrics, payload: payload,
+      served: payload.served || null
+    };
+  }
+
+  // --- served pages: deferred charts and zoom detail from the series API -------------------
+
+  function seriesUrl(metric, extra) {
+    return view.served.series_url + "&format=columns&metric=" + encodeURIComponent(metric.name) + extra;
+  }
+
+  function getJson(url, done, fail) {
+    fetch(url, { headers: { Accept: "application/json" }, credentials: "same-origin" })
+      .then(function (r) {
+        if (!r.ok) throw new Error("HTTP " + r.status);
+        return r.json();
+      })
+      .then(done, function (e) { fail(String(e && e.message || e)); });
+  }
+
+  function redrawMetric(metric) {
+    if (!view) return;
+    view.charts.forEach(function (c) {
+      if (c.metric === metric) {
+        draw(c);
+        requestDetail(c);
+      }
+    });
+    if (view.hoverX !== null) hoverAll(view.hoverX, null, 0);
+  }
+
+  // Fetch a deferred chart's series (once); the chart shows "loading" until they arrive.
+  function ensureLoaded(metric) {
+    if (!view || !view.served || !metric.deferred || metric.loading) return;
+    metric.loading = true;
+    var token = view;
+    var budget = (view.payload.budget || {}).series_points || 1500;
+    getJson(seriesUrl(metric, "&max_points=" + budget), function (doc) {
+      if (view !== token) return; // a live refresh replaced the charts meanwhile
+      metric.series = decodeSeries(doc.series || [], view.runs);
+      metric.deferred = false;
+      metric.loading = false;
+      redrawMetric(metric);
+    }, function (why) {
+      if (view !== token) return;
+      metric.loading = false;
+      metric.failed = why;
+      redrawMetric(metric);
+    });
+  }
+
+  function zoomKey() {
+    return state.zoom ? state.xAxis + ":" + state.zoom[0] + ":" + state.zoom[1] : "";
+  }
+
+  // The detail of a zoomed chart: the step range in view (one point beyond each edge) at up to
+  // a chart's worth of points per run, instead of the few the page carries for that range.
+  function requestDetail(chart) {
+    var metric = chart.metric;
+    var key = zoomKey();
+    if (!view.served || !key || metric.deferred || !chart.view) return;
+    if (metric.detail && metric.detail.key === key) return;
+    var lo = Infinity;
+    var hi = -Infinity;
+    chart.view.series.forEach(function (sv) {
+      if (sv.i1 < sv.i0) return;
+      var steps = sv.s.steps;
+      if (steps[sv.i0] < lo) lo = steps[sv.i0];
+      if (steps[sv.i1] > hi) hi = steps[sv.i1];
+    });
+    if (!(hi >= lo)) return;
+    var runs = Math.max(1, metric.series.length);
+    var perRun = Math.max(64, Math.min(1500, Math.floor(view.served.zoom_metric_points / runs)));
+    var detail = { key: key, byRun: null, failed: "" };
+    metric.detail = detail;
+    chart.fig.setAttribute("data-detail", "loading");
+    var token = view;
+    var url = seriesUrl(metric, "&start_step=" + Math.max(0, Math.floor(lo)) + "&end_step=" +
+      Math.ceil(hi) + "&max_points=" + perRun);
+    getJson(url, function (doc) {
+      if (view !== token || metric.detail !== detail) return; // zoomed elsewhere meanwhile
+      var byRun = {};
+      decodeSeries(doc.series || [], view.runs).forEach(function (s) { byRun[s.run.id] = s; });
+      detail.byRun = byRun;
+      redrawMetric(metric);
+    }, function (why) {
+      if (metric.detail !== detail) return;
+      detail.failed = why;
+      redrawMetric(metric);
+    });
+  }
+
+  // The series a chart draws now: the zoom's detail when it has arrived, else the page's.
+  function seriesOf(metric) {
+    var d = metric.detail;
+    if (!d || !d.byRun || d.key !== zoomKey()) return metric.series;
+    return metric.series.map(function (s) { return d.byRun[s.run.id] || s; });
   }
 
   // The x column of a series for an axis; null when the series has no wall times.
@@ -394,13 +506,36 @@
       readout.hidden = true;
       plot.appendChild(base);
       plot.appendChild(overlay);
-      plot.appendChild(readout);
       fig.appendChild(plot);
+      fig.appendChild(readout); // under the plot: it never covers the lines it reads
       grid.appendChild(fig);
       var chart = { metric: metric, fig: fig, note: note, plot: plot, base: base, overlay: overlay, readout: readout, rows: [] };
       bindPointer(chart);
       return chart;
     });
+    watchDeferred();
+  }
+
+  // A deferred chart loads its series when it comes within a screen of the viewport (or at
+  // once where IntersectionObserver is missing).
+  function watchDeferred() {
+    if (view.observer) view.observer.disconnect();
+    view.observer = null;
+    var waiting = view.charts.filter(function (c) { return c.metric.deferred; });
+    if (!waiting.length) return;
+    if (typeof IntersectionObserver === "undefined") {
+      waiting.forEach(function (c) { ensureLoaded(c.metric); });
+      return;
+    }
+    var byFig = new Map();
+    waiting.forEach(function (c) { byFig.set(c.fig, c); });
+    view.observer = new IntersectionObserver(function (entries) {
+      entries.forEach(function (e) {
+        var c = byFig.get(e.target);
+        if (e.isIntersecting && c) ensureLoaded(c.metric);
+      });
+    }, { rootMargin: "900px 0px" });
+    waiting.forEach(function (c) { view.observer.observe(c.fig); });
   }
 
   // --- drawing ------------------------------------------------------------------------------
@@ -424,7 +559,7 @@
     var axis = state.xAxis;
     var series = [];
     var noTimes = 0;
-    chart.metric.series.forEach(function (s) {
+    seriesOf(chart.metric).forEach(function (s) {
       if (!runVisible(s.run)) return;
       var xs = xsOf(s, axis);
       if (!xs || !xs.length) { noTimes++; return; }
@@ -653,6 +788,8 @@
       "data-skipped-nonpositive": v.skipped,
       "data-points": v.points,
       "data-zoomed": state.zoom ? "1" : "0",
+      "data-detail": detailState(chart.metric),
+      "data-loading": chart.metric.deferred ? (chart.metric.failed ? "failed" : "1") : "0",
       "data-smoothed-last": first ? first.sm[first.sm.length - 1] : "",
       "data-draw-ms": ms.toFixed(2)
     };
@@ -664,6 +801,13 @@
     }
     if (v.skipped) notes.push(v.skipped + " non-positive values not drawn on the log scale");
     if (v.noTimes) notes.push(v.noTimes + " runs without wall times not drawn on this x-axis");
+    if (chart.metric.deferred) {
+      notes.push(chart.metric.failed ? "could not load this chart (" + chart.metric.failed + "); reload the page"
+        : "loading…");
+    }
+    var ds = detailState(chart.metric);
+    if (ds === "loading") notes.push("loading the zoomed range's points…");
+    if (ds === "failed") notes.push("zoom detail unavailable: " + chart.metric.detail.failed);
     if (chart.metric.unreadable.length) notes.push("unreadable: " + chart.metric.unreadable.join(", "));
     chart.note.textContent = notes.length ? " · " + notes.join(" · ") : "";
     chart.base.setAttribute("aria-label", chart.metric.name + ": " + v.series.length + " runs, " +
@@ -672,10 +816,17 @@
       (state.log ? " (log scale)" : ""));
   }
 
+  function detailState(metric) {
+    var d = metric.detail;
+    if (!d || d.key !== zoomKey() || !zoomKey()) return "none";
+    return d.failed ? "failed" : d.byRun ? "loaded" : "loading";
+  }
+
   function drawAll() {
     if (!view) return;
     var t0 = performance.now();
     view.charts.forEach(draw);
+    view.charts.forEach(requestDetail);
     syncLegend();
     var visible = view.order.filter(function (id) { return runVisible(view.runs[id]); });
     view.app.setAttribute("data-visible-runs", String(visible.length));
@@ -738,7 +889,14 @@
   function readout(chart, hits, px) {
     var box = chart.readout;
     hits.sort(function (a, b) { return a.dist - b.dist || a.sv.s.run.index - b.sv.s.run.index; });
+    var nearest = hits.length ? hits[0] : null;
     var shown = hits.slice(0, MAX_READOUT);
+    // Highest first, as the lines lie on the chart; ties (and NaN) by run id.
+    shown.sort(function (a, b) {
+      var av = a.value === a.value ? a.value : -Infinity;
+      var bv = b.value === b.value ? b.value : -Infinity;
+      return bv - av || (a.sv.s.run.id < b.sv.s.run.id ? -1 : a.sv.s.run.id > b.sv.s.run.id ? 1 : 0);
+    });
     while (chart.rows.length < shown.length + 2) {
       var row = el("div", { "class": "readout-row" });
       row.appendChild(swatch("transparent"));
@@ -757,10 +915,11 @@
       var hit = shown[r - 1];
       node.hidden = !hit;
       if (!hit) continue;
-      node.className = "readout-row" + (r === 1 ? " nearest" : "");
+      node.className = "readout-row" + (hit === nearest ? " nearest" : "");
       node.setAttribute("data-readout-run", hit.sv.s.run.id);
       node.children[0].style.backgroundColor = hit.sv.s.run.color;
       node.children[1].textContent = hit.sv.s.run.id;
+      node.children[1].title = hit.sv.s.run.id;
       node.children[2].textContent = String(hit.sv.s.steps[hit.i]);
       node.children[3].textContent = fmtNum(hit.value) + (state.smoothing > 0 ? " (" + fmtNum(hit.raw) + ")" : "");
       node.children[4].textContent = hit.sv.s.ts ? fmtIso(hit.sv.s.ts[hit.i]) : "no time";
@@ -776,8 +935,6 @@
     box.setAttribute("data-rows", String(shown.length));
     box.setAttribute("data-runs", String(hits.length));
     box.hidden = hits.length === 0;
-    // On the side away from the cursor, so the readout never covers the crosshair.
-    box.classList.toggle("right", px < chart.w / 2);
   }
 
   function hoverAll(x, source, cursorY) {
@@ -861,6 +1018,7 @@
     }
     var old = host.querySelector(".charts-app");
     if (old) host.removeChild(old);
+    if (view && view.observer) view.observer.disconnect();
     view = decode(payload);
     view.hoverX = null;
     var app = el("div", { "class": "charts-app" });
@@ -874,7 +1032,8 @@
     var decimated = view.metrics.some(function (m) { return m.renderedPoints < m.sourcePoints; });
     if (decimated) {
       notes.push("Downsampled for the page: at most " + b.series_points + " points per run and metric, " +
-        "keeping each bucket's minimum and maximum; hover reads the kept points.");
+        "keeping each bucket's minimum and maximum; hover reads the kept points." +
+        (view.served ? " Zooming in fetches the range's own points from the server." : ""));
     }
     if (payload.omitted_metrics && payload.omitted_metrics.length) {
       notes.push("Not charted (page budget): " + payload.omitted_metrics.join(", ") + ".");

@@ -440,6 +440,7 @@
       td.textContent = r.status;
     } else if (c.id === "tags") {
       td.className = "rt-tags";
+      td.title = tagText(r.tags); // one line in the table; every tag on hover
       Object.keys(r.tags).sort().forEach(function (k) {
         td.appendChild(el("span", "pill", k + "=" + r.tags[k]));
         td.appendChild(document.createTextNode(" "));
@@ -889,7 +890,10 @@
         g.appendChild(svg("text", { x: -6, y: y + 3, "text-anchor": "end", "class": "pc-tick" }, short(t.text, 10)));
       });
       g.appendChild(svg("title", {}, a.label)); // the whole label, where the axis shows it cut
-      g.appendChild(svg("text", { x: 0, y: top - 14, "text-anchor": "middle", "class": "pc-label" }, short(a.label, 22)));
+      // The outer axes' labels run inwards, so the last one is not cut at the frame's edge.
+      var anchor = i === 0 ? "start" : i === axesCache.length - 1 ? "end" : "middle";
+      var lx = anchor === "start" ? -10 : anchor === "end" ? 10 : 0;
+      g.appendChild(svg("text", { x: lx, y: top - 14, "text-anchor": anchor, "class": "pc-label" }, short(a.label, 22)));
       var b = state.brushes[a.id];
       if (b) {
         g.appendChild(svg("rect", { x: -7, width: 14, y: top + b[0] * plotH,
