@@ -43,35 +43,22 @@ def main() -> int:
 
     import yaml
 
-    from tests.e2e.conftest import connection_descriptor
+    from tests.e2e.conftest import connected_repo
     from tests.e2e.controlplane import session
-    from tests.e2e.controlplane.researcher import tau_binary
 
     root = Path(tempfile.mkdtemp(prefix="tau-bench-real-"))
     current = session.start(root / "cluster")
     try:
         researcher = current.researcher
         assert researcher.real_workspace and researcher.image
-        repo = root / "repo"
-        (repo / "tau").mkdir(parents=True)
-        subprocess.run(["git", "init", "-q", str(repo)], check=True)
-        (repo / "tau" / "workspace.connection.yaml").write_text(
-            yaml.safe_dump(connection_descriptor(researcher.real_workspace, researcher.context))
+        shell = connected_repo(
+            root / "repo", researcher.real_workspace, researcher.context, researcher.kubeconfig
         )
-        env = {
-            **os.environ,
-            "KUBECONFIG": str(researcher.kubeconfig),
-            "TAU_CONFIG_DIR": str(repo / ".tau-config"),
-            "NO_COLOR": "1",
-        }
-        tau = tau_binary()
+        repo = shell.cwd
 
         def run(*argv: str) -> subprocess.CompletedProcess[str]:
-            return subprocess.run(
-                [tau, *argv], env=env, cwd=repo, capture_output=True, text=True, check=False
-            )
+            return shell.tau(*argv, timeout=900)
 
-        run("workspace", "connection", "--trust")
         (repo / "tau" / "bench.py").write_text(SCRIPT)
         first_lines, ends = [], []
         for i in range(args.runs):
