@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from tau.portal.store import read
-from tau.portal.store.core import Store
+from tau.portal.store.interface import Store
 
 #: (steps, values, wall times in microseconds since the epoch; 0 where none was recorded).
 Columns = tuple[list[int], list[float], list[int]]
@@ -36,7 +36,8 @@ def metric_columns(store: Store, run_ids: Sequence[str], metric_name: str) -> di
     for f in files:
         try:
             table = pq.read_table(
-                store.root / f.path,
+                store.path_of(f.path),
+                filesystem=store.filesystem,
                 columns=["run_id", "step", "value", "wall_time"],
                 filters=[("metric_name", "=", metric_name)],
             )
@@ -83,7 +84,9 @@ def metric_tags(
         (f for f in read.metric_files(store, list(run_ids)) if f.run_id in order),
         key=lambda f: order[str(f.run_id)],
     )
-    tags = first_row_tags((store.root / f.path for f in files), names)
+    tags = first_row_tags(
+        (store.path_of(f.path) for f in files), names, filesystem=store.filesystem
+    )
     cards = {
         n: t[CARD_TAG] for n, t in tags.items() if isinstance(t.get(CARD_TAG), str) and t[CARD_TAG]
     }

@@ -1,0 +1,226 @@
+"""The team store: the index in PostgreSQL, metric and artifact files in S3-compatible storage.
+
+Performs I/O (psycopg, pyarrow's S3 filesystem). It implements `interface.Store`, so every read
+command and both servers run on it unchanged: the read SQL of the folder store is written in
+the subset both databases share and only its placeholders are translated here. It is written
+only by `experiment push` (see `push.py`); `experiment init --store URL` creates and migrates
+its schema, and opening it for reading never changes it.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeVar
+
+from tau.portal.errors import StoreError
+from tau.portal.store import schema, teamschema
+from tau.portal.store.interface import Params, Row
+from tau.portal.store.location import TeamURL
+from tau.portal.store.objects import first_line
+
+T = TypeVar("T")
+INIT = "taugrid-portal experiment init --store"
+
+
+@functools.lru_cache(maxsize=512)
+def to_postgres(sql: str) -> str:
+    """The query with SQLite's `?` placeholders as psycopg's `%s` (and a literal `%` doubled).
+
+    Question marks inside quoted strings or identifiers are left alone.
+    """
+    out: list[str] = []
+    quote = ""
+    for ch in sql:
+        if quote:
+            if ch == quote:
+                quote = ""
+        elif ch in ("'", '"'):
+            quote = ch
+        elif ch == "?":
+            out.append("%s")
+            continue
+        out.append("%%" if ch == "%" else ch)
+    return "".join(out)
+
+
+def connect(url: TeamURL) -> Any:
+    """An autocommit connection (client-side parameter binding, rows as dicts)."""
+    import psycopg
+    from psycopg.rows import dict_row
+
+    try:
+        return psycopg.connect(
+            url.conninfo,
+            autocommit=True,
+            cursor_factory=psycopg.ClientCursor,
+            row_factory=dict_row,
+            connect_timeout=5,
+            application_name="taugrid-portal",
+        )
+    except psycopg.Error as exc:
+        raise unreachable(url, exc) from None
+
+
+def unreachable(url: TeamURL, exc: BaseException) -> StoreError:
+    """One line naming the database and what libpq said (libpq never prints a password)."""
+    return StoreError(
+        f"team store index {url.conninfo.split('?', 1)[0]}: {first_line(exc)}",
+        hint="check the server is up and PGPASSWORD or ~/.pgpass holds the password",
+    )
+
+
+class TeamStore:
+    """An opened team store (`interface.Store`)."""
+
+    def __init__(self, url: TeamURL, conn: Any) -> None:
+        self.url = url
+        self._conn: Any = conn
+        self._fs: Any = None
+        self.manifest: dict[str, Any] = {
+            "schema_version": schema.SCHEMA_VERSION,
+            "kind": schema.KIND,
+            "backend": "team",
+            "team_schema_version": teamschema.VERSION_NAME,
+            "project": "",
+            "experiment_id": "",
+        }
+
+    # -- opening -------------------------------------------------------------------------
+    @classmethod
+    def open(cls, url: TeamURL) -> TeamStore:
+        """Open for reading; a store whose schema is missing or older says to run `init`."""
+        store = cls(url, connect(url))
+        have = store.schema_version()
+        if have != teamschema.VERSION:
+            store.close()
+            raise _version_error(url, have)
+        return store
+
+    @classmethod
+    def init(cls, url: TeamURL) -> tuple[TeamStore, int]:
+        """Create or migrate the schema (in one transaction); the version it started from."""
+        import psycopg
+
+        conn = connect(url)
+        store = cls(url, conn)
+        try:
+            with conn.transaction():
+                conn.execute("SELECT pg_advisory_xact_lock(%s)", (teamschema.MIGRATE_LOCK,))
+                conn.execute(teamschema.meta_table())
+                have = store.schema_version()
+                if have > teamschema.VERSION:
+                    raise _version_error(url, have)
+                for step in range(have, teamschema.VERSION):
+                    for statement in teamschema.MIGRATIONS[step]:
+                        conn.execute(statement)
+                conn.execute(
+                    f"INSERT INTO {teamschema.META} (key, value) VALUES ('schema_version', %s) "
+                    "ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
+                    (str(teamschema.VERSION),),
+                )
+        except psycopg.Error as exc:
+            store.close()
+            raise unreachable(url, exc) from None
+        except BaseException:
+            store.close()
+            raise
+        return store, have
+
+    def schema_version(self) -> int:
+        """The schema version the database holds (0: none)."""
+        found = self.scalar("SELECT to_regclass(?)::text", (teamschema.META,))
+        if found is None:
+            return 0
+        value = self.scalar(f"SELECT value FROM {teamschema.META} WHERE key = 'schema_version'")
+        return int(value) if value is not None else 0
+
+    # -- interface.Store -----------------------------------------------------------------
+    @property
+    def location(self) -> str:
+        return self.url.text
+
+    @property
+    def project(self) -> str:
+        return ""
+
+    @property
+    def experiment_id(self) -> str:
+        return ""
+
+    @property
+    def filesystem(self) -> Any:
+        if self._fs is None:
+            from tau.portal.store.objects import filesystem
+
+            self._fs = filesystem()
+        return self._fs
+
+    def path_of(self, rel: str) -> str:
+        prefix = f"{self.url.bucket}/{self.url.prefix}" if self.url.prefix else self.url.bucket
+        return f"{prefix}/{rel.lstrip('/')}"
+
+    def query(self, sql: str, params: Params = ()) -> list[Row]:
+        return self._retrying(lambda conn: list(conn.execute(to_postgres(sql), _args(params))))
+
+    def scalar(self, sql: str, params: Params = ()) -> Any:
+        def one(conn: Any) -> Any:
+            row = conn.execute(to_postgres(sql), _args(params)).fetchone()
+            return None if row is None else next(iter(row.values()))
+
+        return self._retrying(one)
+
+    def version(self) -> str:
+        seq = self.scalar(f"SELECT coalesce(max(seq), 0) FROM {teamschema.PUSHES}")
+        return f"team:{seq}"
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    @property
+    def conn(self) -> Any:
+        if self._conn is None or self._conn.closed:
+            self._conn = connect(self.url)
+        return self._conn
+
+    def _retrying(self, work: Callable[[Any], T]) -> T:
+        """Run a read; once more on a fresh connection when the server went away meanwhile
+        (a restarted database must not leave a long-running server broken).
+        """
+        import psycopg
+
+        for attempt in (1, 2):
+            conn = self.conn
+            try:
+                return work(conn)
+            except psycopg.OperationalError as exc:
+                if attempt == 2 or not conn.closed:
+                    raise unreachable(self.url, exc) from None
+                self._conn = None
+            except psycopg.Error as exc:
+                raise StoreError(f"team store query failed: {first_line(exc)}") from None
+        raise AssertionError("unreachable")
+
+
+def _args(params: Params) -> Sequence[Any] | Mapping[str, Any]:
+    return params if isinstance(params, Mapping) else tuple(params)
+
+
+def _version_error(url: TeamURL, have: int) -> StoreError:
+    if have == 0:
+        return StoreError(
+            f"team store {url} is not initialized",
+            hint=f"create its schema once with `{INIT} {url}`",
+        )
+    if have < teamschema.VERSION:
+        return StoreError(
+            f"team store {url} has schema v{have}; this taugrid-portal reads v{teamschema.VERSION}",
+            hint=f"migrate it with `{INIT} {url}`",
+        )
+    return StoreError(
+        f"team store {url} has schema v{have}, newer than this taugrid-portal "
+        f"(v{teamschema.VERSION})",
+        hint="upgrade taugrid-portal",
+    )
