@@ -191,6 +191,7 @@ def push(
     all: Flag = False,
     to: str | None = None,
     store: Store = None,
+    batch: int = 50,
     output: Output = "table",
     json: Json = False,
 ) -> int:
@@ -200,6 +201,7 @@ def push(
         targets: Run groups, runs or experiments to push.
         all: Push every run of the folder store.
         to: The team store URL (postgresql://USER@HOST:PORT/DB?objects=s3://BUCKET/PREFIX).
+        batch: Runs per transaction (1-1000).
         output: table or json.
     """
     from tau.portal.store.core import Store as _Store
@@ -216,13 +218,15 @@ def push(
         )
     if bool(targets) == all:
         raise UsageError("push: name TARGETs (run groups, runs, experiments) or pass --all")
+    if not 1 <= batch <= 1000:
+        raise UsageError(f"push: --batch must be between 1 and 1000; got {batch}")
     url = parse_team_url(to, flag="--to")
     source = _Store.open(resolve_root(store))
     run_ids = select_runs(source, targets, all_runs=all)
     scopes = named_scopes(source, targets, all_runs=all)
     team = TeamStore.open(url)
     try:
-        result = run_push(source, team, run_ids, scopes=scopes)
+        result = run_push(source, team, run_ids, scopes=scopes, batch=batch)
     finally:
         team.close()
         source.close()

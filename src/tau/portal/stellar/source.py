@@ -49,6 +49,16 @@ class StoreSource:
             return folder_version(self.root)  # no open: the servers poll it on every request
         return str(self._store().version())
 
+    def stored_artifact(self, uri: str, *, content: bool = True) -> tuple[str, bytes] | None:
+        """(name, bytes) of a store-relative artifact a team store holds in its object store;
+        None for a folder store (its artifacts are served as local files) or an unknown path.
+        """
+        if isinstance(self.root, Path):
+            return None
+        from tau.portal.store.objects import read_stored
+
+        return read_stored(self._store(), uri, content=content)
+
     def _target(self, name: str) -> Any:
         from tau.portal.errors import NotFound
         from tau.portal.store import read

@@ -107,6 +107,7 @@ def push(
     run_ids: Sequence[str],
     *,
     scopes: tuple[Sequence[str], Sequence[str]] = ((), ()),
+    batch: int = BATCH,
     progress: Callable[[PushResult], None] | None = None,
 ) -> PushResult:
     """Copy `run_ids` from `source` to `team`, and the run groups and experiments of `scopes`
@@ -117,8 +118,8 @@ def push(
     ensure_summaries(source)  # a hand-built packet's files get their summaries first
     result = PushResult(source.location, team.location)
     conflicts: list[str] = []
-    for start in range(0, len(run_ids), BATCH):
-        bundles = _bundles(source, run_ids[start : start + BATCH])
+    for start in range(0, len(run_ids), batch):
+        bundles = _bundles(source, run_ids[start : start + batch])
         conflicts += _push_batch(source, team, bundles, result)
         if progress is not None:
             progress(result)

@@ -62,9 +62,13 @@ def connect(url: TeamURL) -> Any:
         raise unreachable(url, exc) from None
 
 
+class Unreachable(StoreError):
+    """The team store's database cannot be reached (down, restarting, refusing the login)."""
+
+
 def unreachable(url: TeamURL, exc: BaseException) -> StoreError:
     """One line naming the database and what libpq said (libpq never prints a password)."""
-    return StoreError(
+    return Unreachable(
         f"team store index {url.conninfo.split('?', 1)[0]}: {first_line(exc)}",
         hint="check the server is up and PGPASSWORD or ~/.pgpass holds the password",
     )
