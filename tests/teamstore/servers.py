@@ -69,7 +69,11 @@ class Postgres:
             self._as = ["runuser", "-u", "postgres", "--"]
 
     def _run(self, *args: str) -> None:
-        subprocess.run([*self._as, *args], check=True, capture_output=True)
+        # No pipes: a server pg_ctl starts would hold them open, and this would wait forever.
+        with open(self.root / "ctl.log", "ab") as log:
+            subprocess.run(
+                [*self._as, *args], check=True, stdin=subprocess.DEVNULL, stdout=log, stderr=log
+            )
 
     def init(self) -> None:
         self.root.mkdir(parents=True, exist_ok=True)
@@ -112,6 +116,11 @@ class Postgres:
             "start",
         )
         wait_until(lambda: _port_open(self.port), "PostgreSQL")
+
+    def restart(self) -> None:
+        """A fast restart: every open session is cut, the server is back when this returns."""
+        self.stop("fast")
+        self.start()
 
     def stop(self, mode: str = "fast") -> None:
         with contextlib.suppress(subprocess.CalledProcessError):

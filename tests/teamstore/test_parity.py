@@ -41,6 +41,15 @@ CASES = [
     ("compare", "demo", "--metric", "loss", "--direction", "min", "-o", "json"),
     ("compare", "demo", "--configs"),
     ("compare", "arm-b", "--include-failed", "-o", "csv"),
+    ("sql", "select run_id, state, created_at from runs order by run_id"),
+    (
+        "sql",
+        "select metric_name, count(*) as n from metric_summaries group by metric_name "
+        "order by metric_name",
+        "--format",
+        "json",
+    ),
+    ("sql", "delete from runs"),
     ("stellar", "demo", "-o", "json"),
     ("stellar", "arm-a", "-o", "tui"),
     ("stellar", "demo", "--metric", "loss"),

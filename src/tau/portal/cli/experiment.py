@@ -870,7 +870,7 @@ def sql(
 
     if format not in ("table", "json", "jsonl", "csv"):
         raise UsageError("--format must be one of: table, json, jsonl, csv")
-    columns, rows = run_query(_open(store), query)
+    columns, rows = run_query(_read(store), query)
     emit_rows(format, columns, rows)
     return 0
 

@@ -46,9 +46,16 @@ def to_postgres(sql: str) -> str:
 
 def connect(url: TeamURL) -> Any:
     """An autocommit connection (client-side parameter binding, rows as dicts)."""
+    import logging
+
     import psycopg
     from psycopg.rows import dict_row
 
+    # psycopg logs a lost connection's cleanup as well; the command's own one-line error says
+    # it, so the log line would only repeat it (without a handler Python prints it to stderr).
+    log = logging.getLogger("psycopg")
+    if not log.handlers:
+        log.addHandler(logging.NullHandler())
     try:
         return psycopg.connect(
             url.conninfo,
@@ -173,6 +180,27 @@ class TeamStore:
             return None if row is None else next(iter(row.values()))
 
         return self._retrying(one)
+
+    def read_only(self, sql: str) -> tuple[list[str], list[Row]]:
+        """Column names and rows of one query run in a READ ONLY transaction (`experiment sql`)."""
+        import psycopg
+
+        conn = self.conn
+        try:
+            with conn.transaction():
+                conn.execute("SET TRANSACTION READ ONLY")
+                cur = conn.execute(sql)
+                columns = [d.name for d in cur.description or ()]
+                rows = list(cur.fetchall())
+        except psycopg.OperationalError as exc:
+            raise unreachable(self.url, exc) from None
+        except psycopg.Error as exc:
+            raise StoreError(
+                f"taugrid-portal experiment sql: {first_line(exc)}",
+                hint="list tables with: select table_name from information_schema.tables "
+                "where table_schema = 'public'",
+            ) from None
+        return columns, rows
 
     def version(self) -> str:
         seq = self.scalar(f"SELECT coalesce(max(seq), 0) FROM {teamschema.PUSHES}")
