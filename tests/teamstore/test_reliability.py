@@ -186,6 +186,7 @@ def test_pushers_killed_at_random_points_leave_readers_whole_and_reruns_complete
     expected = folder_files(folder)
     rng = random.Random(20261206)
     kills = 0
+    midway = 0  # kills that left some but not all runs pushed: the kill cut a push in two
     for round_ in range(8):  # 8 fresh stores × 5 kills = 40 kills at random points
         name = f"{team.database}k{round_}"
         url = fresh_store(team, name)
@@ -197,6 +198,9 @@ def test_pushers_killed_at_random_points_leave_readers_whole_and_reruns_complete
             proc.communicate(timeout=60)
             kills += 1
             reader.check_once(f"stores/{name}")
+            with conn(team, name) as c:
+                row = c.execute("SELECT count(*) FROM tau_pushes").fetchone()
+            midway += row is not None and 0 < row[0] < len(expected)
         rerun = pusher(team, url, folder, batch=2)
         _, err = rerun.communicate(timeout=600)
         assert rerun.returncode == 0, err
@@ -204,6 +208,7 @@ def test_pushers_killed_at_random_points_leave_readers_whole_and_reruns_complete
         reader.check_once(f"stores/{name}")
         assert reader.problems == [], f"round {round_}"
     assert kills == 40
+    assert midway >= 5, f"only {midway} of the kills landed in the middle of a push"
 
 
 def _started_pushing(team: Team, db: str) -> bool:
