@@ -186,21 +186,31 @@ def test_pushers_killed_at_random_points_leave_readers_whole_and_reruns_complete
     expected = folder_files(folder)
     rng = random.Random(20261206)
     kills = 0
-    midway = 0  # kills that left some but not all runs pushed: the kill cut a push in two
+    midway = 0  # kills of a pusher that had copied some runs but not all: a push cut in two
     for round_ in range(8):  # 8 fresh stores × 5 kills = 40 kills at random points
         name = f"{team.database}k{round_}"
         url = fresh_store(team, name)
         reader = Reader(team, name, expected)
-        for _ in range(5):
+        for k in range(5):
+            before = pushed_count(team, name)
             proc = pusher(team, url, folder, batch=2)
-            time.sleep(rng.uniform(0.3, 2.5))  # the random point of the kill, not a wait
+            if k % 2:
+                # Anywhere: starting up, reading the folder, uploading, committing.
+                time.sleep(rng.uniform(0.2, 2.5))  # the random point of the kill, not a wait
+            else:
+                # Inside the copy: once this pusher has committed a batch, a little later.
+                wait_until(
+                    lambda b=before, p=proc, n=name: (
+                        pushed_count(team, n) > b or p.poll() is not None
+                    ),
+                    "the pusher's first commit",
+                )
+                time.sleep(rng.uniform(0.0, 0.3))  # the random point of the kill, not a wait
             proc.send_signal(signal.SIGKILL)
             proc.communicate(timeout=60)
             kills += 1
             reader.check_once(f"stores/{name}")
-            with conn(team, name) as c:
-                row = c.execute("SELECT count(*) FROM tau_pushes").fetchone()
-            midway += row is not None and 0 < row[0] < len(expected)
+            midway += before < pushed_count(team, name) < len(expected)
         rerun = pusher(team, url, folder, batch=2)
         _, err = rerun.communicate(timeout=600)
         assert rerun.returncode == 0, err
@@ -208,7 +218,13 @@ def test_pushers_killed_at_random_points_leave_readers_whole_and_reruns_complete
         reader.check_once(f"stores/{name}")
         assert reader.problems == [], f"round {round_}"
     assert kills == 40
-    assert midway >= 5, f"only {midway} of the kills landed in the middle of a push"
+    assert midway >= 10, f"only {midway} of the kills landed in the middle of a push"
+
+
+def pushed_count(team: Team, db: str) -> int:
+    with conn(team, db) as c:
+        row = c.execute("SELECT count(*) FROM tau_pushes").fetchone()
+    return int(row[0]) if row is not None else 0
 
 
 def _started_pushing(team: Team, db: str) -> bool:

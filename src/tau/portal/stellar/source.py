@@ -82,9 +82,10 @@ class StoreSource:
         )
         ids = [str(r["run_id"]) for r in rows]
         tags = read.run_tags(store, ids)
+        contexts = read.run_contexts(store, ids)
         runs = []
         for row in rows:
-            context = read.run_context(store, str(row["run_id"]))
+            context = contexts.get(str(row["run_id"]))
             ctx = (
                 {k: v for k, v in asdict(context).items() if v not in (None, "")} if context else {}
             )

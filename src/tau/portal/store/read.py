@@ -187,6 +187,16 @@ def run_context(store: Store, run_id: str) -> RunContext | None:
     return RunContext.from_row(rows[0]) if rows else None
 
 
+def run_contexts(store: Store, run_ids: Sequence[str]) -> dict[str, RunContext]:
+    """The run context of each run that has one (one query per 500 runs)."""
+    out: dict[str, RunContext] = {}
+    for chunk in _chunks(run_ids):
+        marks = ",".join("?" * len(chunk))
+        for row in store.query(f"SELECT * FROM run_context WHERE run_id IN ({marks})", chunk):
+            out[str(row["run_id"])] = RunContext.from_row(row)
+    return out
+
+
 def run_tags(store: Store, run_ids: Sequence[str]) -> dict[str, dict[str, str]]:
     """Tags of each run (runs without tags map to {})."""
     out: dict[str, dict[str, str]] = {r: {} for r in run_ids}

@@ -8,11 +8,15 @@ as plain lists.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from tau.portal.store import read
 from tau.portal.store.interface import Store
+from tau.portal.store.records import MetricFile
 
+#: Metric files read at once from an object store.
+REMOTE_READERS = 16
 #: (steps, values, wall times in microseconds since the epoch; 0 where none was recorded).
 Columns = tuple[list[int], list[float], list[int]]
 
@@ -33,9 +37,9 @@ def metric_columns(store: Store, run_ids: Sequence[str], metric_name: str) -> di
     files = [f for f in read.metric_files(store, list(run_ids)) if f.run_id in wanted]
     out: dict[str, Columns] = {}
 
-    for f in files:
+    def load(f: MetricFile) -> Any:
         try:
-            table = pq.read_table(
+            return pq.read_table(
                 store.path_of(f.path),
                 filesystem=store.filesystem,
                 columns=["run_id", "step", "value", "wall_time"],
@@ -44,8 +48,10 @@ def metric_columns(store: Store, run_ids: Sequence[str], metric_name: str) -> di
         except (OSError, ValueError, pa.ArrowException):
             # A missing or damaged file degrades its run only: Stellar says "metrics unreadable
             # for <run>" for runs whose summaries promise points that did not come back.
-            continue
-        if table.num_rows == 0:
+            return None
+
+    for table in _each(load, files, remote=store.filesystem is not None):
+        if table is None or table.num_rows == 0:
             continue
         for run_id in pc.unique(table.column("run_id")).to_pylist():
             if run_id not in wanted:
@@ -65,6 +71,18 @@ def metric_columns(store: Store, run_ids: Sequence[str], metric_name: str) -> di
             rows = sorted(zip(xs, ys, ts, strict=True), key=lambda p: p[0])
             out[run_id] = ([p[0] for p in rows], [p[1] for p in rows], [p[2] for p in rows])
     return out
+
+
+def _each(load: Callable[[MetricFile], Any], files: list[MetricFile], *, remote: bool) -> Any:
+    """`load` of each file in order: one by one from a local disk; from an object store, a few
+    at a time (each file costs round trips there, and pyarrow reads without the GIL).
+    """
+    if not remote or len(files) < 2:
+        return map(load, files)
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=REMOTE_READERS) as pool:
+        return list(pool.map(load, files))
 
 
 def metric_tags(
