@@ -85,6 +85,19 @@ def test_push_of_one_group_then_the_rest(
     assert rest.json()["pushed"] == 2 and rest.json()["unchanged"] == 2  # type: ignore[index]
 
 
+def test_tau_exp_store_names_a_team_store_too(
+    team: Team, folder: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert portal(capsys, "experiment", "init", "--store", team.url).code == 0
+    assert (
+        portal(capsys, "experiment", "push", "--all", "--store", folder, "--to", team.url).code == 0
+    )
+    flagged = portal(capsys, "experiment", "status", "demo", "--store", team.url, "-o", "json")
+    monkeypatch.setenv("TAU_EXP_STORE", team.url)
+    from_env = portal(capsys, "experiment", "status", "demo", "-o", "json")
+    assert from_env.code == 0 and from_env.out == flagged.out
+
+
 def test_a_different_run_with_the_same_id_is_refused_naming_both_sides(
     team: Team, folder: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

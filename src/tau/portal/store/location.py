@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from tau.portal.errors import UsageError
-from tau.portal.store.resolve import chosen_store, resolve_root
+from tau.portal.store import resolve
 
 if TYPE_CHECKING:
     from tau.portal.store.interface import Store
@@ -79,10 +79,10 @@ def parse_team_url(value: str, *, flag: str = "--store") -> TeamURL:
 def resolve_store(store: str | None, env: Mapping[str, str] | None = None) -> Path | TeamURL:
     """The folder root or the team URL named by `--store`, `TAU_EXP_STORE` or the root parts."""
     environ = os.environ if env is None else env
-    chosen = chosen_store(store, environ)
+    chosen = resolve.chosen_store(store, environ)
     if is_team_url(chosen):
         return parse_team_url(chosen, flag="--store" if store else "TAU_EXP_STORE")
-    return resolve_root(store, environ)
+    return resolve.resolve_root(store, environ)
 
 
 def open_store(store: str | None, env: Mapping[str, str] | None = None) -> Store:
