@@ -122,6 +122,9 @@ class Store:
     def path_of(self, rel: str) -> str:
         return str(self.root / rel)
 
+    def file_bytes(self, rel: str) -> bytes:
+        return (self.root / rel).read_bytes()
+
     def version(self) -> str:
         return folder_version(self.root)
 

@@ -43,6 +43,12 @@ class Store(Protocol):
         """Where the store-relative file `rel` (a `metric_files.path`) is, for `filesystem`."""
         ...
 
+    def file_bytes(self, rel: str) -> bytes:
+        """The whole store-relative file `rel` (an object store's are kept, as they never
+        change once indexed: a chart reading several metrics of a file fetches it once).
+        """
+        ...
+
     def query(self, sql: str, params: Params = ()) -> list[Row]:
         """Rows of a read query as plain dicts."""
         ...

@@ -37,11 +37,13 @@ def metric_columns(store: Store, run_ids: Sequence[str], metric_name: str) -> di
     files = [f for f in read.metric_files(store, list(run_ids)) if f.run_id in wanted]
     out: dict[str, Columns] = {}
 
+    remote = store.filesystem is not None
+
     def load(f: MetricFile) -> Any:
         try:
             return pq.read_table(
-                store.path_of(f.path),
-                filesystem=store.filesystem,
+                # An object store's file is fetched whole, once (see `Store.file_bytes`).
+                pa.BufferReader(store.file_bytes(f.path)) if remote else store.path_of(f.path),
                 columns=["run_id", "step", "value", "wall_time"],
                 filters=[("metric_name", "=", metric_name)],
             )
@@ -50,7 +52,7 @@ def metric_columns(store: Store, run_ids: Sequence[str], metric_name: str) -> di
             # for <run>" for runs whose summaries promise points that did not come back.
             return None
 
-    for table in _each(load, files, remote=store.filesystem is not None):
+    for table in _each(load, files, remote=remote):
         if table is None or table.num_rows == 0:
             continue
         for run_id in pc.unique(table.column("run_id")).to_pylist():
