@@ -149,7 +149,7 @@ def test_portal_help_and_search_do_not_import_pyarrow_or_kubernetes(tmp_path: Pa
         )  # fmt: skip
         assert proc.returncode == 0, proc.stderr
         modules = set(json.loads(proc.stdout.splitlines()[-1])["modules"])
-        for package in ("pyarrow", "kubernetes", "tau.portal.capture.jsonl"):
+        for package in ("pyarrow", "kubernetes", "tau.portal.capture.jsonl", "psycopg"):
             assert not imported(modules, package), (argv, package)
 
 

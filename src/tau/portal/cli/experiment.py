@@ -34,10 +34,18 @@ CMD = "taugrid-portal experiment"
 
 
 def _open(store: str | None) -> Any:
+    """The folder store, for commands that write it (a team store URL is refused)."""
     from tau.portal.store.core import Store as _Store
     from tau.portal.store.resolve import resolve_root
 
     return _Store.open(resolve_root(store))
+
+
+def _read(store: str | None) -> Any:
+    """The store to read: a folder or a team store URL (`interface.Store` either way)."""
+    from tau.portal.store.location import open_store
+
+    return open_store(store)
 
 
 def _tags(values: list[str] | None) -> list[tuple[str, str]]:
@@ -61,7 +69,7 @@ def _filters(values: list[str] | None) -> list[Any]:
 
 @app.command(name="init")
 def init(
-    name: str,
+    name: str | None = None,
     /,
     *,
     store: Store = None,
@@ -71,10 +79,10 @@ def init(
     idempotency_key: str | None = None,
     output: Output = "table",
 ) -> int:
-    """Create a store, or attach to an existing one.
+    """Create a store, or attach to an existing one; create or migrate a team store's schema.
 
     Args:
-        name: The store's default experiment id.
+        name: The store's default experiment id (a folder store only).
         project: Project of the store (default: NAME).
         description: Description of the experiment.
         group: The first run group.
@@ -83,6 +91,7 @@ def init(
     """
     from tau.portal.store.core import Store as _Store
     from tau.portal.store.ids import validate_id
+    from tau.portal.store.location import TeamURL, resolve_store
     from tau.portal.store.resolve import resolve_root
     from tau.portal.store.write import (
         ensure_experiment,
@@ -93,6 +102,11 @@ def init(
     )
 
     fmt = choose(output, ("table", "json"))
+    where = resolve_store(store)
+    if isinstance(where, TeamURL):
+        return _init_team(where, name, fmt)
+    if not name:
+        raise UsageError("init: NAME is required for a folder store (its default experiment)")
     validate_id("experiment", name)
     proj = project or name
     validate_id("project", proj)
@@ -127,6 +141,112 @@ def init(
             f"experiment: {name}\n"
             f"group:      {group}\n"
             f"status:     {result['status_command']}\n"
+        )
+    return 0
+
+
+def _init_team(url: Any, name: str | None, fmt: str) -> int:
+    """`init --store postgresql://...`: create the team store's schema or migrate it."""
+    from tau.portal.store import teamschema
+    from tau.portal.store.team import TeamStore
+
+    if name:
+        raise UsageError(
+            f"init {name}: a team store holds every experiment pushed to it and takes no NAME",
+            hint=f"run `{CMD} init --store {url}`, then push runs with `{CMD} push`",
+        )
+    opened, before = TeamStore.init(url)
+    opened.close()
+    if before == 0:
+        action = "initialized"
+    elif before < teamschema.VERSION:
+        action = "migrated"
+    else:
+        action = "attached"
+    result = {
+        "action": action,
+        "store_path": str(url),
+        "schema_version": teamschema.VERSION_NAME,
+        "from_schema_version": before,
+        "push_command": f"{CMD} push --all --store DIR --to {url}",
+    }
+    if fmt == "json":
+        sys.stdout.write(json_text(result))
+    else:
+        sys.stdout.write(
+            f"{action} team store {url}\n"
+            f"schema:     {teamschema.VERSION_NAME}"
+            + (f" (from v{before})" if action == "migrated" else "")
+            + f"\npush:       {result['push_command']}\n"
+        )
+    return 0
+
+
+# -- push ---------------------------------------------------------------------------------
+
+
+@app.command(name="push")
+def push(
+    *targets: str,
+    all: Flag = False,
+    to: str | None = None,
+    store: Store = None,
+    batch: int = 50,
+    output: Output = "table",
+    json: Json = False,
+) -> int:
+    """Copy runs from this folder store to a team store; a second push changes nothing.
+
+    Args:
+        targets: Run groups, runs or experiments to push.
+        all: Push every run of the folder store.
+        to: The team store URL (postgresql://USER@HOST:PORT/DB?objects=s3://BUCKET/PREFIX).
+        batch: Runs per transaction (1-1000).
+        output: table or json.
+    """
+    from tau.portal.store.core import Store as _Store
+    from tau.portal.store.location import parse_team_url
+    from tau.portal.store.push import named_scopes, select_runs
+    from tau.portal.store.push import push as run_push
+    from tau.portal.store.resolve import resolve_root
+    from tau.portal.store.team import TeamStore
+
+    fmt = choose(output, ("table", "json"), json_flag=json)
+    if not to:
+        raise UsageError(
+            "push: --to is required", hint="e.g. --to postgresql://me@db:5432/tau?objects=s3://b/p"
+        )
+    if bool(targets) == all:
+        raise UsageError("push: name TARGETs (run groups, runs, experiments) or pass --all")
+    if not 1 <= batch <= 1000:
+        raise UsageError(f"push: --batch must be between 1 and 1000; got {batch}")
+    url = parse_team_url(to, flag="--to")
+    source = _Store.open(resolve_root(store))
+    run_ids = select_runs(source, targets, all_runs=all)
+    scopes = named_scopes(source, targets, all_runs=all)
+    team = TeamStore.open(url)
+    try:
+        result = run_push(source, team, run_ids, scopes=scopes, batch=batch)
+    finally:
+        team.close()
+        source.close()
+    whole = {
+        "source": result.source,
+        "target": result.target,
+        "runs": len(run_ids),
+        "pushed": len(result.pushed),
+        "unchanged": len(result.unchanged),
+        "files": result.files,
+        "bytes": result.bytes,
+        "pushed_run_ids": result.pushed,
+    }
+    if fmt == "json":
+        sys.stdout.write(json_text(whole))
+    else:
+        sys.stdout.write(
+            f"pushed {len(result.pushed)} runs ({result.files} files, {result.bytes} bytes) "
+            f"to {result.target}\n"
+            f"unchanged: {len(result.unchanged)} runs already there\n"
         )
     return 0
 
@@ -459,7 +579,7 @@ def search(
     from tau.portal.store.since import parse_since
 
     fmt = choose(output, ("table", "json", "jsonl", "csv"), json_flag=json)
-    opened = _open(store)
+    opened = _read(store)
     result = search_runs(
         opened,
         RunQuery(
@@ -550,7 +670,7 @@ def experiments_search(
     from tau.portal.store.since import parse_since
 
     fmt = choose(output, ("table", "json", "jsonl", "csv"), json_flag=json)
-    opened = _open(store)
+    opened = _read(store)
     result = search_experiments(
         opened,
         ExperimentQuery(
@@ -633,8 +753,8 @@ def list_(
         raise UsageError("--tag and --state are only supported with --kind runs")
     if kind == "experiments" and group:
         raise UsageError("--state and --group are not supported with --kind experiments")
-    opened = _open(store)
-    whole: dict[str, Any] = {"store_path": str(opened.root), "kind": kind}
+    opened = _read(store)
+    whole: dict[str, Any] = {"store_path": opened.location, "kind": kind}
     if kind == "runs":
         page = read.list_runs(
             opened,
@@ -692,7 +812,7 @@ def status(
     from tau.portal.store.status import status as build
 
     fmt = choose(output, ("table", "json"), json_flag=json)
-    result = build(_open(store), name)
+    result = build(_read(store), name)
     if fmt == "json":
         sys.stdout.write(json_text(result))
         return 0
@@ -782,7 +902,7 @@ def sql(
 
     if format not in ("table", "json", "jsonl", "csv"):
         raise UsageError("--format must be one of: table, json, jsonl, csv")
-    columns, rows = run_query(_open(store), query)
+    columns, rows = run_query(_read(store), query)
     emit_rows(format, columns, rows)
     return 0
 
@@ -820,7 +940,7 @@ def compare(
     from tau.portal.store.compare import compare as run_compare
 
     fmt = choose(format or output, ("table", "json", "jsonl", "csv"), json_flag=json)
-    opened = _open(store)
+    opened = _read(store)
     if configs:
         diff = config_diff(opened, target)
         emit_rows(fmt, CONFIG_COLUMNS, diff["rows"], whole=diff)

@@ -71,12 +71,11 @@ def _source(store: str | None, *, serving: bool = False) -> Any:
     """
     from tau.portal.errors import IndexDamaged
     from tau.portal.stellar.source import StoreSource
-    from tau.portal.store.core import Store
-    from tau.portal.store.resolve import resolve_root
+    from tau.portal.store.location import open_location, resolve_store
 
-    root = resolve_root(store)
+    root = resolve_store(store)
     try:
-        Store.open(root).close()
+        open_location(root).close()
     except IndexDamaged as exc:
         if not serving:
             raise

@@ -1,7 +1,8 @@
 """Stellar's view of the experiment store, through the store's read API. Performs I/O.
 
-One `Store` per thread (SQLite connections are per thread; the web server reads from a pool).
-`version()` changes whenever a writer commits, so caches and ETags follow the store.
+One `Store` per thread (SQLite and PostgreSQL connections are per thread; the web server reads
+from a pool), a folder store or a team store alike. `version()` changes whenever a writer
+commits (or a push lands), so caches and ETags follow the store.
 """
 
 from __future__ import annotations
@@ -10,18 +11,21 @@ import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tau.portal.stellar.evidence import Evidence, Series
+
+if TYPE_CHECKING:
+    from tau.portal.store.location import TeamURL
 
 #: Lifecycle events shown per target (newest kept).
 MAX_EVENTS = 1000
 
 
 class StoreSource:
-    """A `StellarSource` over one store root."""
+    """A `StellarSource` over one store: a folder root or a team store URL."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path | TeamURL) -> None:
         self.root = root
         self._local = threading.local()
 
@@ -30,25 +34,30 @@ class StoreSource:
         return str(self.root)
 
     def _store(self) -> Any:
-        from tau.portal.store.core import Store
+        from tau.portal.store.location import open_location
 
         store = getattr(self._local, "store", None)
         if store is None:
-            store = Store.open(self.root)
+            store = open_location(self.root)
             self._local.store = store
         return store
 
     def version(self) -> str:
-        parts = []
-        for name in ("manifest.json", "index.sqlite", "index.sqlite-wal"):
-            try:
-                st = (self.root / name).stat()
-            except FileNotFoundError:
-                continue
-            parts.append(f"{name}:{st.st_mtime_ns}:{st.st_size}")
-        if not parts:
-            raise FileNotFoundError(f"experiment store {self.root} has no manifest.json")
-        return "|".join(parts)
+        if isinstance(self.root, Path):
+            from tau.portal.store.core import folder_version
+
+            return folder_version(self.root)  # no open: the servers poll it on every request
+        return str(self._store().version())
+
+    def stored_artifact(self, uri: str, *, content: bool = True) -> tuple[str, bytes] | None:
+        """(name, bytes) of a store-relative artifact a team store holds in its object store;
+        None for a folder store (its artifacts are served as local files) or an unknown path.
+        """
+        if isinstance(self.root, Path):
+            return None
+        from tau.portal.store.objects import read_stored
+
+        return read_stored(self._store(), uri, content=content)
 
     def _target(self, name: str, kind: str = "") -> Any:
         """The record `name` resolves to; with `kind`, only a record of that kind."""
@@ -77,18 +86,17 @@ class StoreSource:
         store = self._store()
         t = self._target(target, kind)
         where, params = read.target_where(t)
-        total = int(
-            store.conn.execute(f"SELECT count(*) FROM runs r WHERE {where}", params).fetchone()[0]
-        )
+        total = int(store.scalar(f"SELECT count(*) FROM runs r WHERE {where}", params))
         rows = store.query(
             f"SELECT r.* FROM runs r WHERE {where} ORDER BY r.created_at DESC, r.run_id LIMIT ?",
             (*params, max_runs),
         )
         ids = [str(r["run_id"]) for r in rows]
         tags = read.run_tags(store, ids)
+        contexts = read.run_contexts(store, ids)
         runs = []
         for row in rows:
-            context = read.run_context(store, str(row["run_id"]))
+            context = contexts.get(str(row["run_id"]))
             ctx = (
                 {k: v for k, v in asdict(context).items() if v not in (None, "")} if context else {}
             )
@@ -230,21 +238,26 @@ def experiment_counts(store: Any, experiment_ids: Sequence[str]) -> dict[str, di
     for start in range(0, len(experiment_ids), 500):
         chunk = tuple(experiment_ids[start : start + 500])
         marks = ",".join("?" * len(chunk))
-        for exp, runs, groups in store.conn.execute(
-            "SELECT experiment_id, count(*), count(DISTINCT run_group_id) FROM runs "
-            f"WHERE experiment_id IN ({marks}) GROUP BY experiment_id",
+        for row in store.query(
+            "SELECT experiment_id, count(*) AS runs, count(DISTINCT run_group_id) AS groups "
+            f"FROM runs WHERE experiment_id IN ({marks}) GROUP BY experiment_id",
             chunk,
         ):
-            out[str(exp)] = {**_NO_RUNS, "run_count": int(runs), "run_group_count": int(groups)}
+            out[str(row["experiment_id"])] = {
+                **_NO_RUNS,
+                "run_count": int(row["runs"]),
+                "run_group_count": int(row["groups"]),
+            }
         # The newest run of each experiment: the first by (created_at DESC, run_id), the
         # order every run list of the store uses.
-        for exp, run_id, created in store.conn.execute(
+        for row in store.query(
             "SELECT experiment_id, run_id, created_at FROM ("
             "SELECT experiment_id, run_id, created_at, row_number() OVER ("
             "PARTITION BY experiment_id ORDER BY created_at DESC, run_id) AS n "
-            f"FROM runs WHERE experiment_id IN ({marks})) WHERE n = 1",
+            f"FROM runs WHERE experiment_id IN ({marks})) AS newest WHERE n = 1",
             chunk,
         ):
-            if str(exp) in out:
-                out[str(exp)].update(latest_run_id=str(run_id), latest_run_at=created)
+            exp = str(row["experiment_id"])
+            if exp in out:
+                out[exp].update(latest_run_id=str(row["run_id"]), latest_run_at=row["created_at"])
     return out

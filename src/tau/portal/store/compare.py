@@ -13,7 +13,7 @@ from typing import Any
 from tau.portal.store import direction as direction_mod
 from tau.portal.store import read
 from tau.portal.store.cards import RUN_STATUS_METRIC
-from tau.portal.store.core import Store
+from tau.portal.store.interface import Store
 from tau.portal.store.records import MetricSummary, Run
 
 COLUMNS = [
@@ -146,7 +146,7 @@ def compare(
         min(rows, key=lambda r: (sign * r["best_value"], r["run_group_id"]))["winner"] = True
     return {
         "schema_version": "tau.exp.compare.v0",
-        "store_path": str(store.root),
+        "store_path": store.location,
         "target": target,
         "metric_name": chosen,
         "direction": way.value,
@@ -206,7 +206,7 @@ def config_diff(store: Store, target: str) -> dict[str, Any]:
         warnings.append("fewer than two runs with configs: nothing to compare")
     return {
         "schema_version": "tau.exp.config_diff.v0",
-        "store_path": str(store.root),
+        "store_path": store.location,
         "target": target,
         "runs": [r.run_id for r in compared],
         "fields": differing,

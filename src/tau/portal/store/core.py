@@ -61,13 +61,30 @@ def damaged(exc: BaseException, index: Path | None = None) -> IndexDamaged:
     return IndexDamaged(str(where), str(exc).splitlines()[0] if str(exc) else "unreadable")
 
 
+def folder_version(root: Path) -> str:
+    """Changes with every commit: the manifest's and the index's mtime and size (no open)."""
+    parts = []
+    for name in (schema.MANIFEST, schema.INDEX, schema.INDEX + "-wal"):
+        try:
+            st = (root / name).stat()
+        except FileNotFoundError:
+            continue
+        parts.append(f"{name}:{st.st_mtime_ns}:{st.st_size}")
+    if not parts:
+        raise FileNotFoundError(f"experiment store {root} has no manifest.json")
+    return "|".join(parts)
+
+
 def now_rfc3339() -> str:
     """The current UTC time as RFC3339 with seconds (the store's timestamp format)."""
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 class Store:
-    """An opened experiment store at `root` (read side; `writer()` for mutations)."""
+    """An opened folder experiment store at `root` (read side; `writer()` for mutations).
+
+    One of the two implementations of `interface.Store`; the other is `team.TeamStore`.
+    """
 
     def __init__(self, root: Path, manifest: Mapping[str, Any], *, lock_timeout: float) -> None:
         self.root = root
@@ -91,6 +108,25 @@ class Store:
     @property
     def experiment_id(self) -> str:
         return str(self.manifest.get("experiment_id") or "")
+
+    # -- the read interface shared with the team store (interface.Store) ------------------
+    @property
+    def location(self) -> str:
+        return str(self.root)
+
+    @property
+    def filesystem(self) -> None:
+        """Metric files are local: pyarrow opens them itself."""
+        return None
+
+    def path_of(self, rel: str) -> str:
+        return str(self.root / rel)
+
+    def file_bytes(self, rel: str) -> bytes:
+        return (self.root / rel).read_bytes()
+
+    def version(self) -> str:
+        return folder_version(self.root)
 
     # -- opening -------------------------------------------------------------------------
     @classmethod
@@ -220,6 +256,10 @@ class Store:
     def query(self, sql: str, params: Sequence[Any] | Mapping[str, Any] = ()) -> list[Row]:
         """Rows of a read query as plain dicts."""
         return [dict(r) for r in self.conn.execute(sql, params)]
+
+    def scalar(self, sql: str, params: Sequence[Any] | Mapping[str, Any] = ()) -> Any:
+        found = self.conn.execute(sql, params).fetchone()
+        return None if found is None else found[0]
 
     def close(self) -> None:
         if self._conn is not None:

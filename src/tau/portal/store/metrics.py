@@ -188,14 +188,18 @@ def rfc3339_to_micros(text: str | None) -> int | None:
 
 
 def read_points(
-    paths: Iterable[Path],
+    paths: Iterable[Path | str],
     *,
     run_id: str | None = None,
     metric_name: str | None = None,
     start_step: int | None = None,
     end_step: int | None = None,
+    filesystem: Any = None,
 ) -> list[MetricPoint]:
-    """The rows of the given metric files, filtered, ordered by metric, run and step."""
+    """The rows of the given metric files, filtered, ordered by metric, run and step.
+
+    `filesystem` is the store's (None for local files; see `interface.Store.filesystem`).
+    """
     import pyarrow.parquet as pq
 
     filters: list[tuple[str, str, Any]] = []
@@ -209,7 +213,7 @@ def read_points(
         filters.append(("step", "<=", end_step))
     points: list[MetricPoint] = []
     for path in paths:
-        table = pq.read_table(path, filters=filters or None)
+        table = pq.read_table(path, filters=filters or None, filesystem=filesystem)
         for row in table.to_pylist():
             points.append(MetricPoint(**{c: row.get(c) for c in schema.METRIC_COLUMNS}))
     points.sort(
@@ -234,7 +238,9 @@ def tag_cards(paths: Iterable[Path], names: Iterable[str]) -> dict[str, str]:
     return found
 
 
-def first_row_tags(paths: Iterable[Path], names: Iterable[str]) -> dict[str, dict[str, Any]]:
+def first_row_tags(
+    paths: Iterable[Path | str], names: Iterable[str], *, filesystem: Any = None
+) -> dict[str, dict[str, Any]]:
     """The tags of the first row of each of `names` (the card and direction tags live there).
 
     Files are read in the given order and only as far as needed: a row group whose
@@ -268,7 +274,7 @@ def first_row_tags(paths: Iterable[Path], names: Iterable[str]) -> dict[str, dic
         if not wanted - done:
             break
         try:
-            pf = pq.ParquetFile(path)
+            pf = pq.ParquetFile(path, filesystem=filesystem)
             index = pf.schema_arrow.get_field_index("metric_name")
             for i in range(pf.metadata.num_row_groups):
                 stats = pf.metadata.row_group(i).column(index).statistics

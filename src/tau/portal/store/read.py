@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from tau.portal.errors import NotFound
-from tau.portal.store.core import Store
+from tau.portal.store.interface import Store
 from tau.portal.store.records import (
     Artifact,
     Config,
@@ -66,19 +66,18 @@ def resolve_target(store: Store, name: str) -> Target:
         from tau.portal.errors import UsageError
 
         raise UsageError("status target is required")
-    q = store.conn.execute
-    if q("SELECT 1 FROM run_groups WHERE run_group_id = ?", (name,)).fetchone():
+    q = store.scalar
+    if q("SELECT 1 FROM run_groups WHERE run_group_id = ?", (name,)):
         return Target(name, "run_group", name)
-    if q("SELECT 1 FROM runs WHERE run_id = ?", (name,)).fetchone():
+    if q("SELECT 1 FROM runs WHERE run_id = ?", (name,)):
         return Target(name, "run", name)
-    if q("SELECT 1 FROM experiments WHERE experiment_id = ?", (name,)).fetchone():
+    if q("SELECT 1 FROM experiments WHERE experiment_id = ?", (name,)):
         return Target(name, "experiment", name)
     found = q(
         "SELECT experiment_id FROM experiments WHERE name = ? ORDER BY experiment_id", (name,)
     )
-    row = found.fetchone()
-    if row is not None:
-        return Target(name, "experiment", str(row[0]))
+    if found is not None:
+        return Target(name, "experiment", str(found))
     raise NotFound(
         name, hint="list what the store holds with `taugrid-portal experiment list --kind groups`"
     )
@@ -188,17 +187,27 @@ def run_context(store: Store, run_id: str) -> RunContext | None:
     return RunContext.from_row(rows[0]) if rows else None
 
 
+def run_contexts(store: Store, run_ids: Sequence[str]) -> dict[str, RunContext]:
+    """The run context of each run that has one (one query per 500 runs)."""
+    out: dict[str, RunContext] = {}
+    for chunk in _chunks(run_ids):
+        marks = ",".join("?" * len(chunk))
+        for row in store.query(f"SELECT * FROM run_context WHERE run_id IN ({marks})", chunk):
+            out[str(row["run_id"])] = RunContext.from_row(row)
+    return out
+
+
 def run_tags(store: Store, run_ids: Sequence[str]) -> dict[str, dict[str, str]]:
     """Tags of each run (runs without tags map to {})."""
     out: dict[str, dict[str, str]] = {r: {} for r in run_ids}
     for chunk in _chunks(run_ids):
         marks = ",".join("?" * len(chunk))
-        for row in store.conn.execute(
+        for row in store.query(
             f"SELECT scope_id, key, value FROM tags WHERE scope_type = 'run' "
             f"AND scope_id IN ({marks}) ORDER BY scope_id, key",
             chunk,
         ):
-            out[row[0]][row[1]] = row[2]
+            out[row["scope_id"]][row["key"]] = row["value"]
     return out
 
 
@@ -251,9 +260,14 @@ def metric_series(
     """Every recorded point of one run's metric, from its Parquet files, ordered by step."""
     from tau.portal.store.metrics import read_points
 
-    paths = [store.root / f.path for f in metric_files(store, [run_id])]
+    paths = [store.path_of(f.path) for f in metric_files(store, [run_id])]
     return read_points(
-        paths, run_id=run_id, metric_name=metric_name, start_step=start_step, end_step=end_step
+        paths,
+        run_id=run_id,
+        metric_name=metric_name,
+        start_step=start_step,
+        end_step=end_step,
+        filesystem=store.filesystem,
     )
 
 

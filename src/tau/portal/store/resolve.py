@@ -28,16 +28,31 @@ def _component(name: str, value: str) -> str:
     return value
 
 
-def resolve_root(store: str | None, env: Mapping[str, str] | None = None) -> Path:
-    """The absolute, cleaned store root; the first of the contract's sources that is set."""
+def chosen_store(store: str | None, env: Mapping[str, str] | None = None) -> str:
+    """The store as written: the first of the contract's sources that is set."""
     environ = os.environ if env is None else env
     if store:
-        chosen = store
-    elif environ.get("TAU_EXP_STORE"):
-        chosen = environ["TAU_EXP_STORE"]
-    elif environ.get("TAU_EXP_STORE_ROOT") and all(environ.get(p) for p in _PARTS):
+        return store
+    if environ.get("TAU_EXP_STORE"):
+        return environ["TAU_EXP_STORE"]
+    if environ.get("TAU_EXP_STORE_ROOT") and all(environ.get(p) for p in _PARTS):
         parts = [_component(p, environ[p]) for p in _PARTS]
-        chosen = os.path.join(environ["TAU_EXP_STORE_ROOT"], *parts)
-    else:
-        raise UsageError(MISSING)
+        return os.path.join(environ["TAU_EXP_STORE_ROOT"], *parts)
+    raise UsageError(MISSING)
+
+
+def resolve_root(store: str | None, env: Mapping[str, str] | None = None) -> Path:
+    """The absolute, cleaned folder store root.
+
+    Commands that write the store take a folder only: a team store (a `postgresql://` URL) is
+    written by `experiment push` alone, so it is refused here with that fix.
+    """
+    chosen = chosen_store(store, env)
+    if chosen.split("://", 1)[0].lower() in ("postgresql", "postgres") and "://" in chosen:
+        raise UsageError(
+            "this command writes a local folder store; a postgresql:// team store is written "
+            "only by `taugrid-portal experiment push`",
+            hint="run it on your folder store, then push: "
+            "taugrid-portal experiment push --all --store DIR --to URL",
+        )
     return Path(os.path.normpath(os.path.abspath(os.path.expanduser(chosen))))

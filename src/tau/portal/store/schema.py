@@ -278,3 +278,7 @@ def metric_schema_hash() -> str:
     import hashlib
 
     return hashlib.sha256(",".join(METRIC_COLUMNS).encode()).hexdigest()
+
+
+#: The index list, for the team store's PostgreSQL schema (the same indexes as the folder's).
+INDEXES = _INDEXES

@@ -14,7 +14,7 @@ from typing import Any
 
 from tau.portal.errors import UsageError
 from tau.portal.store import read
-from tau.portal.store.core import Store
+from tau.portal.store.interface import Store
 from tau.portal.store.lifecycle import LIFECYCLES, MetricFilter, classify
 from tau.portal.store.records import MetricSummary, Run, as_row
 from tau.portal.store.summaries import ensure_summaries
@@ -144,7 +144,7 @@ def search_runs(store: Store, query: RunQuery) -> RunSearchResult:
     return RunSearchResult(
         schema_version=RUN_SEARCH_SCHEMA,
         generated_at=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        store_path=str(store.root),
+        store_path=store.location,
         target=query.target,
         total=len(picked),
         truncated=truncated,
@@ -249,11 +249,13 @@ def search_experiments(store: Store, query: ExperimentQuery) -> dict[str, Any]:
         )
         params += [query.since] * 5
     limit = read.clamp_limit(query.limit)
+    # Ordered outside the inner select: PostgreSQL sorts by an output column only by its bare
+    # name, and the team store runs this same SQL.
     rows = store.query(
-        "SELECT e.*, (SELECT max(coalesce(r.completed_at, r.started_at, r.created_at)) FROM runs r "
-        "WHERE r.experiment_id = e.experiment_id) AS latest_run_at FROM experiments e "
-        f"WHERE {' AND '.join(where)} "
-        "ORDER BY coalesce(latest_run_at, e.updated_at, '') DESC, e.experiment_id",
+        "SELECT * FROM (SELECT e.*, (SELECT max(coalesce(r.completed_at, r.started_at, "
+        "r.created_at)) FROM runs r WHERE r.experiment_id = e.experiment_id) AS latest_run_at "
+        f"FROM experiments e WHERE {' AND '.join(where)}) AS found "
+        "ORDER BY coalesce(latest_run_at, updated_at, '') DESC, experiment_id",
         params,
     )
     out: list[dict[str, Any]] = []
@@ -270,7 +272,7 @@ def search_experiments(store: Store, query: ExperimentQuery) -> dict[str, Any]:
     return {
         "schema_version": EXPERIMENT_SEARCH_SCHEMA,
         "generated_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "store_path": str(store.root),
+        "store_path": store.location,
         "total": len(out),
         "truncated": truncated,
         "experiments": out,

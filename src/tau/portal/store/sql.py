@@ -12,6 +12,7 @@ from typing import Any
 
 from tau.portal.errors import StoreError, UsageError
 from tau.portal.store.core import Store
+from tau.portal.store.interface import Store as AnyStore
 
 _UNSAFE = (
     "insert ",
@@ -45,9 +46,14 @@ def guard(query: str) -> str:
     return text
 
 
-def run_query(store: Store, query: str) -> tuple[list[str], list[dict[str, Any]]]:
-    """Column names and rows of a guarded query."""
+def run_query(store: AnyStore, query: str) -> tuple[list[str], list[dict[str, Any]]]:
+    """Column names and rows of a guarded query (on a team store: a read-only transaction)."""
     text = guard(query)
+    if not isinstance(store, Store):
+        from tau.portal.store.team import TeamStore
+
+        assert isinstance(store, TeamStore)
+        return store.read_only(text)
     conn = sqlite3.connect(f"{store.index_path.as_uri()}?mode=ro", uri=True, timeout=5.0)
     try:
         conn.execute("PRAGMA query_only = ON")

@@ -10,7 +10,7 @@ from collections import Counter
 from typing import Any
 
 from tau.portal.store import read
-from tau.portal.store.core import Store
+from tau.portal.store.interface import Store
 from tau.portal.store.lifecycle import classify
 from tau.portal.store.records import MetricSummary, Run, as_row
 
@@ -28,7 +28,7 @@ def status(store: Store, name: str, target: read.Target | None = None) -> dict[s
     sub = f"SELECT r.run_id FROM runs r WHERE {where}"
 
     def count(sql: str) -> int:
-        return int(store.conn.execute(sql.format(sub=sub), params).fetchone()[0])
+        return int(store.scalar(sql.format(sub=sub), params))
 
     summaries: dict[str, list[MetricSummary]] = {}
     for s in read.metric_summaries(store, run_ids=run_ids):
@@ -38,11 +38,9 @@ def status(store: Store, name: str, target: read.Target | None = None) -> dict[s
         classify(r, tags[r.run_id], summaries.get(r.run_id, [])).state for r in runs
     )
     states = Counter((r.state or "") for r in runs)
-    latest = store.conn.execute(
-        f"SELECT max(time) FROM events WHERE run_id IN ({sub})", params
-    ).fetchone()[0]
+    latest = store.scalar(f"SELECT max(time) FROM events WHERE run_id IN ({sub})", params)
     out: dict[str, Any] = {
-        "store_path": str(store.root),
+        "store_path": store.location,
         "target": name,
         "target_type": target.type,
     }
@@ -53,11 +51,11 @@ def status(store: Store, name: str, target: read.Target | None = None) -> dict[s
     else:
         out["experiment"] = as_row(read.get_experiment(store, target.id))
     observations = int(
-        store.conn.execute(
+        store.scalar(
             "SELECT count(*) FROM observations WHERE (scope_type = ? AND scope_id = ?) OR "
             f"(scope_type = 'run' AND scope_id IN ({sub}))",
             (target.type, target.id, *params),
-        ).fetchone()[0]
+        )
     )
     out |= {
         "runs": len(runs),

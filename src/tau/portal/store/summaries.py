@@ -7,11 +7,18 @@ warning rather than waiting, and only files not yet summarized are read (with py
 from __future__ import annotations
 
 from tau.portal.store.core import Store
+from tau.portal.store.interface import Store as AnyStore
 from tau.portal.store.lock import try_lock
 
 
-def ensure_summaries(store: Store) -> list[str]:
-    """Summarize every metric file not yet in `metric_summary_files`; returns warnings."""
+def ensure_summaries(store: AnyStore) -> list[str]:
+    """Summarize every metric file not yet in `metric_summary_files`; returns warnings.
+
+    Only a folder store is backfilled: a team store holds what `experiment push` copied, and
+    push backfills the folder before it copies.
+    """
+    if not isinstance(store, Store):
+        return []
     pending = store.query(
         "SELECT * FROM metric_files WHERE file_id NOT IN (SELECT file_id FROM metric_summary_files)"
     )

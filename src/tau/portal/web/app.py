@@ -74,6 +74,13 @@ def damaged_detail(exc: Exception) -> str | None:
     return f"the experiment store index is damaged ({reason}); {DAMAGED_FIX}"
 
 
+def unreachable_detail(exc: Exception) -> str | None:
+    """The 503 detail when a team store's database is unreachable, else None."""
+    if type(exc).__name__ != "Unreachable" or "tau.portal.store" not in type(exc).__module__:
+        return None  # checked by name: the folder-only server never imports psycopg's side
+    return "the team store's database is unreachable; the page comes back when it is"
+
+
 def _browser(request: Request) -> bool:
     return wants_html(request.headers.get("accept", ""), request.url.path)
 
@@ -136,7 +143,7 @@ def _handlers(
         return reply(request, exc.status_code, detail)
 
     async def internal_error(request: Request, exc: Exception) -> Response:
-        detail = damaged_detail(exc)
+        detail = damaged_detail(exc) or unreachable_detail(exc)
         if detail is not None:
             return reply(request, 503, detail)
         if _browser(request):

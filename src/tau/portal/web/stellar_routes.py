@@ -18,6 +18,7 @@ from starlette.requests import Request
 from starlette.responses import FileResponse, RedirectResponse, Response
 
 from tau.portal import jsonsafe
+from tau.portal.errors import StoreError
 from tau.portal.stellar import chartdata, html, links, snapshot
 from tau.portal.stellar.downsample import downsample
 from tau.portal.stellar.evidence import Series
@@ -226,6 +227,8 @@ class Stellar:
             self.source.search_experiments({}, 1)  # reads the index: a damaged one answers 503
         except OSError as exc:
             raise ApiError(503, f"experiment store is not readable: {exc}") from None
+        except StoreError as exc:
+            raise ApiError(503, f"experiment store is not readable: {exc.message}") from None
         return json_response({"ok": True, "store_path": self.source.store_path, "source": "local"})
 
     def page(self, request: Request) -> Response:
@@ -305,6 +308,9 @@ class Stellar:
         for a in doc.get("artifacts") or ():
             uri = str(a.get("uri") or "")
             if not links.is_local_uri(uri):
+                continue
+            if self._stored_object(uri, content=False) is not None:
+                ok.add(str(a.get("artifact_id")))
                 continue
             try:
                 local_artifact(self.source.store_path, uri)
@@ -514,8 +520,24 @@ class Stellar:
         row = next((a for a in ev.artifacts if str(a.get("artifact_id")) == artifact_id), None)
         if row is None:
             raise ApiError(404, "artifact was not found for target")
-        path = local_artifact(self.source.store_path, str(row.get("uri") or ""))
+        uri = str(row.get("uri") or "")
+        stored = self._stored_object(uri) if links.is_local_uri(uri) else None
+        if stored is not None:
+            name, data = stored
+            return Response(
+                data,
+                media_type="application/octet-stream",
+                headers={"Content-Disposition": f'attachment; filename="{quote(name)}"'},
+            )
+        path = local_artifact(self.source.store_path, uri)
         return FileResponse(path, filename=path.name, content_disposition_type="attachment")
+
+    def _stored_object(self, uri: str, *, content: bool = True) -> tuple[str, bytes] | None:
+        """(name, bytes) of an artifact the store keeps as an object (a team store's copy);
+        None for a folder store, whose artifacts are local files.
+        """
+        read_object = getattr(self.source, "stored_artifact", None)
+        return read_object(uri, content=content) if read_object is not None else None
 
 
 def window(series: Series, start: int, end: int) -> Series:
