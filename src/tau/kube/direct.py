@@ -5,9 +5,10 @@ Importing the official client costs about a quarter of a second of CPU before th
 than kubectl takes for a whole `get`. tau only ever sends plain JSON requests by path
 (`tau.kube.rest`), so when the kubeconfig's user signs in with something tau can send itself (a
 bearer token, a token file, a client certificate, or nothing) the session is this client:
-urllib3 with the kubeconfig's TLS settings. A user that signs in through an exec plugin or an
-auth provider (AKS's kubelogin, OIDC), a password or a proxy gets the official client, which
-runs and refreshes those (`tau.kube.client.api_client` decides).
+standard-library HTTP (`tau.kube.transport`) with the kubeconfig's TLS settings. A user that
+signs in through an exec plugin or an auth provider (AKS's kubelogin, OIDC), a password or a
+proxy gets the official client, which runs and refreshes those (`tau.kube.client.api_client`
+decides).
 """
 
 from __future__ import annotations
@@ -88,16 +89,13 @@ class DirectClient:
     """
 
     def __init__(self, cluster: dict[str, Any], user: dict[str, Any]) -> None:
-        import urllib3
+        from tau.kube.transport import Pool
 
         self.host = str(cluster["server"]).rstrip("/")
         self._token = str(user.get("token") or "")
         self._token_file = str(user.get("tokenFile") or "")
-        options: dict[str, Any] = {"ssl_context": _tls(cluster, user)}
-        if cluster.get("tls-server-name"):
-            options["server_hostname"] = str(cluster["tls-server-name"])
-        # One quick retry of a failed connection only, as the official session is set up.
-        self._pool = urllib3.PoolManager(retries=urllib3.Retry(1, redirect=0), **options)
+        tls = _tls(cluster, user) if self.host.startswith("https:") else None
+        self._pool = Pool(self.host, tls, str(cluster.get("tls-server-name") or ""))
 
     def _headers(self, extra: dict[str, str]) -> dict[str, str]:
         headers = {"User-Agent": "tau", **extra}
@@ -118,29 +116,21 @@ class DirectClient:
         body: Any,
         timeout: Any,
     ) -> Any:
-        """One request; the urllib3 response with its body unread.
+        """One request; the response with its body unread (`tau.kube.transport.Response`).
 
         Raises:
             HttpError: the server answered outside 2xx.
+            TransportError: no answer.
         """
-        import urllib3
-
-        url = self.host + url_path
+        target = url_path
         if query:
-            url += "?" + "&".join(f"{k}={quote(str(v), safe='')}" for k, v in query)
-        if isinstance(timeout, tuple):
-            limit = urllib3.Timeout(connect=timeout[0], read=timeout[1])
-        elif timeout is None:
-            limit = urllib3.Timeout(connect=None, read=None)
-        else:
-            limit = urllib3.Timeout(total=timeout)
+            target += "?" + "&".join(f"{k}={quote(str(v), safe='')}" for k, v in query)
         response = self._pool.request(
             method,
-            url,
+            target,
             body=None if body is None else json.dumps(body).encode(),
             headers=self._headers(headers),
-            timeout=limit,
-            preload_content=False,
+            timeout=timeout,
         )
         if not 200 <= response.status <= 299:
             data = response.data

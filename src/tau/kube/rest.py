@@ -22,7 +22,7 @@ from tau.k8s.kinds import ResourceType
 from tau.kube.client import DEFAULT_TIMEOUT
 
 Query = Sequence[tuple[str, str]]
-#: Seconds, or (connect, read) seconds, as urllib3 takes them; None waits for ever.
+#: Seconds, or (connect, read) seconds; None waits for ever.
 Timeout = float | tuple[float, float] | None
 
 JSON = "application/json"
@@ -61,8 +61,8 @@ def request(
     accept: str = JSON,
     timeout: Timeout = DEFAULT_TIMEOUT,
 ) -> Any:
-    """Send one request; the urllib3 response, its body not yet read (`.data` reads it all,
-    `.stream()` reads it as it comes; either returns the connection to the pool).
+    """Send one request; the response (urllib3's, or `tau.kube.transport`'s), its body unread:
+    `.data` reads it all, `.stream()` as it comes; either returns the connection to the pool.
 
     Raises:
         ApiException, HttpError: the server answered outside 2xx (its body on the exception).
