@@ -151,3 +151,73 @@ def test_a_token_file_is_read_on_every_request(kube_api, tmp_path: Path) -> None
         resources.list_items(lean, JOB, namespace="t")
     token.write_text(EMULATOR_TOKEN + "\n")  # rotated on disk, as a projected token is
     assert resources.list_items(lean, JOB, namespace="t") == []
+
+
+class _Busy:
+    """An API server that first answers `first` (with Retry-After: 0), then 200 with a list."""
+
+    def __init__(self, first: int) -> None:
+        import json
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        self.requests: list[str] = []
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def _answer(self) -> None:
+                outer.requests.append(self.command)
+                length = int(self.headers.get("Content-Length") or 0)
+                self.rfile.read(length)
+                busy = len(outer.requests) == 1
+                body = json.dumps(
+                    {"kind": "Status", "code": first, "message": "storage is (re)initializing"}
+                    if busy
+                    else {"kind": "JobList", "metadata": {}, "items": []}
+                ).encode()
+                self.send_response(first if busy else 200)
+                if busy:
+                    self.send_header("Retry-After", "0")
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            do_GET = do_POST = _answer
+
+            def log_message(self, *_args: object) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_a_read_answered_429_with_retry_after_is_retried_once() -> None:
+    """An apiserver whose storage is (re)initializing answers 429 + Retry-After: a read waits
+    and asks again, as the official client's connection pool does."""
+    busy = _Busy(429)
+    try:
+        lean = DirectClient({"server": busy.url}, {"token": "t"})
+        assert resources.list_items(lean, JOB, namespace="t") == []
+        assert busy.requests == ["GET", "GET"]
+    finally:
+        busy.stop()
+
+
+def test_a_create_answered_429_is_not_repeated() -> None:
+    busy = _Busy(429)
+    try:
+        lean = DirectClient({"server": busy.url}, {"token": "t"})
+        job = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j"}}
+        with pytest.raises(ClusterError) as caught:
+            resources.create(lean, JOB, job, namespace="t")
+        assert caught.value.status == 429 and busy.requests == ["POST"]
+    finally:
+        busy.stop()

@@ -176,7 +176,7 @@ def test_lifecycle_verbs_never_load_the_official_clients_models(
 ) -> None:
     """A read of a few objects costs less than importing the official client's generated API
     classes (hundreds of typed models); with a static credential it does not import the
-    client at all (tau.kube.direct).
+    client at all (tau.kube.direct), nor urllib3, nor the CLI framework (tau.cli.fast_reads).
     """
     kube_api.register_kueue_kuberay_tau_kinds()
     monkeypatch.setenv("KUBECONFIG", str(kubeconfig_file))
@@ -190,4 +190,5 @@ def test_lifecycle_verbs_never_load_the_official_clients_models(
     assert proc.returncode == 0, proc.stderr
     modules = set(json.loads(proc.stdout.splitlines()[-1])["modules"])
     assert "tau.kube.resources" in modules  # the probe did read the cluster
-    assert not imported(modules, "kubernetes"), verb
+    for package in ("kubernetes", "urllib3", "cyclopts"):
+        assert not imported(modules, package), (verb, package)

@@ -18,6 +18,7 @@ import json
 import os
 import ssl
 import tempfile
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -125,13 +126,16 @@ class DirectClient:
         target = url_path
         if query:
             target += "?" + "&".join(f"{k}={quote(str(v), safe='')}" for k, v in query)
-        response = self._pool.request(
-            method,
-            target,
-            body=None if body is None else json.dumps(body).encode(),
-            headers=self._headers(headers),
-            timeout=timeout,
-        )
+        payload = None if body is None else json.dumps(body).encode()
+        for attempt in (1, 2):
+            response = self._pool.request(
+                method, target, body=payload, headers=self._headers(headers), timeout=timeout
+            )
+            wait = _retry_after(method, response) if attempt == 1 else None
+            if wait is None:
+                break
+            _ = response.data  # return the connection before waiting
+            time.sleep(wait)
         if not 200 <= response.status <= 299:
             data = response.data
             raise HttpError(
@@ -144,6 +148,25 @@ class DirectClient:
 
     def close(self) -> None:
         self._pool.clear()
+
+
+#: The longest Retry-After honoured, in seconds.
+_MAX_RETRY_AFTER = 30.0
+
+
+def _retry_after(method: str, response: Any) -> float | None:
+    """Seconds to wait before the one retry of an answer that asks for it (413, 429 or 503
+    with Retry-After: an apiserver whose storage is still initializing, or throttling), as
+    the official client's connection pool does; None when it does not ask.
+    """
+    from tau.kube.transport import IDEMPOTENT
+
+    if method not in IDEMPOTENT or response.status not in (413, 429, 503):
+        return None
+    value = str(response.headers.get("Retry-After") or "").strip()
+    if not value.isdigit():
+        return None
+    return min(float(value), _MAX_RETRY_AFTER)
 
 
 def _tls(cluster: dict[str, Any], user: dict[str, Any]) -> ssl.SSLContext:

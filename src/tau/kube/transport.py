@@ -21,6 +21,8 @@ from urllib.parse import urlsplit
 #: Seconds, or (connect, read) seconds; None waits for ever.
 Timeout = float | tuple[float, float] | None
 
+#: Methods that change nothing when repeated.
+IDEMPOTENT = frozenset({"GET", "HEAD", "PUT", "DELETE", "OPTIONS"})
 #: Bytes read at a time from a streamed body.
 _CHUNK = 65536
 
@@ -135,8 +137,8 @@ class Pool:
     ) -> Response:
         """Send one request and read the status line and headers.
 
-        A reused connection the server has meanwhile closed is retried once on a new one, as
-        is a failed first connection attempt (one quick retry, as the official client does).
+        A failed request is retried once on a new connection (as the official client's pool
+        does) where that is safe: see below.
 
         Raises:
             TransportError: no answer.
@@ -144,19 +146,25 @@ class Pool:
         connect, read = timeout if isinstance(timeout, tuple) else (timeout, timeout)
         for attempt in (1, 2):
             connection = self._take()
+            reused = connection is not None
+            connected = reused
             if connection is None:
                 connection = self._new()
                 connection.timeout = connect
             try:
                 if connection.sock is None:
                     connection.connect()
+                connected = True
                 connection.sock.settimeout(read)
                 connection.request(method, self._prefix + target, body=body, headers=headers)
                 answer = connection.getresponse()
             except (OSError, http.client.HTTPException) as exc:
                 connection.close()
-                # A TLS refusal or a timeout would only fail again.
-                if attempt == 2 or isinstance(exc, (ssl.SSLError, TimeoutError)):
+                # Retried: a connection that never opened, a pooled one the server had closed,
+                # or a request that changes nothing when repeated; never a TLS refusal or a
+                # timeout, which would only fail again.
+                again = not connected or reused or method in IDEMPOTENT
+                if attempt == 2 or not again or isinstance(exc, (ssl.SSLError, TimeoutError)):
                     raise TransportError(f"{type(exc).__name__}: {exc}") from exc
                 continue
             return Response(self, connection, answer)
