@@ -36,11 +36,17 @@ class Place:
         """(client, namespace) of the run's cluster, through the project the working directory
         (or --project) selects in a monorepo.
         """
-        from tau.config.projects import for_lifecycle
+        from tau.config.gitroot import catalog_file
         from tau.session import connect, context_name
 
         explicit = context_name(self.context) is not None
-        project = for_lifecycle(self.project, Path.cwd(), explicit_context=explicit)
+        project = None
+        # Without --project, an explicit context or a repository without a catalog chooses no
+        # project (tau.config.projects.for_lifecycle): then the catalog code is not loaded.
+        if self.project is not None or not (explicit or catalog_file(Path.cwd()) is None):
+            from tau.config.projects import for_lifecycle
+
+            project = for_lifecycle(self.project, Path.cwd(), explicit_context=explicit)
         session = connect(
             self.context,
             self.namespace,

@@ -313,7 +313,7 @@ def _log(
 
     query = options.query() + ([("follow", "true")] if follow else [])
     url = rest.path(POD, namespace, name, "log")
-    return rest.request(api, "GET", url, query=query, accept="text/plain", timeout=timeout)
+    return rest.request(api, "GET", url, query=query, timeout=timeout)
 
 
 def pod_log(
