@@ -30,7 +30,7 @@ def kubeconfig(path: Path, server: str, context: str = "c") -> Path:
 def test_the_given_file_wins_over_kubeconfig_env(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setenv("KUBECONFIG", str(kubeconfig(tmp_path / "main", "https://main.example")))
     client = api_client(kubeconfig(tmp_path / "dedicated", "https://dedicated.example"), "c")
-    assert client.configuration.host == "https://dedicated.example"
+    assert client.host == "https://dedicated.example"
 
 
 def test_unknown_context_is_a_cluster_error(tmp_path: Path) -> None:

@@ -166,3 +166,29 @@ def test_each_config_module_imports_first_in_a_fresh_interpreter(module: str) ->
         timeout=60,
     )
     assert proc.returncode == 0, proc.stderr
+
+
+@pytest.mark.parametrize(
+    "verb", [["status", "train"], ["list"], ["logs", "train"], ["get", "train"]]
+)
+def test_lifecycle_verbs_never_load_the_official_clients_models(
+    verb: list[str], kube_api, kubeconfig_file: Path, tmp_path: Path, monkeypatch
+) -> None:
+    """A read of a few objects costs less than importing the official client's generated API
+    classes (hundreds of typed models); with a static credential it does not import the
+    client at all (tau.kube.direct), nor urllib3, nor the CLI framework (tau.cli.fast_reads).
+    """
+    kube_api.register_kueue_kuberay_tau_kinds()
+    monkeypatch.setenv("KUBECONFIG", str(kubeconfig_file))
+    monkeypatch.setenv("TAU_CONFIG_DIR", str(tmp_path / "cfg"))
+    monkeypatch.delenv("TAU_CONTEXT", raising=False)
+    argv = ["run", *verb, "-n", "team", "--context", "emulator"]
+    proc = subprocess.run(
+        [sys.executable, "-c", PROBE.replace("code = main", "code = 0; main"), *argv],
+        cwd=tmp_path, capture_output=True, text=True, check=False, timeout=120,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    modules = set(json.loads(proc.stdout.splitlines()[-1])["modules"])
+    assert "tau.kube.resources" in modules  # the probe did read the cluster
+    for package in ("kubernetes", "urllib3", "cyclopts"):
+        assert not imported(modules, package), (verb, package)

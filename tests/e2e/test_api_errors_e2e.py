@@ -591,7 +591,9 @@ class Watching:
         self.signal(signal.SIGCONT)
         self.signal(signal.SIGINT)
         try:
-            return self.proc.wait(timeout=30)
+            # A bound for a hung watch only: with the control plane and other work sharing
+            # the cores, ending the process takes many times its quiet duration.
+            return self.proc.wait(timeout=180)
         except subprocess.TimeoutExpired:
             self.proc.kill()
             return self.proc.wait(timeout=10)

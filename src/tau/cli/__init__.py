@@ -76,6 +76,13 @@ def main(argv: list[str] | None = None) -> int:
     """
     args = sys.argv[1:] if argv is None else argv
     _INVOCATION[:] = args
+    # A read-only lifecycle verb has a hot path of its own (tau.cli.fast_reads).
+    if args[:1] == ["run"] and args[1:2] in (["status"], ["list"], ["get"], ["logs"]):
+        from tau.cli import fast_reads
+
+        read = fast_reads.parse(args)
+        if read is not None:
+            return run_command(lambda: fast_reads.run(read))
     # Only a dry run can take the hot path; any other line does not even load its parser.
     if args[:1] == ["run"] and any(arg.startswith("--dry-run") for arg in args):
         from tau.cli import fast

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 from cyclopts import App, Parameter
 
+from tau.cli import reads
 from tau.cli._common import ContextFlag, check_output
 from tau.cli.loading import display as _display
 from tau.cli.loading import load_valid as _load_valid
@@ -76,15 +77,11 @@ class Where:
 
     def connect(self) -> tuple[Any, str]:
         """(ApiClient, namespace) of the run's cluster, through the project the working
-        directory (or --project) selects in a monorepo.
+        directory (or --project) selects in a monorepo (`tau.cli.reads.Place`).
         """
-        from tau.config.projects import for_lifecycle
-        from tau.session import context_name
+        from tau.cli.reads import Place
 
-        explicit = context_name(self.context) is not None
-        project = for_lifecycle(self.project, Path.cwd(), explicit_context=explicit)
-        session = self.session(project=project)
-        return session.api, session.namespace
+        return Place(self.namespace, self.workspace, self.context, self.project).connect()
 
 
 def _provenance(valid: Any) -> Any:
@@ -322,10 +319,7 @@ def list_(
         kusto_endpoint: Kusto-backed run history: not built (exits 2).
         kusto_database: Kusto-backed run history: not built (exits 2).
     """
-    from datetime import UTC, datetime
-
     from tau.errors import NotImplementedYet, UsageError
-    from tau.runs import listing
 
     if kusto_endpoint or kusto_database:
         not_built = NotImplementedYet("tau run list --kusto-endpoint/--kusto-database")
@@ -337,18 +331,13 @@ def list_(
     fmt = check_output(output, ("table", "json"))
     if history_limit < 1:
         raise UsageError(f"--history-limit must be at least 1 (got {history_limit})")
-    api, ns = where.connect()
-    found = listing.fetch_runs(api, ns, datetime.now(UTC), include_external=include_external)
-    if queue:
-        found = [r for r in found if r.queue == queue]
-    found, note = listing.limit(found, history_limit)
-    if fmt == "json":
-        sys.stdout.write(listing.as_json(found, ns, diagnostic=note))
-        return 0
-    sys.stdout.write(listing.table(found, ns, include_external=include_external))
-    if note:
-        print(note, file=sys.stderr)
-    return 0
+    return reads.runs(
+        where.connect,
+        fmt=fmt,
+        queue=queue,
+        include_external=include_external,
+        history_limit=history_limit,
+    )
 
 
 @app.command
@@ -362,21 +351,12 @@ def get(
         artifact: A file inside the results to print.
         output: table, json or raw (raw prints the --artifact bytes).
     """
-    from tau.runs import results
-
     fmt = check_output(output, ("table", "json", "raw"))
     if fmt == "raw" and not artifact:
         from tau.errors import UsageError
 
         raise UsageError("-o raw prints one file: pass --artifact PATH")
-    api, ns = where.connect()
-    found = results.get(api, ns, name, artifact=artifact)
-    if isinstance(found, bytes):
-        sys.stdout.buffer.write(found)
-        sys.stdout.flush()
-    else:
-        sys.stdout.write(found.table() if fmt == "table" else found.as_json())
-    return 0
+    return reads.results(where.connect, name, fmt=fmt, artifact=artifact)
 
 
 @app.command
@@ -415,12 +395,7 @@ def logs(
         timestamps=timestamps,
         prefix=prefix,
     )
-    opts.check()
-    api, ns = where.connect()
-    for chunk in run_logs.stream(api, ns, name, opts):
-        sys.stdout.write(chunk)
-        sys.stdout.flush()
-    return 0
+    return reads.logs(where.connect, name, opts)
 
 
 @app.command
@@ -489,13 +464,7 @@ def status(
         run_profile: Add where the time went, phase by phase (queueing, startup, running), and the
             results.
     """
-    from datetime import UTC, datetime
-
-    from rich.console import Console
-
     from tau.errors import UsageError
-    from tau.status import document, fetch, interpret, text
-    from tau.status.model import State
 
     fmt = check_output(output, ("table", "json"))
     if watch and fmt == "json":
@@ -504,22 +473,19 @@ def status(
         raise UsageError("--run-profile is a snapshot view; drop --watch to see it")
     if interval <= 0 or max_iterations < 0:
         raise UsageError("--interval must be > 0 and --max-iterations >= 0")
-    api, ns = where.connect()
-    if watch:
-        from tau.status.watch import watch as follow
+    if not watch:
+        return reads.status(where.connect, name, fmt=fmt, run_profile=run_profile)
+    from rich.console import Console
 
-        result = follow(
-            api, ns, name, console=Console(), interval=interval, max_iterations=max_iterations
-        )
-        if result.message:
-            print(result.message, file=sys.stderr)
-        return int(result.exit_code)
-    run_status = interpret.interpret(fetch.fetch(api, ns, name), datetime.now(UTC))
-    if fmt == "json":
-        sys.stdout.write(document.to_json(run_status, run_profile=run_profile))
-    else:
-        text.render(run_status, Console(), run_profile=run_profile)
-    return 1 if run_status.state in (State.FAILED, State.NOT_FOUND) else 0
+    from tau.status.watch import watch as follow
+
+    api, ns = where.connect()
+    result = follow(
+        api, ns, name, console=Console(), interval=interval, max_iterations=max_iterations
+    )
+    if result.message:
+        print(result.message, file=sys.stderr)
+    return int(result.exit_code)
 
 
 @app.command

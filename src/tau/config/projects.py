@@ -22,25 +22,16 @@ from pathlib import Path
 from typing import Any
 
 from tau.config import suggest
+from tau.config.gitroot import FILENAME, catalog_file, git_root
 from tau.config.load import PathKey, dotted
 from tau.config.probe import is_dir, is_file
 from tau.config.validate.findings import Findings
 from tau.config.validate.structure import FileWalker
 from tau.errors import ConfigError, Diagnostic, Location, UsageError
 
-FILENAME = "tau.projects.yaml"
 SCHEMA = "tau.projects.v1"
 #: What every selection error tells the user to do.
 CHOOSE = "rerun with --project NAME"
-
-
-def git_root(start: Path) -> Path | None:
-    """The nearest directory at or above `start` that holds `.git` (a dir or a worktree file)."""
-    current = start.resolve()
-    for candidate in (current, *current.parents):
-        if (candidate / ".git").exists():
-            return candidate
-    return None
 
 
 @dataclass(frozen=True)
@@ -121,10 +112,8 @@ def find(start: Path) -> Catalog | None:
     Raises:
         ConfigError: the catalog exists but is invalid (every problem at once).
     """
-    root = git_root(start)
-    if root is None or not is_file(root / FILENAME):
-        return None
-    return load(root / FILENAME, root)
+    file = catalog_file(start)
+    return load(file, file.parent) if file is not None else None
 
 
 def missing(start: Path) -> UsageError:

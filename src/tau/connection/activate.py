@@ -242,7 +242,8 @@ def _read_cached(state: ConnectionState | None, path: Path) -> dict[str, Any] | 
     import yaml
 
     try:
-        config = yaml.safe_load(path.read_text(encoding="utf-8"))
+        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+        config = yaml.load(path.read_text(encoding="utf-8"), Loader=loader)
     except (OSError, yaml.YAMLError):
         return None
     return config if isinstance(config, dict) and config.get("clusters") else None

@@ -109,7 +109,7 @@ def _aks_match(resource_id: str) -> dict[str, str]:
 
 def find_repository_root(start: Path) -> Path | None:
     """The nearest directory at or above `start` that holds `.git` (a dir or a worktree file)."""
-    from tau.config.projects import git_root
+    from tau.config.gitroot import git_root
 
     return git_root(start)
 

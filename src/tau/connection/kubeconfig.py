@@ -19,6 +19,9 @@ import yaml
 
 from tau.errors import UsageError
 
+#: libyaml's safe loader where PyYAML has it (a kubeconfig is read on every command that
+#: connects, and the pure-Python loader took more time than the request), else PyYAML's own.
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 # Fields that name files, resolved relative to the kubeconfig that defines them (kubectl rule).
 _CLUSTER_FILES = ("certificate-authority",)
 _USER_FILES = ("client-certificate", "client-key", "tokenFile")
@@ -64,7 +67,7 @@ def load_merged(paths: list[Path]) -> dict[str, Any]:
         if not path.is_file():
             continue
         try:
-            doc = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+            doc = yaml.load(path.read_text(encoding="utf-8"), Loader=_LOADER) or {}
         except (OSError, yaml.YAMLError) as exc:
             raise UsageError(f"cannot read kubeconfig {path}: {exc}") from exc
         if not isinstance(doc, dict):

@@ -39,8 +39,7 @@ def allowed(api: Any, permission: Permission, *, context: str | None = None) -> 
     Raises:
         ClusterError: the review itself failed (transport, 401, ...).
     """
-    from kubernetes.client import AuthorizationV1Api
-
+    from tau.kube import rest
     from tau.kube.raw import decode
 
     attributes: dict[str, str] = {"verb": permission.verb, "resource": permission.resource}
@@ -56,7 +55,6 @@ def allowed(api: Any, permission: Permission, *, context: str | None = None) -> 
         "spec": {"resourceAttributes": attributes},
     }
     with api_call("create", SELF_SUBJECT_ACCESS_REVIEW, context=context):
-        response = AuthorizationV1Api(api).create_self_subject_access_review(
-            body, _preload_content=False, _request_timeout=DEFAULT_TIMEOUT
-        )
+        url = rest.path(SELF_SUBJECT_ACCESS_REVIEW)
+        response = rest.request(api, "POST", url, body=body, timeout=DEFAULT_TIMEOUT)
     return bool((decode(response).get("status") or {}).get("allowed"))

@@ -22,11 +22,16 @@ DEFAULT_TIMEOUT = 30.0
 
 
 def api_client(kubeconfig: Path, context: str) -> ApiClient:
-    """An ApiClient for `context` of `kubeconfig`.
+    """A client for `context` of `kubeconfig`: tau's lean session when the context's user holds
+    a static credential (`tau.kube.direct`), else the official ApiClient, which runs exec
+    plugins and auth providers. Both serve every call of `tau.kube`.
 
     Raises:
         ClusterError: the kubeconfig cannot be loaded or its exec credential plugin failed.
     """
+    lean = _direct(kubeconfig, context)
+    if lean is not None:
+        return lean  # the same calls as an ApiClient, answered alike
     from kubernetes.client import Configuration
     from kubernetes.config.config_exception import ConfigException
     from kubernetes.config.kube_config import new_client_from_config
@@ -59,6 +64,24 @@ def api_client(kubeconfig: Path, context: str) -> ApiClient:
             hint="refresh your credentials the way your cluster expects (for OIDC: sign in "
             "again with your identity provider's kubectl plugin), then retry",
         ) from exc
+
+
+def _direct(kubeconfig: Path, context: str) -> Any:
+    """Tau's lean session for `context`, or None (then the official client decides, and reports
+    any problem with the file the way it always has).
+    """
+    import yaml
+
+    from tau.kube.direct import DirectClient, entries
+
+    try:
+        config = yaml.load(
+            kubeconfig.read_bytes(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+        )
+        found = entries(config, context) if isinstance(config, dict) else None
+        return DirectClient(*found) if found is not None else None
+    except (OSError, ValueError, yaml.YAMLError):
+        return None
 
 
 def _first_line(exc: Any) -> str:

@@ -59,8 +59,10 @@ def translate(
 
 
 def _is_api_exception(exc: BaseException) -> bool:
+    # The official client's ApiException, or the lean session's HttpError (tau.kube.direct).
     return any(
-        c.__name__ == "ApiException" and c.__module__.startswith("kubernetes.")
+        (c.__name__ == "ApiException" and c.__module__.startswith("kubernetes."))
+        or (c.__name__ == "HttpError" and c.__module__ == "tau.kube.direct")
         for c in type(exc).__mro__
     )
 

@@ -30,7 +30,7 @@ from tau.k8s.kinds import (
 from tau.kube import resources
 from tau.kube.client import DEFAULT_TIMEOUT
 from tau.kube.errors import api_call
-from tau.kube.raw import RAW, decode
+from tau.kube.raw import decode
 
 __all__ = [
     "CLUSTERQUEUE",
@@ -45,10 +45,10 @@ __all__ = [
 
 def server_version(api: Any, *, context: str | None = None) -> dict[str, Any]:
     """The API server's /version document (gitVersion, major, minor)."""
-    from kubernetes.client import VersionApi
+    from tau.kube import rest
 
     with api_call("get", ResourceType("", "", "version", "version"), context=context):
-        return decode(VersionApi(api).get_code(**RAW, _request_timeout=DEFAULT_TIMEOUT))
+        return decode(rest.request(api, "GET", "/version", timeout=DEFAULT_TIMEOUT))
 
 
 def list_nodes(

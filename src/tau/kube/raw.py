@@ -1,6 +1,6 @@
 """Raw API responses as plain data. Pure.
 
-tau reads objects with `_preload_content=False` and decodes the JSON itself: the typed client
+tau reads every response raw (`tau.kube.rest`) and decodes the JSON itself: the typed client
 models reject objects they do not fully understand (fields of newer API versions, partial
 objects), and tau only ever needs the plain data.
 """
@@ -9,9 +9,6 @@ from __future__ import annotations
 
 import json
 from typing import Any
-
-#: Keyword arguments that make an official-client call return the raw response.
-RAW: dict[str, Any] = {"_preload_content": False}
 
 
 def decode(response: Any) -> dict[str, Any]:

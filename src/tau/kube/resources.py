@@ -1,11 +1,10 @@
 """Typed calls by resource type: get, list, create, replace, patch, delete, a pod's log.
 
-Performs I/O (Kubernetes API). This is the one place that maps a `ResourceType` onto the
-official client: built-in kinds of the core group go through CoreV1Api (their paths live under
-`/api/v1`), every other group (batch Jobs, apps Deployments, Kueue, KubeRay, Tau) through the
-generic CustomObjectsApi, whose `/apis/<group>/<version>` paths serve built-in and custom kinds
-alike. Objects travel as plain JSON dicts (`_preload_content=False`, decoded once): the typed
-models are slow on large lists and reject fields of newer API versions.
+Performs I/O (Kubernetes API). This is the one place that maps a `ResourceType` and a verb onto
+a request: the kind's path (`/api/v1/...` for the core group, `/apis/<group>/<version>/...` for
+every other, built-in or custom) through `tau.kube.rest`, the session's ApiClient underneath.
+Objects travel as plain JSON dicts, decoded once: the official client's typed models cost a
+second of CPU to load, are slow on large lists and reject fields of newer API versions.
 
 Every call runs inside `api_call`, so failures leave as `ClusterError` with the HTTP status and
 its `reason` ("NotFound" for a missing object, "NotServed" when the cluster does not serve the
@@ -14,16 +13,16 @@ resource type); nothing above this layer sees an `ApiException` or a urllib3 err
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from tau.errors import ClusterError
 from tau.k8s.kinds import ResourceType
+from tau.kube import rest
 from tau.kube.client import DEFAULT_TIMEOUT
 from tau.kube.errors import api_call
-from tau.kube.raw import RAW, decode
+from tau.kube.raw import decode
 
 Obj = dict[str, Any]
 
@@ -43,25 +42,20 @@ class Page:
     truncated: bool = False
 
 
-def _snake(kind: str) -> str:
-    return re.sub(r"(?<!^)(?=[A-Z])", "_", kind).lower()
-
-
-def _core(api: Any) -> Any:
-    from kubernetes.client import CoreV1Api
-
-    return CoreV1Api(api)
-
-
-def _custom(api: Any) -> Any:
-    from kubernetes.client import CustomObjectsApi
-
-    return CustomObjectsApi(api)
-
-
 def _scoped(resource: ResourceType, namespace: str | None) -> str | None:
     """The namespace a call on `resource` uses: none for a cluster-scoped kind."""
     return namespace if resource.namespaced else None
+
+
+#: The HTTP method of each verb.
+_METHODS = {
+    "get": "GET",
+    "list": "GET",
+    "create": "POST",
+    "replace": "PUT",
+    "patch": "PATCH",
+    "delete": "DELETE",
+}
 
 
 def _invoke(
@@ -71,49 +65,22 @@ def _invoke(
     namespace: str | None,
     name: str | None = None,
     body: Obj | None = None,
-    **options: Any,
+    *,
+    query: rest.Query = (),
+    content_type: str = rest.JSON,
+    timeout: rest.Timeout = DEFAULT_TIMEOUT,
 ) -> Any:
-    """Call the client method for `verb` on `resource`; returns the raw response."""
-    options = {**RAW, "_request_timeout": DEFAULT_TIMEOUT, **options}
-    namespace = _scoped(resource, namespace)
-    named = (name,) if name is not None else ()
-    payload = (body,) if body is not None else ()
-    if resource.group == "":
-        core, noun = _core(api), _snake(resource.kind)
-        method = "read" if verb == "get" else verb
-        if verb == "list":
-            return list_method(api, resource, namespace)(**options)
-        if not resource.namespaced:
-            return getattr(core, f"{method}_{noun}")(*named, *payload, **options)
-        return getattr(core, f"{method}_namespaced_{noun}")(*named, namespace, *payload, **options)
-    custom, gv = _custom(api), (resource.group, resource.version)
-    if namespace is None:
-        fn = getattr(custom, f"{verb}_cluster_custom_object")
-        return fn(*gv, resource.plural, *named, *payload, **options)
-    fn = getattr(custom, f"{verb}_namespaced_custom_object")
-    return fn(*gv, namespace, resource.plural, *named, *payload, **options)
-
-
-def list_method(api: Any, resource: ResourceType, namespace: str | None) -> Any:
-    """The official client's list call for `resource` in `namespace` (None: every namespace),
-    positional arguments bound; a watch calls it with `watch=True`. A cluster-scoped kind
-    ignores `namespace`.
-    """
-    from functools import partial
-
-    namespace = _scoped(resource, namespace)
-    if resource.group == "":
-        core, noun = _core(api), _snake(resource.kind)
-        if not resource.namespaced:
-            return getattr(core, f"list_{noun}")
-        if namespace is None:
-            # Listing across namespaces is a differently named call in the official client.
-            return getattr(core, f"list_{noun}_for_all_namespaces")
-        return partial(getattr(core, f"list_namespaced_{noun}"), namespace)
-    custom, gv = _custom(api), (resource.group, resource.version)
-    if namespace is None:
-        return partial(custom.list_cluster_custom_object, *gv, resource.plural)
-    return partial(custom.list_namespaced_custom_object, *gv, namespace, resource.plural)
+    """Send `verb` on `resource` (one object when `name` is given); returns the raw response."""
+    url = rest.path(resource, _scoped(resource, namespace), name)
+    return rest.request(
+        api,
+        _METHODS[verb],
+        url,
+        query=query,
+        body=body,
+        content_type=content_type,
+        timeout=timeout,
+    )
 
 
 def find(
@@ -145,7 +112,7 @@ def get(
 ) -> Obj:
     """One object (namespaced when `namespace` is given, else cluster-scoped)."""
     with api_call("get", resource, namespace=namespace, name=name, context=context):
-        return decode(_invoke(api, "get", resource, namespace, name, _request_timeout=timeout))
+        return decode(_invoke(api, "get", resource, namespace, name, timeout=timeout))
 
 
 def list_page(
@@ -163,15 +130,15 @@ def list_page(
     cluster-scoped objects), filtered server-side by label and field selectors.
     """
     namespace = _scoped(resource, namespace)
-    options: dict[str, Any] = {"_request_timeout": timeout}
+    query: list[tuple[str, str]] = []
     if selector:
-        options["label_selector"] = selector
+        query.append(("labelSelector", selector))
     if field_selector:
-        options["field_selector"] = field_selector
+        query.append(("fieldSelector", field_selector))
     if limit:
-        options["limit"] = limit
+        query.append(("limit", str(limit)))
     with api_call("list", resource, namespace=namespace, context=context):
-        body = decode(_invoke(api, "list", resource, namespace, **options))
+        body = decode(_invoke(api, "list", resource, namespace, query=query, timeout=timeout))
     metadata = body.get("metadata") or {}
     return Page(
         items=list(body.get("items") or []),
@@ -244,14 +211,14 @@ def _write(
 ) -> Obj:
     # Strict, as kubectl sends it: a field the server does not know (a typo, a field of a
     # newer CRD version) is an error, not silently dropped from what the run gets.
-    options: dict[str, Any] = {"field_validation": "Strict"}
+    query = [("fieldValidation", "Strict")]
     if dry_run:
-        options["dry_run"] = "All"
+        query.append(("dryRun", "All"))
     name = (body.get("metadata") or {}).get("name")
     # create addresses the collection; replace addresses the object by name.
     named = str(name) if verb == "replace" else None
     with api_call(verb, resource, namespace=namespace, name=name, context=context):
-        return decode(_invoke(api, verb, resource, namespace, named, body, **options))
+        return decode(_invoke(api, verb, resource, namespace, named, body, query=query))
 
 
 def patch(
@@ -264,12 +231,17 @@ def patch(
     context: str | None = None,
 ) -> Obj:
     """Apply a JSON merge patch (RFC 7386) to one object: the same semantics for every kind."""
-    options: dict[str, Any] = {}
-    if resource.group == "":
-        # The core API would pick a strategic merge patch; the custom-object API a merge patch.
-        options["_content_type"] = "application/merge-patch+json"
     with api_call("patch", resource, namespace=namespace, name=name, context=context):
-        return decode(_invoke(api, "patch", resource, namespace, name, changes, **options))
+        response = _invoke(
+            api,
+            "patch",
+            resource,
+            namespace,
+            name,
+            changes,
+            content_type="application/merge-patch+json",
+        )
+        return decode(response)
 
 
 def delete(
@@ -286,17 +258,17 @@ def delete(
     """Delete one object. False when the object was already gone; a resource type the cluster
     does not serve is an error (a missing CRD is not "nothing to delete").
     """
-    options: dict[str, Any] = {}
+    query: list[tuple[str, str]] = []
     if propagation:
-        options["propagation_policy"] = propagation
+        query.append(("propagationPolicy", propagation))
     if grace_seconds is not None:
-        options["grace_period_seconds"] = grace_seconds
+        query.append(("gracePeriodSeconds", str(grace_seconds)))
     if dry_run:
-        options["dry_run"] = "All"
+        query.append(("dryRun", "All"))
     try:
         with api_call("delete", resource, namespace=namespace, name=name, context=context):
             # Reading the body returns the connection to the pool.
-            _ = _invoke(api, "delete", resource, namespace, name, **options).data
+            _ = _invoke(api, "delete", resource, namespace, name, query=query).data
     except ClusterError as exc:
         if exc.reason == "NotFound":
             return False
@@ -315,16 +287,33 @@ class LogOptions:
     previous: bool = False
     timestamps: bool = False
 
-    def kwargs(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "container": self.container,
-            "tail_lines": self.tail_lines,
-            "since_seconds": self.since_seconds,
-            "limit_bytes": self.limit_bytes,
-            "previous": self.previous or None,
-            "timestamps": self.timestamps or None,
-        }
-        return {k: v for k, v in out.items() if v is not None}
+    def query(self) -> list[tuple[str, str]]:
+        """The log request's query parameters, as the API server names them."""
+        out: list[tuple[str, str]] = []
+        if self.container:
+            out.append(("container", self.container))
+        for key, number in (
+            ("tailLines", self.tail_lines),
+            ("sinceSeconds", self.since_seconds),
+            ("limitBytes", self.limit_bytes),
+        ):
+            if number is not None:
+                out.append((key, str(number)))
+        if self.previous:
+            out.append(("previous", "true"))
+        if self.timestamps:
+            out.append(("timestamps", "true"))
+        return out
+
+
+def _log(
+    api: Any, name: str, namespace: str, options: LogOptions, *, follow: bool, timeout: Any
+) -> Any:
+    from tau.k8s.kinds import POD
+
+    query = options.query() + ([("follow", "true")] if follow else [])
+    url = rest.path(POD, namespace, name, "log")
+    return rest.request(api, "GET", url, query=query, timeout=timeout)
 
 
 def pod_log(
@@ -339,9 +328,7 @@ def pod_log(
     from tau.k8s.kinds import POD
 
     with api_call("read logs of", POD, namespace=namespace, name=name, context=context):
-        response = _core(api).read_namespaced_pod_log(
-            name, namespace, **options.kwargs(), **RAW, _request_timeout=DEFAULT_TIMEOUT
-        )
+        response = _log(api, name, namespace, options, follow=False, timeout=DEFAULT_TIMEOUT)
         return bytes(response.data or b"").decode("utf-8", "replace")
 
 
@@ -362,9 +349,7 @@ def follow_log(
     decoder = codecs.getincrementaldecoder("utf-8")("replace")
     with api_call("read logs of", POD, namespace=namespace, name=name, context=context):
         # No request timeout: a quiet training loop may print nothing for minutes.
-        response = _core(api).read_namespaced_pod_log(
-            name, namespace, follow=True, **options.kwargs(), **RAW
-        )
+        response = _log(api, name, namespace, options, follow=True, timeout=None)
         try:
             for raw in response.stream(4096):
                 text = decoder.decode(bytes(raw))

@@ -1,4 +1,4 @@
-"""Watch streams of one kind: the one place tau touches `kubernetes.watch`. Performs I/O.
+"""Watch streams of one kind, read as plain JSON lines. Performs I/O.
 
 A stream is one watch request: it starts at a resourceVersion (from `tau.kube.lists.list_kind`
 or the last event seen), yields `(type, object)` pairs as plain JSON dicts, and ends when the
@@ -20,6 +20,9 @@ never see an `ApiException`. `stop()` may be called from any thread and ends the
 
 from __future__ import annotations
 
+import contextlib
+import json
+import socket
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -62,45 +65,63 @@ class WatchStream:
         self.resource_version = resource_version
         self.timeout_seconds = timeout_seconds
         self._stopped = threading.Event()
-        self._watch: Any = None
+        self._response: Any = None
 
     def stop(self) -> None:
         """End the iteration (also while it blocks on the connection)."""
         self._stopped.set()
-        if self._watch is not None:
-            self._watch.stop()
+        response = self._response
+        if response is not None:
+            _shut(response)
 
     def __iter__(self) -> Iterator[tuple[str, dict[str, Any]]]:
-        from kubernetes import watch as kwatch
-
-        # "object" keeps every kind as the plain JSON dict the server sent (the typed models
-        # reject fields they do not know); the client still turns ERROR events into exceptions.
-        self._watch = kwatch.Watch(return_type="object")
         if self._stopped.is_set():
             return
-        from tau.kube.resources import list_method
+        from tau.kube import rest
 
-        func = list_method(self.api_client, self.resource, self.namespace)
-        kwargs: dict[str, Any] = {
-            "label_selector": self.selector,
-            "field_selector": self.field_selector,
-            "timeout_seconds": self.timeout_seconds,
-            "allow_watch_bookmarks": True,
-            "_request_timeout": (10.0, self.timeout_seconds + _READ_GRACE),
-        }
+        query = [
+            ("watch", "true"),
+            ("allowWatchBookmarks", "true"),
+            ("timeoutSeconds", str(self.timeout_seconds)),
+        ]
+        if self.selector:
+            query.append(("labelSelector", self.selector))
+        if self.field_selector:
+            query.append(("fieldSelector", self.field_selector))
         if self.resource_version:
-            kwargs["resource_version"] = self.resource_version
+            query.append(("resourceVersion", self.resource_version))
         try:
-            for event in self._watch.stream(func, **kwargs):
-                if not isinstance(event, dict):
-                    continue
-                obj = event.get("raw_object") or {}
-                version = (obj.get("metadata") or {}).get("resourceVersion")
-                if version:
-                    self.resource_version = str(version)
-                yield str(event.get("type")), obj
+            response = rest.request(
+                self.api_client,
+                "GET",
+                rest.path(self.resource, self.namespace),
+                query=query,
+                timeout=(10.0, self.timeout_seconds + _READ_GRACE),
+            )
+            self._response = response
+            try:
+                # stop() may have come while the request was on its way.
                 if self._stopped.is_set():
                     return
+                for line in _lines(response):
+                    try:
+                        event = json.loads(line)
+                    except ValueError:
+                        continue  # a line cut by a dropped connection: the resume covers it
+                    kind_of_change = str(event.get("type"))
+                    obj = event.get("object") or {}
+                    if kind_of_change == "ERROR":
+                        raise _error_event(obj)
+                    version = (obj.get("metadata") or {}).get("resourceVersion")
+                    if version:
+                        self.resource_version = str(version)
+                    yield kind_of_change, obj
+                    if self._stopped.is_set():
+                        return
+            finally:
+                self._response = None
+                response.close()
+                response.release_conn()
         except Exception as exc:
             if self._stopped.is_set():
                 return  # stop() closed the socket under the read
@@ -121,6 +142,38 @@ class WatchStream:
                 hint="list again and watch from the list's resourceVersion",
             )
         return translate(exc, "watch", self.resource, namespace=self.namespace)
+
+
+def _lines(response: Any) -> Iterator[bytes]:
+    """The non-blank lines of a watch response (one JSON event each), as they arrive."""
+    pending = b""
+    for chunk in response.stream(amt=None, decode_content=False):
+        pending += chunk
+        *complete, pending = pending.split(b"\n")
+        for line in complete:
+            if line.strip():
+                yield line
+    if pending.strip():
+        yield pending
+
+
+def _error_event(status: dict[str, Any]) -> Exception:
+    """The API error an ERROR event stands for (a Status object: code, reason, message)."""
+    from tau.kube.direct import HttpError
+
+    code = status.get("code")
+    reason = f"{status.get('reason')}: {status.get('message')}"
+    return HttpError(code if isinstance(code, int) else 500, reason, json.dumps(status))
+
+
+def _shut(response: Any) -> None:
+    """Shut the response's socket down: a read blocked on it in another thread returns at once
+    (closing it instead could wait on the TLS lock that read holds).
+    """
+    sock = getattr(getattr(response, "connection", None), "sock", None)
+    if sock is not None:
+        with contextlib.suppress(OSError):  # already closed
+            sock.shutdown(socket.SHUT_RDWR)
 
 
 def watch_kind(

@@ -1,0 +1,132 @@
+"""The read-only lifecycle verbs (`tau run status|list|get|logs`), without the CLI framework.
+
+Performs I/O (terminal, cluster). The bodies of these commands live here, cyclopts-free, so
+that both the full app (tau.cli.run, which parses every flag) and the hot path
+(tau.cli.fast_reads, which parses the common lines by hand) run the very same steps: a status
+read is a few requests, and building the cyclopts app would cost more than all of them.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from tau.runs.logs import LogOptions
+
+#: What connects a verb to its run's cluster: (API client, namespace).
+Connect = Callable[[], tuple[Any, str]]
+
+
+@dataclass(frozen=True)
+class Place:
+    """Where a run lives, as the lifecycle flags say it (--namespace, --workspace, --context,
+    --project); None leaves each to the workspace connection.
+    """
+
+    namespace: str | None = None
+    workspace: str | None = None
+    context: str | None = None
+    project: str | None = None
+
+    def connect(self) -> tuple[Any, str]:
+        """(client, namespace) of the run's cluster, through the project the working directory
+        (or --project) selects in a monorepo.
+        """
+        from tau.config.gitroot import catalog_file
+        from tau.session import connect, context_name
+
+        explicit = context_name(self.context) is not None
+        project = None
+        # Without --project, an explicit context or a repository without a catalog chooses no
+        # project (tau.config.projects.for_lifecycle): then the catalog code is not loaded.
+        if self.project is not None or not (explicit or catalog_file(Path.cwd()) is None):
+            from tau.config.projects import for_lifecycle
+
+            project = for_lifecycle(self.project, Path.cwd(), explicit_context=explicit)
+        session = connect(
+            self.context,
+            self.namespace,
+            self.workspace or (project.workspace if project else None),
+            start=project.root if project else None,
+            descriptor_file=project.connection if project else None,
+        )
+        return session.api, session.namespace
+
+
+def status(connect: Connect, name: str, *, fmt: str, run_profile: bool = False) -> int:
+    """Print one status snapshot; 1 when the run failed or is not found, else 0."""
+    from datetime import UTC, datetime
+
+    from tau.status import fetch, interpret
+    from tau.status.model import State
+
+    api, ns = connect()
+    run_status = interpret.interpret(fetch.fetch(api, ns, name), datetime.now(UTC))
+    if fmt == "json":
+        from tau.status import document
+
+        sys.stdout.write(document.to_json(run_status, run_profile=run_profile))
+    else:
+        from rich.console import Console
+
+        from tau.status import text
+
+        text.render(run_status, Console(), run_profile=run_profile)
+    return 1 if run_status.state in (State.FAILED, State.NOT_FOUND) else 0
+
+
+def runs(
+    connect: Connect,
+    *,
+    fmt: str,
+    queue: str | None = None,
+    include_external: bool = False,
+    history_limit: int = 200,
+) -> int:
+    """Print the namespace's runs, newest first."""
+    from datetime import UTC, datetime
+
+    from tau.runs import listing
+
+    api, ns = connect()
+    found = listing.fetch_runs(api, ns, datetime.now(UTC), include_external=include_external)
+    if queue:
+        found = [r for r in found if r.queue == queue]
+    found, note = listing.limit(found, history_limit)
+    if fmt == "json":
+        sys.stdout.write(listing.as_json(found, ns, diagnostic=note))
+        return 0
+    sys.stdout.write(listing.table(found, ns, include_external=include_external))
+    if note:
+        print(note, file=sys.stderr)
+    return 0
+
+
+def results(connect: Connect, name: str, *, fmt: str, artifact: str | None = None) -> int:
+    """Print a run's durable results (or the bytes of one --artifact with -o raw)."""
+    from tau.runs import results as run_results
+
+    api, ns = connect()
+    found = run_results.get(api, ns, name, artifact=artifact)
+    if isinstance(found, bytes):
+        sys.stdout.buffer.write(found)
+        sys.stdout.flush()
+    else:
+        sys.stdout.write(found.table() if fmt == "table" else found.as_json())
+    return 0
+
+
+def logs(connect: Connect, name: str, opts: LogOptions) -> int:
+    """Print (or follow) a run's logs."""
+    from tau.runs import logs as run_logs
+
+    opts.check()
+    api, ns = connect()
+    for chunk in run_logs.stream(api, ns, name, opts):
+        sys.stdout.write(chunk)
+        sys.stdout.flush()
+    return 0
