@@ -482,3 +482,80 @@ def test_a_managed_workflow_unpacks_its_scripts_and_reads_its_secret(
         lambda: admin.get("v1", "Secret", "tau-mw-real-secrets", ns) is None,
         timeout=120,
     )
+
+
+#: A model server for the torchrun job's checkpoint: it loads what the run wrote on the claim and
+#: answers with it. It ends on SIGTERM (as PID 1 it would otherwise ignore it).
+SERVER = """\
+import http.server, json, os, pathlib, signal, sys
+import torch
+
+signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+ckpt = torch.load(pathlib.Path(os.environ["TAU_MODEL_PATH"]) / "checkpoint.pt")
+
+class Model(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        body = json.dumps({"step": ckpt["step"], "weights": ckpt["weights"].tolist()}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.end_headers()
+        self.wfile.write(body)
+
+http.server.HTTPServer(("", 8000), Model).serve_forever()
+"""
+
+
+def test_a_deployment_serves_the_torchrun_jobs_checkpoint_through_its_service(
+    real_repo: Shell, admin: Api, researcher: Any
+) -> None:
+    import urllib.request
+
+    ns, name = researcher.real_workspace, "ddp-model"
+    serve = ("-n", ns, "--context", researcher.context)
+    out = real_repo.ok(
+        "serve",
+        "deploy",
+        name,
+        "--kind=deployment",
+        # A CPU profile: no GPU preset's sizing (8 cores) fits the node's two.
+        "--profile",
+        "cpu-serving",
+        "--image",
+        researcher.image,
+        "--checkpoint",
+        "workflows/ddp",
+        "--checkpoint-pvc",
+        "training-data",
+        "--command",
+        "python3",
+        "--arg=-c",
+        f"--arg={SERVER}",
+        "--readiness-path",
+        "/",
+        *serve,
+    )
+    assert out.startswith(f"deployed service {name} (kind=deployment"), out
+    try:
+        wait_for(
+            "tau serve status to count an available replica",
+            lambda: (
+                json.loads(
+                    real_repo.ok(
+                        "serve", "status", name, "--kind", "deployment", "-o", "json", *serve
+                    )
+                )["available"]
+                == 1
+            ),
+            timeout=600,
+        )
+        (pod,) = admin.list("v1", "Pod", ns, label_selector=f"tau.azure.com/service={name}")
+        assert pod["spec"]["nodeName"] == NODE_NAME
+        # Through the Service: its address is routed into the node, where kube-proxy's rules
+        # take it to the pod.
+        service = admin.get("v1", "Service", name, ns) or {}
+        address = f"http://{service['spec']['clusterIP']}:8000/"
+        with urllib.request.urlopen(address, timeout=10) as resp:
+            answer = json.load(resp)
+        assert answer == {"step": 3, "weights": [1.0, 1.0, 1.0, 1.0]}
+    finally:
+        real_repo.ok("serve", "delete", name, "--kind", "deployment", *serve, timeout=300)

@@ -17,9 +17,9 @@ Everything of the node stays inside namespaces of its own, and goes with them:
 The apiserver listens on loopback only; the node reaches it through :mod:`relay` on
 ``HOST_IP``. The apiserver reaches the kubelet on ``NODE_IP:10250`` through the link.
 The node advertises the GPUs of the fake GPU pool (the documented extended-resource status
-patch: there is no device, training runs on CPU with gloo), carries the pool's labels and
-taints plus ``tau-e2e/real-node``, which only the ``taugrid-real`` flavor tolerates: a
-workspace on the ``realqueue`` ClusterQueue runs here, the KWOK workspace never does.
+patch: there is no device, training runs on CPU with gloo) and carries the pool's labels plus
+``type: real``, which the ``taugrid-real`` flavor selects: a workspace on the ``realqueue``
+ClusterQueue runs here; the KWOK workspace's flavor selects ``type: kwok`` and never does.
 """
 
 from __future__ import annotations
@@ -63,11 +63,10 @@ NODE_LABELS = {
     "nvidia.com/gpu.product": "NVIDIA-H100-NVL",
     "nvidia.com/gpu.count": str(GPUS),
 }
-NODE_TAINTS = [
-    {"key": "sku", "value": "gpu", "effect": "NoSchedule"},
-    {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"},
-    {"key": REAL_NODE_TAINT, "value": "true", "effect": "NoSchedule"},
-]
+#: A preference, not a rule: pods that need nothing of this node (the suite's simulated
+#: runs and services, helper pods) go to the KWOK nodes, and a pod that must land here (its
+#: claim is a local volume of this node, or its flavor selects `type: real`) still can.
+NODE_TAINTS = [{"key": REAL_NODE_TAINT, "value": "true", "effect": "PreferNoSchedule"}]
 #: What the kubelet checks in /proc/sys (and would otherwise write on the host).
 KERNEL_TUNABLES = {
     "vm/overcommit_memory": "1",

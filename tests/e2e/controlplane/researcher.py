@@ -142,6 +142,10 @@ def provision(plane: ControlPlane, folder: Path) -> Researcher:
             ADMIN_CONTEXT,
             "--timeout",
             "5m",
+            # The suite's workspace queues on the KWOK nodes only; the real node has a flavor
+            # (and a queue) of its own.
+            "--set",
+            "baselineQueue.flavor.nodeLabels.type=kwok",
         ],
         env,
     )
