@@ -85,7 +85,8 @@ def cancel(
     """Delete the run's RayJob or Job and its headless Service; optionally wait for teardown.
 
     Raises:
-        ClusterError: the run does not exist, the API refused, or teardown timed out.
+        RunNotFound: the run does not exist.
+        ClusterError: the API refused, or teardown timed out.
     """
     from tau.kube import resources
 
