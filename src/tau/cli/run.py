@@ -584,7 +584,7 @@ def resume(
         "deleting the failed run",
         file=sys.stderr,
     )
-    run.delete_and_wait()
+    run.delete_and_wait("resume")
     import secrets
 
     submit(api, plan.documents, submission_id=secrets.token_hex(12))

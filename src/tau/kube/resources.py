@@ -78,6 +78,9 @@ def _invoke(
     namespace = _scoped(resource, namespace)
     named = (name,) if name is not None else ()
     payload = (body,) if body is not None else ()
+    if verb == "delete" and body is not None:
+        # A delete's body (DeleteOptions) follows the query options, by keyword only.
+        payload, options = (), {**options, "body": body}
     if resource.group == "":
         core, noun = _core(api), _snake(resource.kind)
         method = "read" if verb == "get" else verb
@@ -282,11 +285,19 @@ def delete(
     grace_seconds: int | None = None,
     dry_run: bool = False,
     context: str | None = None,
+    uid: str | None = None,
 ) -> bool:
     """Delete one object. False when the object was already gone; a resource type the cluster
     does not serve is an error (a missing CRD is not "nothing to delete").
+
+    `uid` makes the deletion conditional (a UID precondition): an object recreated under the
+    same name since it was read is not deleted, and the API answers 409 Conflict.
     """
     options: dict[str, Any] = {}
+    if uid:
+        from kubernetes.client import V1DeleteOptions, V1Preconditions
+
+        options["body"] = V1DeleteOptions(preconditions=V1Preconditions(uid=uid))
     if propagation:
         options["propagation_policy"] = propagation
     if grace_seconds is not None:
