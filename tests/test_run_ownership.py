@@ -185,7 +185,8 @@ def test_the_retry_loop_refuses_to_delete_a_failed_job_it_did_not_create(
     captured = capsys.readouterr()
     assert code == 1, captured
     assert "attempt 1/2 failed (Preempted)" in captured.out
-    assert captured.err.startswith(
+    error = captured.err[captured.err.index("error: ") :]
+    assert error.startswith(
         "error: refusing to delete for retry Job team/retryme: tau did not create it "
         "(no tau.azure.com/managed-by=tau label;"
     )

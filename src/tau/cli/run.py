@@ -257,6 +257,10 @@ def _submit(
     )
     for line in rendered.warnings:
         print(line, file=sys.stderr)
+    from tau.runs import claims
+
+    for warning in claims.missing(api, ns, rendered.documents, valid):
+        print(warning.format(), file=sys.stderr)
     result = submit(
         api, rendered.documents, submission_id=secrets.token_hex(12), server_dry_run=server_dry_run
     )

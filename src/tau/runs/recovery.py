@@ -45,6 +45,8 @@ class ClusterRun:
     _last: dict[str, Any] = field(default_factory=dict)
     #: The RayJob and the Job of the run's name at the last observation (None: absent).
     _found: tuple[tuple[str, Any], ...] = ()
+    #: Blocking causes already said while watching (each is said once).
+    _said: set[str] = field(default_factory=set)
 
     @property
     def name(self) -> str:
@@ -65,6 +67,7 @@ class ClusterRun:
 
         while True:
             status, reason = self.observe()
+            self._say_blocked(status)
             if status.state is State.SUCCEEDED:
                 return Outcome(True)
             if status.state is State.FAILED:
@@ -76,6 +79,23 @@ class ClusterRun:
                     hint="someone cancelled it; nothing to retry",
                 )
             self.sleep(POLL_SECONDS)
+
+    def _say_blocked(self, status: Any) -> None:
+        """Say, once per cause, that the run waits on something waiting will not fix (a
+        missing claim, say): the loop keeps watching, but not silently.
+        """
+        from tau.status.diagnose import BLOCKING
+
+        for d in status.diagnostics:
+            if d.code not in BLOCKING or d.code in self._said:
+                continue
+            self._said.add(d.code)
+            self.echo(
+                f"resilience: {self.namespace}/{self.name} is waiting on {d.code}: {d.message}\n"
+                f"  fix: {d.owner.value} — {d.suggestion}\n"
+                "  still watching; it starts once that is fixed (Ctrl-C stops watching, the run "
+                f"stays; `tau run cancel {self.name} -n {self.namespace}` ends it)"
+            )
 
     def delete_and_wait(self, verb: str = "retry") -> None:
         """Delete the failed run (only if tau created it) and wait until it is gone; `verb`

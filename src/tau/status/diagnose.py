@@ -300,6 +300,21 @@ CODES: Mapping[str, Code] = MappingProxyType(
     }
 )
 
+#: Codes under which a pending run does not start by waiting: someone (usually the platform)
+#: must act first. A watcher (the retry loop) says so instead of waiting silently. Causes that
+#: are normal for a moment (no Workload yet, busy nodes) are not among them.
+BLOCKING: frozenset[str] = frozenset(
+    {
+        "ClaimNotFound",
+        "ClaimUnbound",
+        "VolumeUnavailable",
+        "UntoleratedTaint",
+        "NodeSelectorMismatch",
+        "TopologyUnsupported",
+        "ImagePullBackOff",
+    }
+)
+
 #: The diagnostic code a failing container reason maps to (anything else: ContainerFailed).
 _CONTAINER_CODES: Mapping[str, str] = MappingProxyType(
     {**tables.CONTAINER_FAILURES, "OOMKilled": "OOMKilled"}
