@@ -297,7 +297,14 @@ def delete(
     if uid:
         from kubernetes.client import V1DeleteOptions, V1Preconditions
 
-        options["body"] = V1DeleteOptions(preconditions=V1Preconditions(uid=uid))
+        # With a body the API server reads every option from it and ignores the query
+        # parameters, so propagation, grace and dry run go in the body too.
+        options["body"] = V1DeleteOptions(
+            preconditions=V1Preconditions(uid=uid),
+            propagation_policy=propagation,
+            grace_period_seconds=grace_seconds,
+            dry_run=["All"] if dry_run else None,
+        )
     if propagation:
         options["propagation_policy"] = propagation
     if grace_seconds is not None:
