@@ -223,9 +223,30 @@ def test_cancel_waits_until_the_runs_kueue_workload_is_gone(project, kube_api, k
     assert result.complete and naps == [1.0]
 
 
-def test_cancel_of_a_missing_run_is_a_clear_error(project, kube_api, capsys):
-    assert main(["run", "cancel", "ghost", "-n", "team"]) == 3
-    assert "run team/ghost not found" in capsys.readouterr().err
+MISSING_RUN_ERROR = (
+    "error: run team/ghost not found: no RayJob or Job of that name\n"
+    "  hint: list the runs with `tau run list -n team`\n"
+)
+
+
+@pytest.mark.parametrize("verb", ["logs", "get", "cancel"])
+def test_a_missing_run_is_invalid_input_for_every_verb(project, kube_api, capsys, verb):
+    # One rule with `tau run status` (state not_found, exit 1): the cluster answered, the name
+    # the user gave is wrong. Exit 3 stays for a cluster that failed the request.
+    kube_api.register_kueue_kuberay_tau_kinds()
+    assert main(["run", verb, "ghost", "-n", "team"]) == 1
+    captured = capsys.readouterr()
+    assert (captured.out, captured.err) == ("", MISSING_RUN_ERROR)
+
+
+def test_status_and_the_other_verbs_agree_on_a_missing_run(project, kube_api, capsys):
+    kube_api.register_kueue_kuberay_tau_kinds()
+    codes = {verb: main(["run", verb, "ghost", "-n", "team"]) for verb in VERBS_ON_A_RUN}
+    assert codes == dict.fromkeys(VERBS_ON_A_RUN, 1)
+    assert "State: not_found" in capsys.readouterr().out
+
+
+VERBS_ON_A_RUN = ("status", "logs", "get", "cancel")
 
 
 def test_get_lists_and_reads_results_through_a_helper_pod(project, kube_api, tmp_path, capsys):

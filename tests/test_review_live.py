@@ -276,6 +276,12 @@ class FakeCluster:
         self.objects = objects
         self.refuse = refuse
         self.dry_runs: list[str] = []
+        #: (kind, label selector) of each list call: the run's other objects tau created.
+        self.lists: list[tuple[str, str]] = []
+
+    def list_items(self, api: Any, resource: Any, **options: Any) -> list[Any]:
+        self.lists.append((resource.kind, options.get("selector", "")))
+        return []
 
     def find(self, api: Any, resource: Any, name: str, *, namespace: str | None) -> Any:
         return self.objects.get((resource.kind, name))
@@ -293,6 +299,7 @@ def cluster(monkeypatch: pytest.MonkeyPatch) -> FakeCluster:
     fake = FakeCluster({("Job", "train"): admitted(rendered())})
     monkeypatch.setattr("tau.kube.resources.find", fake.find)
     monkeypatch.setattr("tau.kube.resources.create", fake.create)
+    monkeypatch.setattr("tau.kube.resources.list_items", fake.list_items)
     return fake
 
 
@@ -401,3 +408,51 @@ def test_a_queued_workload_whose_controller_dropped_suspend_has_no_difference() 
     old, new = live.normalize(plain, dry, scratch, "train")
     assert old is not None
     assert compare([old], [new]) != []
+
+
+def test_an_object_an_older_config_created_shows_as_removed(
+    project: Any, kube_api: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A two-node torchrun Job has a headless Service; the same run on one node renders none:
+    the live Service is the old config's and a submit would leave it behind."""
+    from tau.cli import main
+
+    assert main(["run", "finetune", "-n", "team"]) == 0
+    assert kube_api.get_object("v1", "Service", "finetune-headless", namespace="team")
+    config = project / "tau" / "finetune.yaml"
+    config.write_text(config.read_text().replace("  nodes: 2\n", "  nodes: 1\n"))
+    capsys.readouterr()
+    assert main(["run", "diff", "finetune", "--live", "-n", "team", "-o", "json"]) == 1
+    doc = json.loads(capsys.readouterr().out)
+    objects = {(o["kind"], o["name"]): o["status"] for o in doc["targets"][0]["objects"]}
+    assert objects[("Service", "finetune-headless")] == "removed"
+    assert objects[("Job", "finetune")] == "changed"
+    assert main(["run", "diff", "finetune", "--live", "-n", "team"]) == 1
+    assert "  - Service/finetune-headless" in capsys.readouterr().out.splitlines()
+
+
+def test_objects_of_other_runs_and_of_other_tools_are_not_listed_as_removed(
+    project: Any, kube_api: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tau.cli import main
+
+    assert main(["run", "eval", "-n", "team"]) == 0
+    assert main(["run", "finetune", "-n", "team"]) == 0  # another run's Service
+    for name, labels in (
+        ("eval-metrics", {"app": "grafana"}),  # another tool's, no tau labels
+        ("eval-old", {"tau.azure.com/managed-by": "tau", "tau.azure.com/run-id": "eval"}),
+    ):
+        kube_api.put(
+            {
+                "apiVersion": "v1",
+                "kind": "Service",
+                "metadata": {"name": name, "namespace": "team", "labels": labels},
+                "spec": {"ports": [{"port": 80}]},
+            }
+        )
+    capsys.readouterr()
+    assert main(["run", "diff", "eval", "--live", "-n", "team", "-o", "json"]) == 1
+    doc = json.loads(capsys.readouterr().out)
+    assert [(o["kind"], o["name"], o["status"]) for o in doc["targets"][0]["objects"]] == [
+        ("Service", "eval-old", "removed")
+    ]

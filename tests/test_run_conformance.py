@@ -553,17 +553,42 @@ def test_restricted_mode_renders_pods_a_restricted_namespace_admits(
         }
 
 
-def test_restricted_ray_pods_run_every_container_with_the_fsgroup_as_primary_group(
-    case: Path, capsys: pytest.CaptureFixture[str]
+@pytest.mark.parametrize(
+    ("text", "pods"),
+    [
+        (ray("runtime:\n  security:\n    mode: restricted\ncompute:\n  workers: 2\n" + PRESET), 2),
+        (
+            job(
+                "runtime:\n  security:\n    mode: restricted\n"
+                f"run:\n  source:\n    image: ghcr.io/acme/src@{PIN}\n    path: /src\n"
+                f"storage:\n  data_pvc: d\n  image_assets:\n    - name: vocab\n"
+                f"      image: ghcr.io/acme/vocab@{PIN}\n"
+                "      source_path: /vocab\n      mount_path: /opt/vocab\n" + PRESET
+            ),
+            1,
+        ),
+    ],
+    ids=["rayjob", "job-with-init-containers"],
+)
+def test_restricted_pods_run_every_container_as_user_and_group_65532(
+    case: Path, capsys: pytest.CaptureFixture[str], text: str, pods: int
 ) -> None:
-    text = ray("runtime:\n  security:\n    mode: restricted\ncompute:\n  workers: 2\n" + PRESET)
     code, docs, err = dry(capsys, text)
     assert code == 0, err
-    head, worker = pod_specs(docs[0])
-    for spec in (head, worker):
-        for container in [*spec.get("initContainers", []), *spec["containers"]]:
-            assert container["securityContext"]["runAsGroup"] == 65532, container["name"]
-    assert [c["name"] for c in worker["containers"]] == ["ray-worker"]
+    specs = pod_specs(docs[0])
+    assert len(specs) == pods
+    for spec in specs:
+        containers = [*spec.get("initContainers", []), *spec["containers"]]
+        assert containers
+        for container in containers:
+            context = container["securityContext"]
+            assert (context["runAsUser"], context["runAsGroup"]) == (65532, 65532), container[
+                "name"
+            ]
+    if docs[0]["kind"] == "RayJob":
+        assert [c["name"] for c in specs[1]["containers"]] == ["ray-worker"]
+    else:
+        assert len(specs[0]["initContainers"]) >= 2  # source and asset images
 
 
 def test_without_restricted_mode_ray_containers_keep_the_image_group(

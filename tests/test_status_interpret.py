@@ -70,12 +70,26 @@ CASES = [
         ["AdmittedNotScheduled"],
         {"platform"},
     ),
-    ("unschedulable", State.STARTING, (D, D, W, S, P, S, P, P), ["Unschedulable"], {"platform"}),
+    (
+        "unschedulable",
+        State.STARTING,
+        (D, D, W, S, P, S, P, P),
+        ["UntoleratedTaint", "NodeSelectorMismatch"],
+        {"platform"},
+    ),
+    ("claim-not-found", State.STARTING, (D, D, W, S, P, S, P, P), ["ClaimNotFound"], {"platform"}),
+    (
+        "insufficient-gpus",
+        State.STARTING,
+        (D, D, W, S, P, S, P, P),
+        ["UntoleratedTaint", "InsufficientCapacity"],
+        {"platform"},
+    ),
     (
         "dra-claim-pending",
         State.STARTING,
         (D, D, W, W, P, S, P, P),
-        ["Unschedulable", "DRAClaimPending"],
+        ["DRAClaimPending"],
         {"platform"},
     ),
     (
@@ -413,7 +427,7 @@ def test_failed_scheduling_event_without_a_pod_condition_is_a_warning():
     status = interpret(snapshot_of("unschedulable", objects), NOW)
     assert status.phases[2].status is PhaseStatus.WARNING
     assert "reason=FailedScheduling" in status.phases[2].detail
-    assert status.diagnostics[0].code == "Unschedulable"
+    assert [d.code for d in status.diagnostics] == ["UntoleratedTaint", "NodeSelectorMismatch"]
 
 
 def test_status_modules_load_without_the_kubernetes_client():

@@ -208,6 +208,51 @@ def test_a_wrapper_without_a_main_script_fails(tmp_path: Path, capsys: Cap) -> N
     assert code == 1 and "workflow config requires run.entrypoint" in out
 
 
+@pytest.mark.parametrize("kind", ["rayjob", "job"])
+def test_a_wrapper_without_a_main_script_fails_in_the_references_words_for_either_kind(
+    tmp_path: Path, capsys: Cap, kind: str
+) -> None:
+    config = wrapper(workload_kind=kind)
+    del config["run"]
+    write(tmp_path, config, manifest())
+    code, _, out = render(capsys, tmp_path)
+    assert code == 1
+    assert "error: run.entrypoint: workflow config requires run.entrypoint" in out
+    assert "engine=ray requires run.entrypoint" not in out
+
+
+# The reference's TestRunConfigWorkflowRuntimeImageOverride: workflow.main_script names the
+# trainer (no engine, no entrypoint); runtime.image replaces the manifest's image.
+def test_workflow_main_script_and_runtime_image_render_a_rayjob(
+    tmp_path: Path, capsys: Cap
+) -> None:
+    config = {
+        "name": "workflow-image",
+        "workflow": {"file": "manifest.yaml", "main_script": "train.py", "workload_kind": "rayjob"},
+        "runtime": {"image": "example.com/research/ray:workflow"},
+        "policy": {"namespace": "ray", "queue": "team-a", "disable_default_priorities": True},
+    }
+    write(tmp_path, config, manifest("workflow-image"))
+    (tmp_path / "train.py").write_text("print('the trainer')\n")
+    code, docs, out = render(capsys, tmp_path)
+    assert code == 0, out
+    doc = workload(docs)
+    assert (doc["kind"], doc["metadata"]["name"]) == ("RayJob", "tau-workflow-image")
+    images = {c["image"] for spec in pod_specs(doc) for c in spec["containers"]}
+    assert images == {"example.com/research/ray:workflow"}
+    trainer = "python3 /script/train.py --manifest /manifest/manifest.yaml"
+    assert trainer in doc["spec"]["entrypoint"]
+    head = pod_specs(doc)[0]
+    payload = next(c for c in head["initContainers"] if c["name"] == "tau-payload")
+    raw = next(e["value"] for e in payload["env"] if e["name"] == "TAU_PAYLOAD_B64")
+    (shipped,) = json.loads(gzip.decompress(base64.b64decode(raw)))["files"]
+    assert shipped["name"] == "train.py"
+    assert base64.b64decode(shipped["data"]) == b"print('the trainer')\n"
+    assert validate_document(doc) == []
+    assert main(["run", "validate", "--config", str(tmp_path / "tau.yaml")]) == 0
+    assert capsys.readouterr().out.endswith("tau.yaml is valid\n")
+
+
 # 30: an eval manifest infers rayjob-eval and carries the upstream checkpoint.
 def test_an_eval_manifest_infers_rayjob_eval_with_the_upstream_checkpoint(
     tmp_path: Path, capsys: Cap

@@ -251,11 +251,16 @@ class ApiRequestHandler(BaseHTTPRequestHandler):
             self._send_json(200, patched)
         elif verb == "delete":
             options = body if isinstance(body, dict) else {}
+            # As the real API server: a request with DeleteOptions in its body takes every
+            # option from the body and ignores the query parameters.
+            propagation = (
+                options.get("propagationPolicy") if options else query.get("propagationPolicy")
+            )
             deleted = store.delete(
                 kind,
                 ns,
                 name or "",
-                propagation=options.get("propagationPolicy") or query.get("propagationPolicy"),
+                propagation=propagation,
                 preconditions=options.get("preconditions"),
                 dry_run=_dry_run(query, options),
             )

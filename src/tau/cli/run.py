@@ -254,6 +254,10 @@ def _submit(
     )
     for line in rendered.warnings:
         print(line, file=sys.stderr)
+    from tau.runs import claims
+
+    for warning in claims.missing(api, ns, rendered.documents, valid):
+        print(warning.format(), file=sys.stderr)
     result = submit(
         api, rendered.documents, submission_id=secrets.token_hex(12), server_dry_run=server_dry_run
     )
@@ -550,7 +554,7 @@ def resume(
         "deleting the failed run",
         file=sys.stderr,
     )
-    run.delete_and_wait()
+    run.delete_and_wait("resume")
     import secrets
 
     submit(api, plan.documents, submission_id=secrets.token_hex(12))

@@ -254,11 +254,27 @@ def delete(
     grace_seconds: int | None = None,
     dry_run: bool = False,
     context: str | None = None,
+    uid: str | None = None,
 ) -> bool:
     """Delete one object. False when the object was already gone; a resource type the cluster
     does not serve is an error (a missing CRD is not "nothing to delete").
+
+    `uid` makes the deletion conditional (a UID precondition): an object recreated under the
+    same name since it was read is not deleted, and the API answers 409 Conflict.
     """
     query: list[tuple[str, str]] = []
+    body: Obj | None = None
+    if uid:
+        # With a body the API server reads every option from it and ignores the query
+        # parameters, so propagation, grace and dry run go in the body too.
+        body = {
+            "apiVersion": "v1",
+            "kind": "DeleteOptions",
+            "preconditions": {"uid": uid},
+            **({"propagationPolicy": propagation} if propagation else {}),
+            **({"gracePeriodSeconds": grace_seconds} if grace_seconds is not None else {}),
+            **({"dryRun": ["All"]} if dry_run else {}),
+        }
     if propagation:
         query.append(("propagationPolicy", propagation))
     if grace_seconds is not None:
@@ -268,7 +284,7 @@ def delete(
     try:
         with api_call("delete", resource, namespace=namespace, name=name, context=context):
             # Reading the body returns the connection to the pool.
-            _ = _invoke(api, "delete", resource, namespace, name, query=query).data
+            _ = _invoke(api, "delete", resource, namespace, name, body=body, query=query).data
     except ClusterError as exc:
         if exc.reason == "NotFound":
             return False

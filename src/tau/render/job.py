@@ -214,6 +214,7 @@ def plan_to_job(plan: Plan, *, redact: bool) -> dict[str, Any]:
         pod_spec["securityContext"] = pod.restricted_pod_security()
         for init in inits:
             init["securityContext"] = pod.restricted_security()
+        pod.restrict_containers(pod_spec)
     template_meta: dict[str, Any] = {
         "labels": {**common.pod_labels(plan, "job"), **shipped.pod_labels(plan)}
     }

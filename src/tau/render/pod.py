@@ -136,15 +136,18 @@ def restricted_security() -> dict[str, Any]:
     }
 
 
-def restrict_ray_containers(spec: dict[str, Any]) -> None:
-    """Give every container of a restricted Ray pod the primary group of its fsGroup.
+def restrict_containers(spec: dict[str, Any]) -> None:
+    """Run every container of a restricted pod (Job or Ray) as user and group 65532.
 
-    Ray's head and workers share emptyDirs (/tmp/ray, /script) whose files the pod's fsGroup
-    owns; running each container with that GID as its primary group (as the reference does on
-    head and workers alike) keeps what one container writes readable by the others.
+    runAsNonRoot alone leaves the user to the image, and an image whose user is root (or a
+    name, not a number) is refused at container start; a fixed non-root UID runs any image.
+    The containers share emptyDirs (/script, /tmp/ray) whose files the pod's fsGroup owns, so
+    that GID as every container's primary group keeps what one writes readable by the others,
+    as the reference renders it on Job and Ray pods alike.
     """
     for field in ("initContainers", "containers"):
         for container in spec.get(field, []):
             context = dict(container.get("securityContext") or {})
+            context.setdefault("runAsUser", RESTRICTED_FS_GROUP)
             context.setdefault("runAsGroup", RESTRICTED_FS_GROUP)
             container["securityContext"] = context

@@ -246,7 +246,7 @@ def _head(plan: Plan, payloads: shipped.Payloads, *, redact: bool) -> dict[str, 
         spec["priorityClassName"] = plan.placement.pod_priority_class
     if plan.security_restricted:
         spec["securityContext"] = pod.restricted_pod_security()
-        pod.restrict_ray_containers(spec)
+        pod.restrict_containers(spec)
     notes = {**_MONITORING, **common.correlation_annotations(plan)}
     return {
         "rayStartParams": {"dashboard-host": "0.0.0.0", "num-cpus": "0", "num-gpus": "0"},
@@ -333,7 +333,7 @@ def _worker(
         spec["priorityClassName"] = plan.placement.pod_priority_class
     if plan.security_restricted:
         spec["securityContext"] = pod.restricted_pod_security()
-        pod.restrict_ray_containers(spec)
+        pod.restrict_containers(spec)
     notes = {**_MONITORING, **common.pod_annotations(plan)}
     return {
         "groupName": f"{plan.name}-cpu" if cpu_group else f"{plan.name}-w",

@@ -172,11 +172,66 @@ def _scratch(document: dict[str, Any], scratch: str) -> dict[str, Any]:
     return body
 
 
+def _owned_by(obj: Mapping[str, Any], workloads: set[tuple[str, str]]) -> bool:
+    refs = (obj.get("metadata") or {}).get("ownerReferences") or ()
+    return any((r.get("kind"), r.get("name")) in workloads for r in refs)
+
+
+def leftovers(api: Any, documents: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The run's live objects that tau created and the render no longer has: an older
+    config's headless Service, Secret or SecretProviderClass, or the other workload kind.
+
+    The run's objects are those of the kinds tau creates with tau's labels and this run's id
+    (`tau.azure.com/run-id`), or owned by its workload (a Secret and a SecretProviderClass
+    carry no run id). A kind the cluster does not serve, or that the caller may not list (a
+    researcher may create Secrets but not list them), has nothing to show.
+    """
+    from tau.k8s import meta
+    from tau.k8s.kinds import BY_KIND
+    from tau.kube import resources
+
+    workloads = [d for d in documents if d["kind"] in ("Job", "RayJob")]
+    if not workloads:
+        return []
+    ns = workloads[0]["metadata"].get("namespace")
+    owners = {(d["kind"], d["metadata"]["name"]) for d in workloads}
+    run_ids = {
+        (d["metadata"].get("labels") or {}).get(meta.LABEL_RUN_ID) or d["metadata"]["name"]
+        for d in workloads
+    }
+    rendered = {(d["kind"], d["metadata"]["name"]) for d in documents}
+    tau = f"{meta.LABEL_MANAGED_BY}={meta.MANAGED_BY_VALUE}"
+    found: dict[tuple[str, str], dict[str, Any]] = {}
+    for kind, resource in BY_KIND.items():
+        selectors = [f"{tau},{meta.LABEL_RUN_ID}={run_id}" for run_id in sorted(run_ids)]
+        if kind in ("Secret", "SecretProviderClass"):
+            selectors = [tau]
+        for selector in selectors:
+            try:
+                items = resources.list_items(
+                    api, resource, namespace=ns, selector=selector, missing_ok=True
+                )
+            except ClusterError as exc:
+                if exc.status == 403:
+                    break
+                raise
+            for obj in items:
+                key = (kind, str((obj.get("metadata") or {}).get("name", "")))
+                if key in rendered or key in found:
+                    continue
+                if selector == tau and not _owned_by(obj, owners):
+                    continue
+                version = f"{resource.group}/{resource.version}" if resource.group else "v1"
+                found[key] = {"apiVersion": version, "kind": kind, **obj}
+    return [_bare(found[key]) for key in sorted(found)]
+
+
 def sides(api: Any, documents: list[dict[str, Any]]) -> tuple[Side, Side]:
     """(live side, submit side) of one run's rendered `documents` (namespace resolved).
 
-    The live side is absent when none of the objects exists. A dry-run the server refuses
-    (a webhook, a schema) is the submit side's error.
+    The live side is absent when none of the run's objects exists; it also holds the run's
+    objects an older config created that the render no longer has (they show as removed).
+    A dry-run the server refuses (a webhook, a schema) is the submit side's error.
 
     Raises:
         ClusterError: the live objects cannot be read.
@@ -201,6 +256,7 @@ def sides(api: Any, documents: list[dict[str, Any]]) -> tuple[Side, Side]:
         if live_doc is not None:
             lives.append(live_doc)
         dries.append(dry_doc)
+    lives.extend(leftovers(api, documents))
     return Side(lives or None), Side(dries)
 
 

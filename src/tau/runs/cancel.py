@@ -15,7 +15,8 @@ from typing import Any
 from tau.errors import ClusterError
 from tau.k8s import meta
 from tau.k8s.kinds import JOB, POD, RAYCLUSTER, RAYJOB, SERVICE, WORKLOAD
-from tau.runs.workload import find
+from tau.runs import ownership
+from tau.runs.workload import RunNotFound
 
 RAY_CLUSTER_LABEL = meta.RAY_CLUSTER_LABEL
 JOB_NAME_LABEL = "job-name"
@@ -72,6 +73,60 @@ def _remaining(
     return count
 
 
+def owned_workload(
+    api_client: Any, namespace: str, name: str, verb: str = "cancel"
+) -> tuple[str, dict[str, Any]]:
+    """("RayJob" | "Job", object) of the run called `name` that tau created.
+
+    Raises:
+        RunNotFound: neither a RayJob nor a Job has that name.
+        ForeignWorkload: only objects tau did not create have it; `verb` says what was refused.
+        ClusterError: the API refused.
+    """
+    from tau.kube import resources
+
+    found = [
+        (kind, resources.find(api_client, resource, name, namespace=namespace))
+        for kind, resource in (("RayJob", RAYJOB), ("Job", JOB))
+    ]
+    chosen = ownership.choose(verb, found)
+    if chosen is None:
+        raise RunNotFound(namespace, name)
+    kind, obj = chosen
+    return kind, dict(obj)
+
+
+def _delete(api_client: Any, kind: str, obj: dict[str, Any]) -> None:
+    """Delete the workload tau created, and its headless Service when that is tau's too."""
+    from tau.kube import resources
+
+    md = obj.get("metadata") or {}
+    name, namespace, uid = md.get("name", ""), md.get("namespace", ""), md.get("uid") or None
+    try:
+        if kind == "RayJob":
+            resources.delete(
+                api_client, RAYJOB, name, namespace=namespace, propagation="Foreground", uid=uid
+            )
+            return
+        # Background propagation deletes the pods too; the Job's default would orphan them.
+        resources.delete(
+            api_client, JOB, name, namespace=namespace, propagation="Background", uid=uid
+        )
+    except ClusterError as exc:
+        if exc.status != 409:
+            raise
+        raise ClusterError(
+            f"{kind} {namespace}/{name} was replaced while tau was deleting it (its UID "
+            "changed); nothing was deleted",
+            status=409,
+            hint=f"look at it again with `tau run status {name} -n {namespace}`",
+        ) from None
+    headless = resources.find(api_client, SERVICE, f"{name}-headless", namespace=namespace)
+    if headless is not None and ownership.is_tau_owned(headless):
+        uid = (headless.get("metadata") or {}).get("uid") or None
+        resources.delete(api_client, SERVICE, f"{name}-headless", namespace=namespace, uid=uid)
+
+
 def cancel(
     api_client: Any,
     namespace: str,
@@ -81,23 +136,20 @@ def cancel(
     timeout: float = 300.0,
     sleep: Callable[[float], None] = time.sleep,
     clock: Callable[[], float] = time.monotonic,
+    verb: str = "cancel",
 ) -> CancelResult:
     """Delete the run's RayJob or Job and its headless Service; optionally wait for teardown.
+    Only what tau created is deleted; `verb` (cancel, resume, retry) names the refusal.
 
     Raises:
-        ClusterError: the run does not exist, the API refused, or teardown timed out.
+        RunNotFound: the run does not exist.
+        ForeignWorkload: the objects of that name are not tau's; nothing was deleted.
+        ClusterError: the API refused, or teardown timed out.
     """
-    from tau.kube import resources
-
-    kind, obj = find(api_client, namespace, name)
+    kind, obj = owned_workload(api_client, namespace, name, verb)
     cluster = (obj.get("status") or {}).get("rayClusterName")
     uid = str((obj.get("metadata") or {}).get("uid") or "")
-    if kind == "RayJob":
-        resources.delete(api_client, RAYJOB, name, namespace=namespace, propagation="Foreground")
-    else:
-        # Background propagation deletes the pods too; the Job's default would orphan them.
-        resources.delete(api_client, JOB, name, namespace=namespace, propagation="Background")
-        resources.delete(api_client, SERVICE, f"{name}-headless", namespace=namespace)
+    _delete(api_client, kind, obj)
     if not wait:
         return CancelResult(kind, namespace, name, complete=False)
     deadline = clock() + timeout

@@ -148,7 +148,8 @@ def stream(
     still get a `[pod]` prefix per line so their output can be told apart.
 
     Raises:
-        ClusterError: the run does not exist, has no pods yet, or the API refused.
+        RunNotFound: the run does not exist.
+        ClusterError: the run has no pods yet, or the API refused.
         UsageError: Job-only flags on a RayJob, or conflicting flags.
     """
     from tau.kube import resources

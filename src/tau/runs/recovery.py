@@ -17,6 +17,7 @@ from tau.config.validate import ValidConfig
 from tau.errors import TauError
 from tau.k8s import meta, paths
 from tau.provenance import Provenance
+from tau.runs import ownership
 from tau.runs.retry import Outcome, Policy, retry_env
 
 POLL_SECONDS = 5.0
@@ -42,6 +43,10 @@ class ClusterRun:
     #: Code-sha and command annotations for every object this run (re)submits.
     provenance: Provenance | None = None
     _last: dict[str, Any] = field(default_factory=dict)
+    #: The RayJob and the Job of the run's name at the last observation (None: absent).
+    _found: tuple[tuple[str, Any], ...] = ()
+    #: Blocking causes already said while watching (each is said once).
+    _said: set[str] = field(default_factory=set)
 
     @property
     def name(self) -> str:
@@ -54,6 +59,7 @@ class ClusterRun:
         snapshot = fetch.fetch(self.api, self.namespace, self.name)
         status = interpret.interpret(snapshot, self.clock())
         self._last = dict(snapshot.rayjob or snapshot.job or {})
+        self._found = (("RayJob", snapshot.rayjob), ("Job", snapshot.job))
         return status, classify.classify(snapshot, status.state)
 
     def wait_terminal(self) -> Outcome:
@@ -61,6 +67,7 @@ class ClusterRun:
 
         while True:
             status, reason = self.observe()
+            self._say_blocked(status)
             if status.state is State.SUCCEEDED:
                 return Outcome(True)
             if status.state is State.FAILED:
@@ -73,10 +80,30 @@ class ClusterRun:
                 )
             self.sleep(POLL_SECONDS)
 
-    def delete_and_wait(self) -> None:
+    def _say_blocked(self, status: Any) -> None:
+        """Say, once per cause, that the run waits on something waiting will not fix (a
+        missing claim, say): the loop keeps watching, but not silently.
+        """
+        from tau.status.diagnose import BLOCKING
+
+        for d in status.diagnostics:
+            if d.code not in BLOCKING or d.code in self._said:
+                continue
+            self._said.add(d.code)
+            self.echo(
+                f"resilience: {self.namespace}/{self.name} is waiting on {d.code}: {d.message}\n"
+                f"  fix: {d.owner.value} — {d.suggestion}\n"
+                "  still watching; it starts once that is fixed (Ctrl-C stops watching, the run "
+                f"stays; `tau run cancel {self.name} -n {self.namespace}` ends it)"
+            )
+
+    def delete_and_wait(self, verb: str = "retry") -> None:
+        """Delete the failed run (only if tau created it) and wait until it is gone; `verb`
+        (retry, resume) is what a refusal says tau was about to do.
+        """
         from tau.runs.cancel import cancel
 
-        cancel(self.api, self.namespace, self.name, wait=True, sleep=self.sleep)
+        cancel(self.api, self.namespace, self.name, wait=True, sleep=self.sleep, verb=verb)
 
     def render(self, env: dict[str, str] | None, *, redact: bool = False) -> list[dict[str, Any]]:
         from tau import pipeline
@@ -133,6 +160,7 @@ def plan_resume(
     """Check that the run may be resumed and render its replacement.
 
     Raises:
+        ForeignWorkload: tau did not create the workload of that name.
         TauError: the run is active, succeeded, unclassified, OOMKilled without --force, or
             the checkpoint is not durable.
     """
@@ -146,6 +174,8 @@ def plan_resume(
         raise TauError(
             f"run {where} not found: nothing to resume", hint=f"submit it with `tau run {run.name}`"
         )
+    # Before anything else is decided: a workload tau did not create is never replaced.
+    ownership.choose("resume", run._found)
     if status.state is State.SUCCEEDED:
         raise TauError(f"run {where} succeeded: nothing to resume")
     if status.state is not State.FAILED:

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 from tau.k8s import meta
-from tau.status import tables
-from tau.status.facts import ContainerFacts, Facts, conditions, metadata
+from tau.status import scheduling, tables
+from tau.status.facts import ContainerFacts, Facts, PodFacts, conditions, metadata
 from tau.status.model import (
     Action,
     Diagnostic,
@@ -56,6 +56,18 @@ _NODES = ActionTemplate(
     "tau cluster validate topology",
 )
 _STORAGE = ActionTemplate("storage", PL, "check the PVC and CSI driver the pod mounts")
+_CLAIMS = ActionTemplate(
+    "claims",
+    PL,
+    "provision the PersistentVolumeClaim the run mounts in the workspace namespace "
+    "(TauGrid does not create claims)",
+)
+_WRONG_CLAIM = ActionTemplate(
+    "cancel",
+    R,
+    "if the run names the wrong claim (storage.data_pvc), cancel it, fix the config and resubmit",
+    "tau run cancel {name} -n {ns}",
+)
 _IMAGE = ActionTemplate(
     "image",
     R,
@@ -151,13 +163,72 @@ CODES: Mapping[str, Code] = MappingProxyType(
             "pods should appear shortly; if not, the job controller "
             "or KubeRay is not acting on the admission",
         ),
-        # The scheduler finds no node for a pod.
+        # The scheduler finds no node for a pod, for a reason tau does not read.
         "Unschedulable": Code(
             W,
             PL,
-            "node selector, taint or capacity do not match any node pool; "
-            "the platform team owns node pools",
+            "the scheduler's reason is quoted as it wrote it; the platform team owns scheduling "
+            "and node pools",
             (_NODES,),
+        ),
+        # The pod mounts a PersistentVolumeClaim that does not exist (volumebinding PreFilter).
+        "ClaimNotFound": Code(
+            E,
+            PL,
+            "a Ready workspace can still lack a PVC: the platform team provisions claims, tau "
+            "does not create them; the pod waits until the claim exists",
+            (_CLAIMS, _WRONG_CLAIM),
+        ),
+        # The pod mounts an Immediate claim no volume is bound to yet.
+        "ClaimUnbound": Code(
+            W,
+            PL,
+            "the claim exists but no volume is bound to it: the platform team provisions volumes "
+            "(StorageClass, CSI driver); the pod starts once it binds",
+            (_CLAIMS,),
+        ),
+        # A claim's volume cannot be bound or reached from the nodes (or it is lost/deleted).
+        "VolumeUnavailable": Code(
+            W,
+            PL,
+            "the pod's volumes cannot be bound or reached from the nodes (volume binding, zone, "
+            "node affinity or free storage): the platform team owns StorageClasses and volumes",
+            (_STORAGE,),
+        ),
+        # The nodes carry taints the pod does not tolerate.
+        "UntoleratedTaint": Code(
+            W,
+            PL,
+            "the preset's tolerations do not match the node pool's taints; the platform team owns "
+            "node pools and presets",
+            (_NODES,),
+        ),
+        # No node has the labels the pod selects.
+        "NodeSelectorMismatch": Code(
+            W,
+            PL,
+            "if you set policy.node_selector, check that it names existing node labels; "
+            "otherwise the preset selects a node pool that has no nodes (the platform team's)",
+            (_NODES,),
+        ),
+        # The nodes that match have too little free cpu, memory, GPUs or pod slots.
+        "InsufficientCapacity": Code(
+            W,
+            PL,
+            "busy nodes free up; but a pod asking for more than any node has never fits: ask for "
+            "fewer per pod (more workers), or the platform team adds capacity",
+            (_NODES,),
+        ),
+        # Topology spread or pod (anti-)affinity rules leave no node.
+        "TopologyConstraint": Code(
+            W,
+            PL,
+            "the placement rules leave no node; the platform team owns the preset's topology",
+            (_NODES,),
+        ),
+        # Nodes are cordoned or their conditions are unknown.
+        "NodesUnavailable": Code(
+            W, PL, "the platform team owns node health and cordons", (_NODES,)
         ),
         # A DRA ResourceClaim is not allocated.
         "DRAClaimPending": Code(
@@ -229,6 +300,21 @@ CODES: Mapping[str, Code] = MappingProxyType(
     }
 )
 
+#: Codes under which a pending run does not start by waiting: someone (usually the platform)
+#: must act first. A watcher (the retry loop) says so instead of waiting silently. Causes that
+#: are normal for a moment (no Workload yet, busy nodes) are not among them.
+BLOCKING: frozenset[str] = frozenset(
+    {
+        "ClaimNotFound",
+        "ClaimUnbound",
+        "VolumeUnavailable",
+        "UntoleratedTaint",
+        "NodeSelectorMismatch",
+        "TopologyUnsupported",
+        "ImagePullBackOff",
+    }
+)
+
 #: The diagnostic code a failing container reason maps to (anything else: ContainerFailed).
 _CONTAINER_CODES: Mapping[str, str] = MappingProxyType(
     {**tables.CONTAINER_FAILURES, "OOMKilled": "OOMKilled"}
@@ -272,19 +358,9 @@ def _ended(f: Facts) -> bool:
 
 
 def _pods(f: Facts, phases: tuple[PhaseResult, ...]) -> Iterator[tuple[str, str]]:
-    scheduling = _phase(phases, Phase.POD_SCHEDULING)
-    if scheduling and scheduling.status == PhaseStatus.WARNING:
-        blocked = [p for p in f.pods if p.unschedulable_reason]
-        if blocked:
-            yield (
-                "Unschedulable",
-                (
-                    f"{len(blocked)} pod(s) unschedulable, e.g. "
-                    f"{blocked[0].name}: {blocked[0].unschedulable_message}"
-                ),
-            )
-        else:
-            yield "Unschedulable", f"pods not scheduled: {scheduling.detail}"
+    placement = _phase(phases, Phase.POD_SCHEDULING)
+    if placement and placement.status == PhaseStatus.WARNING:
+        yield from _unschedulable(f, placement)
     dra = _phase(phases, Phase.DRA_ALLOCATION)
     if dra and dra.status in (PhaseStatus.WARNING, PhaseStatus.ACTIVE):
         yield "DRAClaimPending", f"ResourceClaims {dra.detail}"
@@ -293,6 +369,77 @@ def _pods(f: Facts, phases: tuple[PhaseResult, ...]) -> Iterator[tuple[str, str]
     if any(p.phase == "Failed" and p.status_reason == "Evicted" for p in f.pods):
         pod = next(p for p in f.pods if p.status_reason == "Evicted")
         yield "Evicted", f"pod {pod.name} was evicted by its node"
+
+
+#: The diagnostic code of each cause the scheduler gives (the DRA phase diagnoses devices).
+_SCHEDULING_CODES: Mapping[scheduling.Cause, str] = MappingProxyType(
+    {
+        scheduling.Cause.CLAIM_MISSING: "ClaimNotFound",
+        scheduling.Cause.CLAIM_UNBOUND: "ClaimUnbound",
+        scheduling.Cause.VOLUME: "VolumeUnavailable",
+        scheduling.Cause.TAINT: "UntoleratedTaint",
+        scheduling.Cause.SELECTOR: "NodeSelectorMismatch",
+        scheduling.Cause.RESOURCES: "InsufficientCapacity",
+        scheduling.Cause.TOPOLOGY: "TopologyConstraint",
+        scheduling.Cause.NODES_UNAVAILABLE: "NodesUnavailable",
+        scheduling.Cause.OTHER: "Unschedulable",
+    }
+)
+
+
+def _scheduler_messages(f: Facts) -> list[tuple[PodFacts, str]]:
+    """(pod, the scheduler's message) for each pod waiting for a node: its PodScheduled=False
+    condition, else its latest FailedScheduling event.
+    """
+    events = f.events_with("FailedScheduling", "SchedulingFailed")
+    out = []
+    for pod in f.pods:
+        if pod.node:
+            continue
+        message = pod.unschedulable_message or next(
+            (e.message for e in reversed(events) if e.object_name == pod.name), ""
+        )
+        if message:
+            out.append((pod, message))
+    return out
+
+
+def _unschedulable(f: Facts, placement: PhaseResult) -> Iterator[tuple[str, str]]:
+    """One diagnostic per cause the scheduler gives, each naming what it holds (a claim, how
+    many nodes) and how many pods wait on it.
+    """
+    ns = f.snapshot.namespace
+    waiting = _scheduler_messages(f)
+    if not waiting:
+        yield "Unschedulable", f"pods not scheduled: {placement.detail}"
+        return
+    found: dict[tuple[str, str], list[str]] = {}
+    for pod, message in waiting:
+        reading = scheduling.read(message)
+        for cause in scheduling.ordered(reading):
+            code = _SCHEDULING_CODES.get(cause)
+            if code is None:
+                continue
+            found.setdefault((code, _cause_text(reading, cause, ns, pod)), []).append(pod.name)
+    for (code, text), pods in found.items():
+        more = f" and {len(pods) - 1} more" if len(pods) > 1 else ""
+        yield code, f"{text}; waiting: pod {pods[0]}{more}"
+
+
+def _cause_text(
+    reading: scheduling.Reading, cause: scheduling.Cause, ns: str, pod: PodFacts
+) -> str:
+    """What one cause of a scheduler message holds, in its own words."""
+    claims = scheduling.claims_of(reading, cause, pod.volume_claims)
+    if cause is scheduling.Cause.CLAIM_MISSING:
+        return f"persistentvolumeclaim {scheduling.quoted(claims)} not found in namespace {ns}"
+    if cause is scheduling.Cause.CLAIM_UNBOUND:
+        return f"no volume bound to persistentvolumeclaim {scheduling.quoted(claims)} in {ns} yet"
+    reasons = [r for r in reading.reasons if r.cause is cause]
+    total = f" of {reading.total}" if reading.total is not None else ""
+    return ", ".join(
+        f"{r.text} ({r.nodes}{total} nodes)" if r.nodes is not None else r.text for r in reasons
+    )
 
 
 def _service(f: Facts) -> Iterator[tuple[str, str]]:

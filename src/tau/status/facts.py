@@ -185,6 +185,8 @@ class PodFacts:
     app: tuple[ContainerFacts, ...]
     claims: tuple[str, ...]
     ray: bool
+    #: PersistentVolumeClaims the pod mounts (its persistentVolumeClaim volumes).
+    volume_claims: tuple[str, ...] = ()
 
     @property
     def terminal(self) -> bool:
@@ -233,6 +235,11 @@ def pod_facts(pod: Obj) -> PodFacts:
         app=_containers(spec.get("containers") or (), status.get("containerStatuses") or ()),
         claims=_claim_names(pod),
         ray=RAY_CLUSTER_LABEL in labels,
+        volume_claims=tuple(
+            str(v["persistentVolumeClaim"].get("claimName") or "")
+            for v in spec.get("volumes") or ()
+            if isinstance(v.get("persistentVolumeClaim"), dict)
+        ),
     )
 
 

@@ -6,7 +6,7 @@ applies the whole-run special cases (manager-only MultiKueue view, finished RayJ
 
 from __future__ import annotations
 
-from tau.status import tables
+from tau.status import scheduling, tables
 from tau.status.facts import ContainerFacts, Facts, status_of
 from tau.status.model import Phase, PhaseResult, PhaseStatus
 from tau.status.snapshot import Obj
@@ -14,7 +14,6 @@ from tau.status.state import terminal_state
 
 P = PhaseStatus
 _SHOWN_IMAGES = 2
-_UNSCHEDULABLE_HINT = "no node fits: node selector, taint or capacity mismatch with the node pool"
 
 
 def result(
@@ -57,7 +56,7 @@ def pod_scheduling(f: Facts) -> PhaseResult:
             P.WARNING,
             f"{detail} reason={blocked.unschedulable_reason}: "
             f"{blocked.unschedulable_message}".rstrip(": "),
-            _UNSCHEDULABLE_HINT,
+            _hint(f, blocked.unschedulable_message, blocked.volume_claims),
             started,
         )
     waiting = {p.name for p in pods if not p.node}
@@ -70,14 +69,20 @@ def pod_scheduling(f: Facts) -> PhaseResult:
         None,
     )
     if event is not None:
+        pod = next(p for p in pods if p.name == event.object_name)
         return result(
             Phase.POD_SCHEDULING,
             P.WARNING,
             f"{detail} reason={event.reason}: {event.message}",
-            _UNSCHEDULABLE_HINT,
+            _hint(f, event.message, pod.volume_claims),
             started,
         )
     return result(Phase.POD_SCHEDULING, P.ACTIVE, detail, None, started)
+
+
+def _hint(f: Facts, message: str, mounted: tuple[str, ...]) -> str:
+    """What the scheduler's reasons say is in the way, cause by cause."""
+    return scheduling.hint(scheduling.read(message), f.snapshot.namespace, mounted)
 
 
 def _allocated(claim: Obj) -> bool:

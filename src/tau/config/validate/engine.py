@@ -105,7 +105,10 @@ def check_ray(ctx: Context) -> None:
             "execution.nodes",
             "execution.nodes is for engine: job; use compute.workers for RayJob pod count",
         )
-    if ctx.entrypoint is None:
+    # A wrapper with workflow.file runs the manifest's trainer, named by its main script
+    # (run.main_script > workflow.main_script > workflow.script > the entrypoint): the
+    # workflow rules require that one instead.
+    if ctx.entrypoint is None and not ctx.get("workflow.file"):
         ctx.error(
             "entrypoint",
             "engine=ray requires run.entrypoint",

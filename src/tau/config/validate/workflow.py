@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tau.config.probe import is_file
-from tau.config.validate.context import Context
+from tau.config.validate.context import Context, canonical
 
 #: The stage that runs these rules: `tau run validate` (schema and offline rules).
 STAGE = "offline"
@@ -35,6 +35,11 @@ CLEAR_NODE_SELECTOR = (
     "clear profile/topology node selectors"
 )
 PUBLISH = "storage.publish is not supported for managed workflow configs"
+#: The reference's words for a managed run without a trainer script.
+NO_MAIN_SCRIPT = "workflow config requires run.entrypoint"
+NO_MAIN_SCRIPT_HINT = (
+    "name the trainer in workflow.main_script (or run.entrypoint), relative to this file"
+)
 
 #: Wrapper fields the manifest decides instead, with what decides them.
 _NO_EFFECT_WRAPPER = (
@@ -70,6 +75,9 @@ def check(ctx: Context, *, managed: bool) -> None:
                 f'workflow.file "{file}": manifest not found ({manifest})',
                 "workflow.file resolves relative to the config file's directory",
             )
+    if not managed and not canonical(ctx.data, "run.main_script")[1] and ctx.entrypoint is None:
+        # A manifest that is itself the tau.yaml is checked where it is read (dispatch).
+        ctx.error("run.entrypoint", NO_MAIN_SCRIPT, NO_MAIN_SCRIPT_HINT)
     for path, message in _DIRECT_ONLY:
         if ctx.has(path):
             ctx.error(path, message, f"remove {path}, or write a direct run config")

@@ -31,7 +31,6 @@ from tau.errors import ConfigError, Diagnostic
 POSITIONAL_NAME = (
     "managed workflow configs take the run name from the config file; remove positional NAME"
 )
-NO_MAIN_SCRIPT = "workflow config requires run.entrypoint"
 #: What the /manifest copy shows instead of a Secret's name and key.
 REDACTED = "<redacted>"
 
@@ -221,7 +220,7 @@ def load_run(doc: RawDocument, options: Options | None = None) -> ValidConfig:
     _removed_eval_fields(manifest_doc, inner)
     main_path, main = _main_script(data)
     if not main:
-        outer.error("run.entrypoint", NO_MAIN_SCRIPT, "set run.entrypoint to the trainer script")
+        outer.error("run.entrypoint", rules.NO_MAIN_SCRIPT, rules.NO_MAIN_SCRIPT_HINT)
     try:
         extra = files.load_extra_scripts(wrapper.config.workflow.extra_scripts, base)
     except WorkflowInputError as exc:
