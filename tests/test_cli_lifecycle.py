@@ -556,6 +556,13 @@ def test_a_preempted_run_is_retried_automatically_until_it_succeeds(
 
 
 def test_list_filters_by_queue(project, kube_api, capsys):
+    # The examples name no queue (a workspace does); here the config names its own.
+    evaluation = project / "tau" / "eval.yaml"
+    evaluation.write_text(
+        evaluation.read_text().replace(
+            "  profile: cpu\n", "  profile: cpu\n  queue: research-eval\n"
+        )
+    )
     assert main(["run", "eval", "-n", "team"]) == 0
     assert main(["run", "finetune", "-n", "team"]) == 0
     capsys.readouterr()
