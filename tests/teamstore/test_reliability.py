@@ -218,7 +218,9 @@ def test_pushers_killed_at_random_points_leave_readers_whole_and_reruns_complete
         reader.check_once(f"stores/{name}")
         assert reader.problems == [], f"round {round_}"
     assert kills == 40
-    assert midway >= 10, f"only {midway} of the kills landed in the middle of a push"
+    # Each round's first kill cuts a fresh store's first push after its first commit, so at
+    # least one kill a round lands mid-push however busy the machine is; most land there.
+    assert midway >= 8, f"only {midway} of the kills landed in the middle of a push"
 
 
 def pushed_count(team: Team, db: str) -> int:
