@@ -1,7 +1,8 @@
 """Validate rendered Kubernetes manifests in tests, three ways.
 
-- ``validate_core``: ``v1``, ``batch/v1`` and ``apps/v1`` kinds against the Kubernetes 1.37
-  schemas bundled with ``kubernetes-validate``, strict (unknown fields are errors).
+- ``validate_core``: ``v1``, ``batch/v1``, ``apps/v1`` and ``resource.k8s.io/v1`` kinds against
+  the Kubernetes 1.37 schemas bundled with ``kubernetes-validate``, strict (unknown fields are
+  errors).
 - ``validate_crd``: CRD kinds against the project models in ``tau_models.crds`` generated from
   ``spec/crds/`` (extra fields forbidden, JSON-strict types).
 - ``validate_upstream``: CRD kinds against the real upstream CRDs in ``../shared/upstream-crds``
@@ -42,7 +43,9 @@ SPEC_CRDS = ROOT / "spec" / "crds"
 UPSTREAM_DIR = ROOT / ".." / "shared" / "upstream-crds"
 
 K8S_VERSION = "1.37"
-CORE_API_VERSIONS = frozenset({"v1", "batch/v1", "apps/v1"})
+#: Built-in API groups: their schemas ship with kubernetes-validate (resource.k8s.io/v1 is DRA's
+#: DeviceClass, ResourceSlice and ResourceClaim[Template], GA since Kubernetes 1.34).
+CORE_API_VERSIONS = frozenset({"v1", "batch/v1", "apps/v1", "resource.k8s.io/v1"})
 
 Doc = dict[str, Any]
 
@@ -116,7 +119,7 @@ def _core_validator(api_version: str, kind: str) -> jsonschema.protocols.Validat
 
 
 def validate_core(doc: Doc) -> list[str]:
-    """Validate a v1 / batch/v1 / apps/v1 document against Kubernetes 1.37, strict."""
+    """Validate a built-in (CORE_API_VERSIONS) document against Kubernetes 1.37, strict."""
     doc = _jsonable(doc)
     api_version, kind = _gvk(doc)
     if api_version not in CORE_API_VERSIONS:

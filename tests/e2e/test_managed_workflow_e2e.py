@@ -1,11 +1,13 @@
 """Managed workflows on the real control plane: a schema_version 1 manifest with an extra
 script and a secret payload runs as a Job through Kueue; its Secret is created beside it,
-owned by it, and goes when the run is cancelled; a wrapper config delegates to a manifest file.
+owned by it, and goes when the run is cancelled; an eval manifest runs as a RayJob with its
+CPU worker group beside the GPU worker; a wrapper config delegates to a manifest file.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -15,12 +17,14 @@ from tests.e2e.conftest import Shell, wait_for
 from tests.e2e.controlplane.objects import Api
 from tests.e2e.test_job_lifecycle import finish as finish_job
 from tests.e2e.test_job_lifecycle import job_pods, status_doc
+from tests.e2e.test_rayjob_lifecycle import finish, ray_pods, workloads_of
 
 pytestmark = pytest.mark.e2e
 
 RAY = "ray.io/v1"
 RAY_IMAGE = "mcr.microsoft.com/aks/ai-runtime/ray:py3.12-ray2.56.0-cuda13.0"
 WRAPPER = "import argparse\nimport helpers\nhelpers.main()\n"
+EVAL_RUN = "tau-mw-eval"
 
 
 def write_managed(shell: Shell, target: str, manifest: dict[str, Any], **files: str) -> None:
@@ -154,6 +158,133 @@ def test_a_managed_job_runs_to_success(repo: Shell, admin: Api, researcher) -> N
         lambda: status_doc(repo, run)["status"]["state"] == "succeeded",
     )
     assert repo.ok("run", "status", run).startswith(f"Job {ns}/{run}\nState: succeeded\n")
+
+
+@pytest.fixture
+def eval_cleanup(admin: Api, researcher) -> Iterator[None]:
+    """The eval's RayJob goes afterwards whatever happened, and the test waits until its
+    Workload, RayCluster and pods are gone too: until then they hold the queue's quota and the
+    fake nodes' room, which the next test (or the chart's uninstall) would meet.
+    """
+    yield
+    ns = researcher.namespace
+    rayjob = admin.get(RAY, "RayJob", EVAL_RUN, ns)
+    admin.delete(RAY, "RayJob", EVAL_RUN, ns)
+
+    def leftovers() -> list[str]:
+        clusters = [
+            c["metadata"]["name"]
+            for c in admin.list(RAY, "RayCluster", ns)
+            if c["metadata"]["name"].startswith(EVAL_RUN)
+        ]
+        pods = [
+            p["metadata"]["name"]
+            for p in admin.list("v1", "Pod", ns)
+            if (p["metadata"].get("labels") or {}).get("ray.io/cluster", "").startswith(EVAL_RUN)
+        ]
+        workloads = [w["metadata"]["name"] for w in workloads_of(admin, rayjob)] if rayjob else []
+        job = [EVAL_RUN] if admin.get(RAY, "RayJob", EVAL_RUN, ns) else []
+        return [*job, *clusters, *pods, *workloads]
+
+    wait_for(
+        "the eval's RayJob, RayCluster, pods and Workload to be gone",
+        lambda: not leftovers(),
+        timeout=180,
+    )
+
+
+def test_an_eval_manifest_runs_as_a_rayjob_with_its_cpu_workers(
+    repo: Shell, admin: Api, researcher, eval_cleanup: None
+) -> None:
+    ns, run = researcher.namespace, EVAL_RUN
+    manifest = {
+        "schema_version": 1,
+        "name": "mw-eval",
+        "eval": {"cpu_workers": 2, "upstream": "train-fullft"},
+        "compute": {
+            "gpus": 1,
+            "cpus": 2,
+            "memory": "8Gi",
+            "worker_cpus": 1,
+            "worker_memory": "2Gi",
+        },
+        "runtime": {
+            "pip": ["torch==2.4.0"],
+            "image": RAY_IMAGE,
+            # The fake Ray head holds the driver until the RayJob is annotated to finish.
+            "env": [{"name": "E2E_OUTCOME", "value": "hold"}],
+        },
+        "run": {"entrypoint": "eval.py"},
+        # The fake nodes (KWOK), where the fake Ray head answers for the cluster.
+        "policy": {"preset": "azure.research.training.l", "node_selector": {"type": "kwok"}},
+        "workflow": {"upstream_checkpoint": "/data/checkpoints/train-fullft/last.safetensors"},
+    }
+    write_managed(repo, "mw-eval", manifest, **{"eval.py": "print('eval')\n"})
+    proc = repo.tau("run", "mw-eval")
+    assert proc.returncode == 0, proc.stderr
+    # The kind was inferred from the manifest, and said so.
+    assert "inferred workload_kind=rayjob-eval" in proc.stderr
+    rayjob = admin.get(RAY, "RayJob", run, ns)
+    assert rayjob is not None
+    assert rayjob["metadata"]["labels"]["tau.azure.com/workload-kind"] == "rayjob-eval"
+    groups = rayjob["spec"]["rayClusterSpec"]["workerGroupSpecs"]
+    assert [(g["groupName"], g["replicas"], g["rayStartParams"]["num-gpus"]) for g in groups] == [
+        (f"{run}-w", 1, "1"),
+        (f"{run}-cpu", 2, "0"),
+    ]
+    head_env = {
+        e["name"]: e.get("value")
+        for e in rayjob["spec"]["rayClusterSpec"]["headGroupSpec"]["template"]["spec"][
+            "containers"
+        ][0]["env"]
+    }
+    assert head_env["TAU_UPSTREAM_CHECKPOINT"] == "/data/checkpoints/train-fullft/last.safetensors"
+    # Kueue admits the eval once the queue has room for all three pod sets: on a shared queue
+    # that can take a while after another run, so this waits on Kueue's own condition.
+    wait_for(
+        "Kueue to admit the eval's Workload",
+        lambda: [
+            w
+            for w in workloads_of(admin, rayjob)
+            if any(
+                c["type"] == "Admitted" and c["status"] == "True"
+                for c in (w.get("status") or {}).get("conditions") or []
+            )
+        ],
+        timeout=180,
+    )
+
+    # KubeRay makes the cluster with both groups. Right after admission Kueue's unsuspend and
+    # KubeRay's own status writes can race, and KubeRay may start over with a new cluster, so
+    # the cluster is the one the RayJob names now, read afresh each time.
+    def current_cluster() -> dict[str, Any] | None:
+        status = (admin.get(RAY, "RayJob", run, ns) or {}).get("status") or {}
+        name = status.get("rayClusterName")
+        return admin.get(RAY, "RayCluster", name, ns) if name else None
+
+    raycluster = wait_for("the eval's RayCluster", current_cluster)
+    made = raycluster["spec"]["workerGroupSpecs"]
+    assert [(g["groupName"], g["replicas"]) for g in made] == [(f"{run}-w", 1), (f"{run}-cpu", 2)]
+    # The head and the three workers (one GPU, two CPU) come up Running on the fake nodes.
+    pods = wait_for(
+        "the eval's head and three workers Running",
+        lambda: (
+            p
+            if (c := current_cluster())
+            and len(p := ray_pods(admin, ns, c["metadata"]["name"])) == 4
+            and all((x.get("status") or {}).get("phase") == "Running" for x in p)
+            else None
+        ),
+        timeout=180,
+    )
+    groups_of_pods = sorted(p["metadata"]["labels"].get("ray.io/group", "") for p in pods)
+    assert groups_of_pods == ["headgroup", f"{run}-cpu", f"{run}-cpu", f"{run}-w"]
+    finish(admin, ns, run, "succeeded")
+    wait_for(
+        "the eval to succeed",
+        lambda: status_doc(repo, run)["status"]["state"] == "succeeded",
+        timeout=180,
+    )
 
 
 def test_a_wrapper_config_delegates_to_its_manifest_file(

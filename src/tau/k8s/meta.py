@@ -36,6 +36,8 @@ ANNOTATION_TOPOLOGY_POLICY_SOURCE = _P + "topology-policy-source"
 ANNOTATION_GPU_COUNT = _P + "gpu-count"
 # How a ResourceFlavor's GPUs are requested: device-plugin or dra (read by validate topology).
 ANNOTATION_GPU_CONTRACT = _P + "gpu-contract"
+# The ResourceClaimTemplate a DRA run's GPU pods claim their devices from.
+ANNOTATION_DRA_CLAIM_TEMPLATE = _P + "dra-claim-template"
 ANNOTATION_STORAGE_MOUNTS = _P + "storage-mounts"
 # Results.
 ANNOTATION_RESULT_PATH = _P + "result-path"

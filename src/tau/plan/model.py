@@ -248,6 +248,8 @@ class Plan(NamedTuple):
     files: Files = Files()
     secret: SecretData | None = None
     key_vault: KeyVault | None = None
+    #: GPUs come from DRA ResourceClaims (the platform's claim templates), not nvidia.com/gpu.
+    dra: bool = False
 
     @property
     def kind_label(self) -> str:

@@ -20,7 +20,7 @@ from tau.config.validate import ValidConfig, dryrun
 from tau.config.validate.env import parse_secret_ref
 from tau.config.validate.findings import Findings
 from tau.errors import Diagnostic
-from tau.k8s import paths
+from tau.k8s import dra, paths
 from tau.plan.model import (
     UNRESOLVED_NAMESPACE,
     UNRESOLVED_QUEUE,
@@ -151,7 +151,7 @@ def _placement(f: _Findings, catalog: Catalog) -> Placement:
         workload_pc = policy.workload_priority_class or ""
         pod_pc = policy.pod_priority_class or ""
     selector = _node_selector(f, preset, gpu_class)
-    return Placement(
+    placement = Placement(
         preset=preset.name if preset else "",
         profile=merged["profile"],
         team=team,
@@ -173,6 +173,46 @@ def _placement(f: _Findings, catalog: Catalog) -> Placement:
         source=catalog.source if preset else "",
         node_selector=tuple(sorted(selector.items())),
     )
+    if _dra(f.config):
+        placement = _dra_placement(placement, preset, explicit_queue=bool(policy.queue))
+    return placement
+
+
+def _dra(config: RunConfig) -> bool:
+    """GPUs through DRA claims: compute.gpu_resource_mode dra (a MIG profile forces MIG)."""
+    return config.compute.gpu_resource_mode == "dra" and not config.compute.mig_profile
+
+
+def _dra_placement(p: Placement, preset: Preset | None, *, explicit_queue: bool) -> Placement:
+    """The parallel DRA admission contract (the reference's WithDRAQueue and GPU queue mode).
+
+    A preset of the shared GPU queue maps onto the DRA queue's ClusterQueue and the `-dra`
+    flavor of its series; DRA flavors have no topology, so no Kueue topology annotations. The
+    queue becomes the DRA queue unless policy.queue names one.
+    """
+    if preset is not None and _on_shared_gpu_queue(preset):
+        series = preset.resource_flavor.removesuffix(dra.FLAVOR_SUFFIX)
+        p = p._replace(
+            cluster_queue=dra.DRA_CLUSTER_QUEUE,
+            resource_flavor=series + dra.FLAVOR_SUFFIX if series else "",
+            kueue_topology="",
+        )
+    if not explicit_queue and p.queue in ("", dra.SHARED_QUEUE):
+        p = p._replace(queue=dra.DRA_QUEUE)
+    return p._replace(topology_annotations=False)
+
+
+def _on_shared_gpu_queue(preset: Preset) -> bool:
+    """The preset routes to the shared GPU queue (or already the DRA one) on a managed series."""
+    pairs = {
+        dra.SHARED_QUEUE: dra.SHARED_CLUSTER_QUEUE,
+        "": dra.SHARED_CLUSTER_QUEUE,
+        dra.DRA_QUEUE: dra.DRA_CLUSTER_QUEUE,
+    }
+    if preset.queue not in pairs or preset.cluster_queue not in ("", pairs[preset.queue]):
+        return False
+    series = preset.resource_flavor.removesuffix(dra.FLAVOR_SUFFIX)
+    return not series or series in _MANAGED_SERIES
 
 
 def _node_selector(f: _Findings, preset: Preset | None, gpu_class: str) -> dict[str, str]:
@@ -329,7 +369,7 @@ def resolve(
             placeholders.insert(0, "queue")
             placement = placement._replace(queue=UNRESOLVED_QUEUE)
         else:
-            placement = placement._replace(queue="jobqueue")
+            placement = placement._replace(queue=dra.SHARED_QUEUE)
     elif queue is not None:
         placement = placement._replace(queue=queue)
     f.raise_errors()
@@ -405,6 +445,7 @@ def resolve(
             experiment=config.experiment.pairs(),
             retry_env=tuple(sorted((retry_env or {}).items())),
         ),
+        dra=_dra(config),
     )
     if valid.managed is not None:
         from tau.plan import managed

@@ -133,7 +133,8 @@ def _container(plan: Plan, mounts: list[dict[str, Any]], *, redact: bool) -> dic
     command = main_command(plan)
     if command is not None:
         container["command"] = command
-    res = pod.resources(plan.resources.main, plan.job.gpus)
+    # A DRA run's GPUs come from the pod's claim (plan_to_job), never nvidia.com/gpu too.
+    res = pod.resources(plan.resources.main, 0 if plan.dra else plan.job.gpus)
     if res:
         container["resources"] = res
     if mounts:
@@ -161,6 +162,8 @@ def _annotations(plan: Plan, payloads: shipped.Payloads | None) -> dict[str, str
         notes[meta.ANNOTATION_PAYLOAD_DIGEST] = hashlib.sha256(source.encode()).hexdigest()
     if plan.job.gpus > 0:
         notes[meta.ANNOTATION_GPU_COUNT] = str(plan.job.gpus)
+    if claim := pod.gpu_claim(plan, plan.job.gpus):
+        notes[meta.ANNOTATION_DRA_CLAIM_TEMPLATE] = claim
     if plan.launcher == "torchrun":
         notes[meta.ANNOTATION_WORKLOADSPEC_EXECUTION] = json.dumps(
             {
@@ -200,6 +203,9 @@ def plan_to_job(plan: Plan, *, redact: bool) -> dict[str, Any]:
         pod_spec["serviceAccountName"] = plan.service_account
     if plan.job.gpus > 0:
         pod_spec["tolerations"] = [dict(t) for t in pod.GPU_TOLERATIONS]
+    if claim := pod.gpu_claim(plan, plan.job.gpus):
+        main = pod_spec["containers"][0]
+        pod.claim_devices(main.setdefault("resources", {}), pod_spec, claim)
     if plan.placement.pod_priority_class:
         pod_spec["priorityClassName"] = plan.placement.pod_priority_class
     if plan.placement.node_selector:

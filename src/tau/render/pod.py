@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tau.k8s import meta, paths
+from tau.k8s import dra, meta, paths
 from tau.plan.model import REDACTED, Plan, Resources, SecretRef
 
 GPU_RESOURCE = "nvidia.com/gpu"
@@ -89,6 +89,19 @@ def resources(
     if limits:
         out["limits"] = limits
     return out
+
+
+def gpu_claim(plan: Plan, gpus: int) -> str:
+    """The claim template a pod with `gpus` GPUs names on a DRA run; "" otherwise."""
+    return dra.claim_template(gpus) if plan.dra else ""
+
+
+def claim_devices(resources: dict[str, Any], pod_spec: dict[str, Any], template: str) -> None:
+    """Ask for the GPUs through the DRA claim made from `template` instead of nvidia.com/gpu:
+    the pod names the claim, its container uses the claim's devices.
+    """
+    resources["claims"] = dra.container_claims()
+    pod_spec["resourceClaims"] = dra.pod_claims(template)
 
 
 def merge(*layers: Resources) -> Resources:

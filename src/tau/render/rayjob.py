@@ -277,14 +277,14 @@ def _worker(
     ships_payload = (
         plan.launcher == "ray-tune" or plan.ray.project_zip is not None or bool(plan.files.extra)
     )
-    container = {
+    container: dict[str, Any] = {
         "name": "ray-worker",
         "image": plan.image,
         "ports": [{"containerPort": 8080, "name": "metrics"}],
         "env": _env(plan, redact=redact, head=False),
         "resources": pod.resources(
             pod.merge(plan.resources.main, own),
-            gpus,
+            0 if plan.dra else gpus,
             gpu_resource=gpu_resource,
             defaults=defaults,
             limit_follows_request=True,
@@ -327,6 +327,8 @@ def _worker(
         spec["initContainers"] = payloads.inits(manifest=False)
     if gpus > 0:
         spec["tolerations"] = [dict(t) for t in pod.GPU_TOLERATIONS]
+    if claim := pod.gpu_claim(plan, gpus):
+        pod.claim_devices(container["resources"], spec, claim)
     if plan.placement.node_selector:
         spec["nodeSelector"] = dict(plan.placement.node_selector)
     if plan.placement.pod_priority_class:
@@ -371,6 +373,8 @@ def plan_to_rayjob(plan: Plan, *, redact: bool) -> dict[str, Any]:
     gpus_total = plan.ray.workers * plan.ray.gpus_per_worker
     if gpus_total > 0:
         notes[meta.ANNOTATION_GPU_COUNT] = str(gpus_total)
+    if claim := pod.gpu_claim(plan, plan.ray.gpus_per_worker):
+        notes[meta.ANNOTATION_DRA_CLAIM_TEMPLATE] = claim
     spec: dict[str, Any] = {
         "suspend": True,
         "shutdownAfterJobFinishes": True,

@@ -111,10 +111,18 @@ def dra_allocation(f: Facts) -> PhaseResult:
         None,
     )
     if failure is not None:
+        text = f"{failure.reason} {failure.message}".lower()
+        # The scheduler found no node whose published devices satisfy the claim (1.34+ says
+        # "cannot allocate all claims"); a kubelet's prepare failure keeps its own reason.
+        why = (
+            "no suitable devices"
+            if any(m in text for m in tables.DRA_NO_DEVICE_MARKERS)
+            else failure.reason
+        )
         return result(
             Phase.DRA_ALLOCATION,
             P.WARNING,
-            f"{detail} reason={failure.message}",
+            f"{detail}: {why} ({failure.reason}: {failure.message})",
             "no device matches the claim: the platform team can check the ResourceSlices",
         )
     return result(

@@ -151,6 +151,10 @@ QUOTA_MARKERS: tuple[str, ...] = (
     "couldn't assign flavors",
 )
 
+# Scheduler messages meaning no node publishes devices that satisfy a pod's claims (the
+# dynamicresources plugin: "cannot allocate all claims" since Kubernetes 1.34).
+DRA_NO_DEVICE_MARKERS: tuple[str, ...] = ("no suitable devices", "cannot allocate all claims")
+
 # Event reasons of DRA allocation failures (scheduler dynamicresources plugin, kubelet).
 DRA_FAILURE_MARKERS: tuple[str, ...] = (
     "no suitable devices",

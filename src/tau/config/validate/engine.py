@@ -142,7 +142,8 @@ def check_ray(ctx: Context) -> None:
             "profile/topology node selectors",
         )
     mode = ctx.get("compute.gpu_resource_mode")
-    if mode == "dra":
+    if mode == "dra" and not ctx.get("workflow.file"):
+        # A managed workflow renders DRA claims (tau.k8s.dra); a direct RayJob does not.
         ctx.error(
             "compute.gpu_resource_mode",
             "engine=rayjob cannot use "
@@ -205,7 +206,7 @@ def check_job(ctx: Context) -> None:
             f"{intent} cannot set compute.mig_profile; switch to engine: rayjob",
         )
     mode = ctx.get("compute.gpu_resource_mode")
-    if mode in ("dra", "mig"):
+    if mode == "mig" or (mode == "dra" and not ctx.get("workflow.file")):
         ctx.error(
             "compute.gpu_resource_mode",
             f"{intent} cannot use compute.gpu_resource_mode="

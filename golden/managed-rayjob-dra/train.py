@@ -1,0 +1,4 @@
+import ray
+
+ray.init()
+print("vision encoder training")
