@@ -30,6 +30,7 @@ WORKSPACE = "team-e2e"
 REAL_WORKSPACE = "team-real"
 REAL_QUEUE = "realqueue"
 REAL_FLAVOR = "taugrid-real"
+REAL_TOPOLOGY = "taugrid-real-topology"
 #: The claim the examples and a researcher's first run name (`storage.data_pvc`), provisioned
 #: in each workspace as a platform would.
 DATA_CLAIM = "training-data"
@@ -190,6 +191,21 @@ def _real_workspace(plane: ControlPlane, tau_core: TauCore, volumes: Path) -> st
 
     real = plane.api.get("v1", "Node", node.NODE_NAME) or {}
     allocatable = (real.get("status") or {}).get("allocatable") or {}
+    # A Topology of its own: Kueue keeps a Topology that a flavor uses, so one shared with the
+    # chart would hold the chart's uninstall.
+    plane.api.apply(
+        {
+            "apiVersion": KUEUE_API,
+            "kind": "Topology",
+            "metadata": {"name": REAL_TOPOLOGY},
+            "spec": {
+                "levels": [
+                    {"nodeLabel": "topology.kubernetes.io/zone"},
+                    {"nodeLabel": "kubernetes.io/hostname"},
+                ]
+            },
+        }
+    )
     plane.api.apply(
         {
             "apiVersion": KUEUE_API,
@@ -201,7 +217,7 @@ def _real_workspace(plane: ControlPlane, tau_core: TauCore, volumes: Path) -> st
                     {"key": t["key"], "operator": "Exists", "effect": t["effect"]}
                     for t in node.NODE_TAINTS
                 ],
-                "topologyName": "default-node-topology",
+                "topologyName": REAL_TOPOLOGY,
             },
         }
     )
