@@ -77,12 +77,6 @@ KERNEL_TUNABLES = {
 START_TIMEOUT = 180.0
 
 
-def node_binaries_pinned() -> bool:
-    """Whether pins.toml names the node's components (a node needs every one of them)."""
-    names = {c.name for c in components()}
-    return {"containerd", "runc", "cni-plugins", "coredns", "cri-tools"} <= names
-
-
 class RealNode:
     """The real node of one control plane, rooted at `root` (its configs, state and logs)."""
 
@@ -294,9 +288,6 @@ class RealNode:
             with contextlib.suppress(OSError):
                 top.rmdir()
 
-    def leftover_cgroups(self) -> list[str]:
-        return [str(d) for d in self._cgroup_dirs() if d.exists()]
-
     # ------------------------------------------------------------------ containerd
 
     def _containerd(self) -> None:
@@ -451,7 +442,6 @@ class RealNode:
             ),
         )
         self.processes.append(proc)
-        self._kubelet_proc = proc
 
     def wait_ready(self, api: Any) -> None:
         """Until the node is Ready and advertises the GPU pool's GPUs."""
@@ -544,10 +534,6 @@ class RealNode:
 
     def _process(self, name: str) -> Process | None:
         return next((p for p in self.processes if p.name == name), None)
-
-    def exec_in_node(self, *argv: str, timeout: float = 60) -> str:
-        """Run a command in the node's namespaces (tests read iptables, interfaces, crictl)."""
-        return self._run_in_node(*argv, timeout=timeout)
 
 
 def _containerd_config(
