@@ -405,6 +405,38 @@ def test_override_flags_reach_the_generated_config(
     assert "queue" not in evaluation["policy"]
 
 
+def test_every_sizing_flag_renders_as_the_quantity_it_names(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The SDK writes whole cores as numbers; a limit the run config also knows by name
+    (worker_cpu_limit, worker_memory_limit) is still read by the manifest's rules. On a GPU
+    manifest the head's fields size each GPU worker, and the worker's fields the eval's CPU
+    workers."""
+    sizing = {
+        "--cpu-request": "1",
+        "--cpu-limit": "2",
+        "--memory-request": "1Gi",
+        "--memory-limit": "3Gi",
+        "--worker-cpu-request": "3",
+        "--worker-cpu-limit": "5",
+        "--worker-memory-request": "2Gi",
+        "--worker-memory-limit": "6Gi",
+    }
+    flags = [part for pair in sizing.items() for part in pair]
+    code, out, err = tau(capsys, "python", "submit", str(EXAMPLE), "--dry-run=client", *flags)
+    assert code == 0, err
+    evaluation = next(d for d in documents(out) if d["metadata"]["name"] == "tau-regression-eval")
+    groups = {
+        g["groupName"]: g["template"]["spec"]["containers"][0]["resources"]
+        for g in evaluation["spec"]["rayClusterSpec"]["workerGroupSpecs"]
+    }
+    gpu, cpu = groups["tau-regression-eval-w"], groups["tau-regression-eval-cpu"]
+    assert (gpu["requests"]["cpu"], gpu["limits"]["cpu"]) == ("1", "2")
+    assert (gpu["requests"]["memory"], gpu["limits"]["memory"]) == ("1Gi", "3Gi")
+    assert (cpu["requests"]["cpu"], cpu["limits"]["cpu"]) == ("3", "5")
+    assert (cpu["requests"]["memory"], cpu["limits"]["memory"]) == ("2Gi", "6Gi")
+
+
 @pytest.mark.parametrize(
     ("flags", "message"),
     [

@@ -74,6 +74,8 @@ _MANIFEST_SHAPED = {
     ("compute", "workers"),
     ("compute", "cpu_limit"),
     ("compute", "memory_limit"),
+    ("compute", "worker_cpu_limit"),
+    ("compute", "worker_memory_limit"),
     ("runtime", "env"),
     ("runtime", "env_kv"),
     ("runtime", "image"),
