@@ -23,7 +23,7 @@ check-generated: ## Fail with a diff when generated/ is stale
 	$(PYTHON) codegen.py --check
 
 golden: ## Rewrite golden/ from the current renderer; review the diff
-	$(PYTHON) -m pytest -q tests/test_golden*.py tests/test_portal_stellar_golden.py --update-golden
+	$(PYTHON) -m pytest -q tests/test_golden*.py tests/test_portal_stellar_golden.py tests/test_status_text.py --update-golden
 
 ##@ Checks
 .PHONY: lint typecheck test bench verify e2e e2e-build cluster-up cluster-down

@@ -319,6 +319,71 @@ def test_status_of_a_deployment_shows_ready_desired_available(tau, kube_api):
     assert line.split()[:4] == ["api", "2", "3", "1"]
 
 
+def _pod(name: str, status: dict) -> dict:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": NS, "labels": {meta.LABEL_SERVICE: "api"}},
+        "spec": {"containers": [{"name": "server", "image": "srv:1"}]},
+        "status": status,
+    }
+
+
+def test_status_of_a_deployment_says_why_its_pods_are_not_ready(tau, kube_api):
+    """Replica counts say how many; the pods say why not: a crash loop with its restarts and
+    last exit code, a readiness probe the kubelet reports failing, a pod still unplaced."""
+    _deploy(tau, "api", "--kind", "deployment", "--replicas", "3")
+    crash = {
+        "phase": "Running",
+        "conditions": [{"type": "Ready", "status": "False"}],
+        "containerStatuses": [
+            {
+                "name": "server",
+                "ready": False,
+                "restartCount": 4,
+                "state": {"waiting": {"reason": "CrashLoopBackOff", "message": "back-off 1m20s"}},
+                "lastState": {"terminated": {"exitCode": 1, "reason": "Error"}},
+            }
+        ],
+    }
+    probe = {
+        "phase": "Running",
+        "conditions": [{"type": "Ready", "status": "False"}],
+        "containerStatuses": [
+            {"name": "server", "ready": False, "restartCount": 0, "state": {"running": {}}}
+        ],
+    }
+    ready = {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}
+    for name, status in (("api-a", crash), ("api-b", probe), ("api-c", ready)):
+        kube_api.put(_pod(name, status))
+    kube_api.put(
+        {
+            "apiVersion": "v1",
+            "kind": "Event",
+            "metadata": {"name": "api-b.1", "namespace": NS},
+            "involvedObject": {"kind": "Pod", "name": "api-b", "namespace": NS},
+            "reason": "Unhealthy",
+            "type": "Warning",
+            "message": "Readiness probe failed: HTTP probe failed with statuscode: 503",
+            "lastTimestamp": "2026-12-06T10:00:00Z",
+        }
+    )
+    flags = ("--kind", "deployment", "-n", NS, "--context", EMULATOR_CONTEXT)
+    code, out, _ = tau("serve", "status", "api", *flags)
+    assert code == 0
+    assert out.splitlines()[2:] == [
+        "pod api-a: CrashLoopBackOff, restarted 4 times, last exit 1: back-off 1m20s",
+        "pod api-b: running, not ready: Readiness probe failed: HTTP probe failed with "
+        "statuscode: 503",
+    ]
+    code, out, _ = tau("serve", "status", "api", *flags, "-o", "json")
+    problems = json.loads(out)["not_ready"]
+    assert [(p["pod"], p["reason"], p["restarts"], p["last_exit_code"]) for p in problems] == [
+        ("api-a", "CrashLoopBackOff", 4, 1),
+        ("api-b", "NotReady", 0, None),
+    ]
+
+
 def test_status_of_a_missing_service_says_it_is_not_found(tau, kuberay):
     code, out, err = tau("serve", "status", "ghost", "-n", NS, "--context", EMULATOR_CONTEXT)
     assert (code, out) == (3, "")

@@ -540,3 +540,55 @@ def test_no_node_with_room_says_waiting_may_not_help():
     first = status.diagnostics[0]
     assert (first.code, first.owner) == ("TopologyNoRoom", Owner.RESEARCHER)
     assert not status.startup_failed
+
+
+def _ready_phase(objects: list[dict], case: str = "raycluster-never-ready") -> str:
+    status = interpret(snapshot_of(case, objects), NOW)
+    (ready,) = [p for p in status.phases if p.name is Phase.READY]
+    return ready.detail
+
+
+def test_running_but_not_ready_names_the_pod_and_the_probe_it_waits_for():
+    objects = load_objects("raycluster-never-ready")
+    head = "ray-train-raycluster-x2b9k-head-7qz2m"
+    assert _ready_phase(objects) == (
+        f"0/3 pods ready; {head} running, not ready: readiness probe of ray-head not passed yet"
+    )
+    # The kubelet's latest probe failure, as it wrote it, once there is one.
+    for at, said in (("10:01:00", "connection refused"), ("10:02:00", "statuscode: 503")):
+        objects.append(
+            {
+                "kind": "Event",
+                "reason": "Unhealthy",
+                "type": "Warning",
+                "message": f"Readiness probe failed: HTTP probe failed with {said}",
+                "involvedObject": {"kind": "Pod", "name": head},
+                "lastTimestamp": f"2026-12-02T{at}Z",
+            }
+        )
+    assert _ready_phase(objects).endswith(
+        f"{head} running, not ready: Readiness probe failed: HTTP probe failed with statuscode: 503"
+    )
+
+
+def test_a_pod_on_its_way_out_is_not_waiting_for_a_probe():
+    objects = load_objects("raycluster-never-ready")
+    for obj in objects:
+        if obj["kind"] == "Pod":
+            obj["metadata"]["deletionTimestamp"] = "2026-12-02T10:59:00Z"
+    assert _ready_phase(objects) == "0/3 pods ready"
+
+
+def test_a_crash_looping_container_beside_a_running_one_is_named():
+    objects = load_objects("raycluster-never-ready")
+    head = next(o for o in objects if o["kind"] == "Pod" and "head" in o["metadata"]["name"])
+    head["spec"]["containers"].append({"name": "sidecar", "image": "busybox:1.37"})
+    head["status"]["containerStatuses"].append(
+        {
+            "name": "sidecar",
+            "ready": False,
+            "restartCount": 4,
+            "state": {"waiting": {"reason": "CrashLoopBackOff"}},
+        }
+    )
+    assert _ready_phase(objects).endswith("running, not ready: sidecar CrashLoopBackOff")

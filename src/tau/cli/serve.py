@@ -304,10 +304,14 @@ def status(
     api, ctx = _connect(context)
     obj = observe.fetch(api, kind, ns, name, context=ctx)
     now = dt.datetime.now(dt.UTC)
+    problems = None
+    if kind == "deployment":
+        # Replica counts say how many; the pods say why not: a crash loop, a failing probe.
+        problems = observe.not_ready(*observe.fetch_pods(api, obj, ns, context=ctx))
     sys.stdout.write(
-        observe.table([observe.row(obj, kind, now)], kind)
+        observe.table([observe.row(obj, kind, now)], kind) + observe.problem_lines(problems or [])
         if fmt == "table"
-        else observe.as_json(obj, kind, now)
+        else observe.as_json(obj, kind, now, problems)
     )
     return 0
 

@@ -35,6 +35,104 @@ def fetch(
     return resources.get(api_client, resource, name, namespace=namespace, context=context)
 
 
+def fetch_pods(
+    api_client: Any, obj: dict[str, Any], namespace: str, *, context: str | None = None
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The Deployment's pods (its own selector) and the namespace's probe-failure events."""
+    from tau.k8s.kinds import EVENT, POD
+    from tau.kube import resources
+
+    labels = ((obj.get("spec") or {}).get("selector") or {}).get("matchLabels") or {}
+    if not labels:
+        return [], []
+    selector = ",".join(f"{k}={v}" for k, v in sorted(labels.items()))
+    pods = resources.list_items(
+        api_client, POD, namespace=namespace, selector=selector, context=context
+    )
+    if all(_is_ready(p) for p in pods):
+        return pods, []
+    events = resources.list_items(
+        api_client,
+        EVENT,
+        namespace=namespace,
+        field_selector="involvedObject.kind=Pod,reason=Unhealthy",
+        context=context,
+    )
+    return pods, events
+
+
+def _is_ready(pod: dict[str, Any]) -> bool:
+    conditions = (pod.get("status") or {}).get("conditions") or []
+    return any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
+
+
+def not_ready(pods: list[dict[str, Any]], events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One entry per pod that is not Ready, saying why as the kubelet and scheduler do: a
+    container waiting (CrashLoopBackOff with its restarts and last exit code, an image pull
+    error), a pod Running whose readiness probe fails (the kubelet's latest Unhealthy event),
+    or a pod the scheduler has not placed.
+    """
+    out = []
+    for pod in sorted(pods, key=lambda p: (p.get("metadata") or {}).get("name") or ""):
+        if _is_ready(pod) or (pod.get("metadata") or {}).get("deletionTimestamp"):
+            continue
+        name = str((pod.get("metadata") or {}).get("name") or "")
+        status = pod.get("status") or {}
+        entry: dict[str, Any] = {
+            "pod": name,
+            "phase": status.get("phase") or "Pending",
+            "reason": "",
+            "message": "",
+            "restarts": 0,
+            "last_exit_code": None,
+        }
+        for container in status.get("containerStatuses") or []:
+            entry["restarts"] += int(container.get("restartCount") or 0)
+            last = (container.get("lastState") or {}).get("terminated") or {}
+            if last.get("exitCode") is not None:
+                entry["last_exit_code"] = int(last["exitCode"])
+            waiting = (container.get("state") or {}).get("waiting") or {}
+            if waiting.get("reason") and not entry["reason"]:
+                entry["reason"] = str(waiting["reason"])
+                entry["message"] = " ".join(str(waiting.get("message") or "").split())
+        if not entry["reason"]:
+            entry["reason"], entry["message"] = _pod_reason(pod, name, events)
+        out.append(entry)
+    return out
+
+
+def _pod_reason(pod: dict[str, Any], name: str, events: list[dict[str, Any]]) -> tuple[str, str]:
+    """Why a pod with no waiting container is not Ready."""
+    status = pod.get("status") or {}
+    for condition in status.get("conditions") or []:
+        if condition.get("type") == "PodScheduled" and condition.get("status") == "False":
+            return str(condition.get("reason") or "Unschedulable"), str(
+                condition.get("message") or ""
+            )
+    if status.get("phase") != "Running":
+        return str(status.get("phase") or "Pending"), ""
+    failures = [e for e in events if (e.get("involvedObject") or {}).get("name") == name]
+    if failures:
+        latest = max(failures, key=lambda e: str(e.get("lastTimestamp") or e.get("eventTime")))
+        return "NotReady", " ".join(str(latest.get("message") or "").split())
+    return "NotReady", "running; its readiness probe has not passed yet"
+
+
+def problem_lines(entries: list[dict[str, Any]]) -> str:
+    """The not-Ready pods under the table, one line each."""
+    lines = []
+    for e in entries:
+        said = e["reason"] if e["reason"] != "NotReady" else "running, not ready"
+        if e["restarts"]:
+            said += f", restarted {e['restarts']} time{'s' if e['restarts'] != 1 else ''}"
+        if e["last_exit_code"] is not None:
+            said += f", last exit {e['last_exit_code']}"
+        if e["message"]:
+            said += f": {e['message']}"
+        lines.append(f"pod {e['pod']}: {said}\n")
+    return "".join(lines)
+
+
 def age(created: str | None, now: dt.datetime) -> str:
     """kubectl-style age: 45s, 7m, 5h, 3d."""
     return timefmt.age(created, now, missing=NONE)
@@ -80,7 +178,16 @@ def table(rows: list[dict[str, Any]], kind: str) -> str:
     )
 
 
-def as_json(obj: dict[str, Any], kind: str, now: dt.datetime) -> str:
-    """The row plus the object's raw status, as indented JSON."""
+def as_json(
+    obj: dict[str, Any],
+    kind: str,
+    now: dt.datetime,
+    problems: list[dict[str, Any]] | None = None,
+) -> str:
+    """The row plus the object's raw status (and, for a Deployment, its pods that are not
+    Ready), as indented JSON.
+    """
     document = {**row(obj, kind, now), "raw": obj.get("status") or {}}
+    if problems is not None:
+        document["not_ready"] = problems
     return json.dumps(document, indent=2, sort_keys=True) + "\n"

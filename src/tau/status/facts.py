@@ -187,6 +187,8 @@ class PodFacts:
     ray: bool
     #: PersistentVolumeClaims the pod mounts (its persistentVolumeClaim volumes).
     volume_claims: tuple[str, ...] = ()
+    #: metadata.deletionTimestamp is set: the pod is going away.
+    deleting: bool = False
 
     @property
     def terminal(self) -> bool:
@@ -240,6 +242,7 @@ def pod_facts(pod: Obj) -> PodFacts:
             for v in spec.get("volumes") or ()
             if isinstance(v.get("persistentVolumeClaim"), dict)
         ),
+        deleting=bool(metadata(pod).get("deletionTimestamp")),
     )
 
 

@@ -7,7 +7,7 @@ applies the whole-run special cases (manager-only MultiKueue view, finished RayJ
 from __future__ import annotations
 
 from tau.status import scheduling, tables
-from tau.status.facts import ContainerFacts, Facts, status_of
+from tau.status.facts import ContainerFacts, Facts, PodFacts, status_of
 from tau.status.model import Phase, PhaseResult, PhaseStatus
 from tau.status.snapshot import Obj
 from tau.status.state import terminal_state
@@ -256,7 +256,38 @@ def ready(f: Facts) -> PhaseResult:
             else "running is not progressing: tau cannot see the training loop; read the logs",
         )
     started = any(c.started for p in f.pods for c in p.app)
+    running = next(
+        (
+            p
+            for p in f.pods
+            if p.phase == "Running"
+            and any(c.state == "running" for c in p.app)
+            and not (p.ready or p.deleting or p.disruption_target)
+        ),
+        None,
+    )
+    if running is not None:
+        # Running is not Ready: its containers started, and a probe has not passed (yet). A pod
+        # on its way out (deleted, preempted, evicted) is not waiting for a probe.
+        detail += f"; {running.name} running, not ready: {_not_ready_because(f, running)}"
     return result(Phase.READY, P.ACTIVE if started else P.PENDING, detail)
+
+
+def _not_ready_because(f: Facts, pod: PodFacts) -> str:
+    """The kubelet's latest probe failure for the pod (its Unhealthy event), else what the pod
+    says: a container still starting, or one that started and waits for its readiness probe.
+    """
+    failed = [e for e in f.events if e.reason == "Unhealthy" and e.object_name == pod.name]
+    if failed:
+        latest = max(failed, key=lambda e: e.time)
+        return " ".join(latest.message.split())[:200]
+    unready = [c.name for c in pod.app if not c.ready]
+    waiting = [f"{c.name} {c.reason or c.state}" for c in pod.app if c.state != "running"]
+    if waiting:
+        # A container not running (a crash loop beside a running sidecar): Container start
+        # above has its reason.
+        return ", ".join(waiting)
+    return f"readiness probe of {', '.join(unready)} not passed yet"
 
 
 def _job_done(f: Facts) -> bool:
