@@ -76,6 +76,12 @@ def state(shell: Shell, name: str) -> str:
     return str(status_doc(shell, name)["status"]["state"])
 
 
+def phase(shell: Shell, name: str, which: str) -> dict[str, Any]:
+    """One phase of the status tree (empty before the run has one)."""
+    phases = status_doc(shell, name).get("phases") or []
+    return next((p for p in phases if p["name"] == which), {"detail": "", "status": ""})
+
+
 def pods_of(admin: Api, namespace: str, job: str) -> list[dict[str, Any]]:
     return admin.list("v1", "Pod", namespace, label_selector=f"batch.kubernetes.io/job-name={job}")
 
@@ -375,6 +381,13 @@ def test_a_rayjob_runs_a_real_ray_head_and_worker(
         timeout=600,
     )
     assert pods
+    # Running is not Ready: a Ray worker's readiness probe waits a minute after its start, and
+    # status says which pod is running yet not ready, and why.
+    wait_for(
+        "status to read a Ray pod as running, not ready",
+        lambda: "running, not ready: " in phase(real_repo, "ray-real", "Ready")["detail"],
+        timeout=300,
+    )
     wait_for(
         "the driver to succeed", lambda: state(real_repo, "ray-real") == "succeeded", timeout=600
     )
@@ -559,3 +572,82 @@ def test_a_deployment_serves_the_torchrun_jobs_checkpoint_through_its_service(
         assert answer == {"step": 3, "weights": [1.0, 1.0, 1.0, 1.0]}
     finally:
         real_repo.ok("serve", "delete", name, "--kind", "deployment", *serve, timeout=300)
+
+
+#: A server that dies on start (a model path that is not there), and one that never becomes
+#: ready (its health check answers 503): the kubelet's crash loop and failing readiness probe.
+CRASHING = "import sys; print('loading model', flush=True); sys.exit(1)"
+UNHEALTHY = """\
+import http.server, signal, sys
+
+signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+
+class Unhealthy(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        self.send_response(503)
+        self.end_headers()
+
+http.server.HTTPServer(("", 8000), Unhealthy).serve_forever()
+"""
+
+
+def test_a_crash_loop_and_a_failing_readiness_probe_read_as_such(
+    real_repo: Shell, researcher: Any
+) -> None:
+    ns = researcher.real_workspace
+    flags = ("--kind", "deployment", "-n", ns, "--context", researcher.context)
+
+    def not_ready(name: str) -> list[dict[str, Any]]:
+        problems: list[dict[str, Any]] = json.loads(
+            real_repo.ok("serve", "status", name, *flags, "-o", "json")
+        )["not_ready"]
+        return problems
+
+    for name, script, readiness in (
+        ("crashy", CRASHING, None),
+        ("unhealthy", UNHEALTHY, "/healthz"),
+    ):
+        real_repo.ok(
+            "serve",
+            "deploy",
+            name,
+            "--profile",
+            "cpu-serving",
+            "--image",
+            researcher.image,
+            "--command",
+            "python3",
+            "--arg=-c",
+            f"--arg={script}",
+            *(("--readiness-path", readiness) if readiness else ()),
+            *flags,
+        )
+        try:
+            if name == "crashy":
+                (crash,) = wait_for(
+                    "the kubelet to back off restarting the server",
+                    lambda: [
+                        p
+                        for p in not_ready("crashy")
+                        if p["reason"] == "CrashLoopBackOff" and p["restarts"] >= 1
+                    ],
+                    timeout=300,
+                )
+                assert crash["last_exit_code"] == 1, crash
+                text = real_repo.ok("serve", "status", "crashy", *flags)
+                assert f"pod {crash['pod']}: CrashLoopBackOff, restarted " in text, text
+                assert ", last exit 1" in text, text
+            else:
+                (probe,) = wait_for(
+                    "the kubelet to report the failing readiness probe",
+                    lambda: [
+                        p
+                        for p in not_ready("unhealthy")
+                        if p["reason"] == "NotReady" and "503" in p["message"]
+                    ],
+                    timeout=300,
+                )
+                text = real_repo.ok("serve", "status", "unhealthy", *flags)
+                assert f"pod {probe['pod']}: running, not ready: Readiness probe failed" in text
+        finally:
+            real_repo.ok("serve", "delete", name, *flags, timeout=300)
