@@ -503,48 +503,67 @@ def test_resume_dry_run_prints_the_replacement_and_changes_nothing(project, kube
     assert after["metadata"]["uid"] == before["metadata"]["uid"]
 
 
-def test_a_preempted_run_is_retried_automatically_until_it_succeeds(
-    project, kube_api, capsys, monkeypatch
-):
-    import threading
+def retry_target(tau_dir: Path, monkeypatch) -> None:
+    """tau/retryme.yaml: the eval target with two quick retries; the loop's sleeps cut short."""
     import time
 
-    kube_api.register_kueue_kuberay_tau_kinds()
-    config = (project / "tau" / "eval.yaml").read_text().replace("name: eval", "name: retryme")
+    config = (tau_dir / "eval.yaml").read_text().replace("name: eval", "name: retryme")
     config += "resilience:\n  max_retries: 2\n  backoff_initial: 10ms\n  backoff_max: 20ms\n"
-    (project / "tau" / "retryme.yaml").write_text(config)
+    (tau_dir / "retryme.yaml").write_text(config)
     real_sleep = time.sleep
     monkeypatch.setattr(time, "sleep", lambda s: real_sleep(min(s, 0.02)))
-    seen: list[str] = []
+
+
+def complete_job(kube_api, name: str) -> None:
+    """Play the Job controller: the Job succeeded."""
+    kube_api.set_status(
+        "batch/v1",
+        "Job",
+        name,
+        {"succeeded": 1, "conditions": [{"type": "Complete", "status": "True"}]},
+        namespace="team",
+    )
+
+
+def run_beside(step, argv: list[str]) -> int:
+    """`tau <argv>` while `step` runs every 10 ms on another thread (a controller's part)."""
+    import threading
+
     stop = threading.Event()
 
-    def controller() -> None:
+    def loop() -> None:
         while not stop.is_set():
-            jobs = kube_api.list_objects("batch/v1", "Job", namespace="team")
-            for job in jobs:
-                uid = job["metadata"]["uid"]
-                if uid in seen:
-                    continue
-                seen.append(uid)
-                if len(seen) == 1:
-                    _fail_job(kube_api, "retryme", pod_condition=PREEMPTED)
-                else:
-                    kube_api.set_status(
-                        "batch/v1",
-                        "Job",
-                        "retryme",
-                        {"succeeded": 1, "conditions": [{"type": "Complete", "status": "True"}]},
-                        namespace="team",
-                    )
+            step()
             stop.wait(0.01)
 
-    thread = threading.Thread(target=controller, daemon=True)
+    thread = threading.Thread(target=loop, daemon=True)
     thread.start()
     try:
-        code = main(["run", "retryme", "-n", "team"])
+        return main(argv)
     finally:
         stop.set()
         thread.join(5)
+
+
+def test_a_preempted_run_is_retried_automatically_until_it_succeeds(
+    project, kube_api, capsys, monkeypatch
+):
+    kube_api.register_kueue_kuberay_tau_kinds()
+    retry_target(project / "tau", monkeypatch)
+    seen: list[str] = []
+
+    def controller() -> None:
+        for job in kube_api.list_objects("batch/v1", "Job", namespace="team"):
+            uid = job["metadata"]["uid"]
+            if uid in seen:
+                continue
+            seen.append(uid)
+            if len(seen) == 1:
+                _fail_job(kube_api, "retryme", pod_condition=PREEMPTED)
+            else:
+                complete_job(kube_api, "retryme")
+
+    code = run_beside(controller, ["run", "retryme", "-n", "team"])
     out = capsys.readouterr().out
     assert code == 0, out
     assert "resilience: watching team/retryme (max 2 retries, retry on: Preempted, Evicted)" in out

@@ -3,15 +3,20 @@ the run's name that another tool or user made, and say what it is (local Kuberne
 
 from __future__ import annotations
 
-import threading
-import time
 from pathlib import Path
 
 import pytest
 
 from tau.cli import main
 from tau.runs import ownership
-from tests.test_cli_lifecycle import PREEMPTED, _fail_job, project  # noqa: F401 (a fixture)
+from tests.test_cli_lifecycle import (  # noqa: F401 (project: a fixture)
+    PREEMPTED,
+    _fail_job,
+    complete_job,
+    project,
+    retry_target,
+    run_beside,
+)
 
 #: Each test runs in a repository with the examples' tau/ directory (the working directory).
 pytestmark = pytest.mark.usefixtures("project")
@@ -146,42 +151,22 @@ def test_the_retry_loop_refuses_to_delete_a_failed_job_it_did_not_create(
     """The run tau submitted is replaced under its name by another tool's Job, which fails as
     preempted: the retry loop must not delete it to resubmit."""
     kube_api.register_kueue_kuberay_tau_kinds()
-    tau = Path.cwd() / "tau"
-    config = (tau / "eval.yaml").read_text().replace("name: eval", "name: retryme")
-    config += "resilience:\n  max_retries: 2\n  backoff_initial: 10ms\n  backoff_max: 20ms\n"
-    (tau / "retryme.yaml").write_text(config)
-    real_sleep = time.sleep
-    monkeypatch.setattr(time, "sleep", lambda s: real_sleep(min(s, 0.02)))
-    stop = threading.Event()
+    retry_target(Path.cwd() / "tau", monkeypatch)
     swapped: list[str] = []
 
     def someone_else() -> None:
-        while not stop.is_set():
-            job = kube_api.get_object("batch/v1", "Job", "retryme", namespace="team")
-            if job is not None and not swapped:
-                kube_api.delete_object("batch/v1", "Job", "retryme", namespace="team")
-                created = kube_api.put(foreign_job("retryme", failed=True))
-                swapped.append(created["metadata"]["uid"])
-                _fail_job(kube_api, "retryme", pod_condition=PREEMPTED)
-            elif job is not None and job["metadata"]["uid"] not in swapped:
-                # A resubmitted attempt (the foreign Job was deleted): let it succeed, so a
-                # loop that wrongly deleted ends instead of watching forever.
-                kube_api.set_status(
-                    "batch/v1",
-                    "Job",
-                    "retryme",
-                    {"succeeded": 1, "conditions": [{"type": "Complete", "status": "True"}]},
-                    namespace="team",
-                )
-            stop.wait(0.01)
+        job = kube_api.get_object("batch/v1", "Job", "retryme", namespace="team")
+        if job is not None and not swapped:
+            kube_api.delete_object("batch/v1", "Job", "retryme", namespace="team")
+            created = kube_api.put(foreign_job("retryme", failed=True))
+            swapped.append(created["metadata"]["uid"])
+            _fail_job(kube_api, "retryme", pod_condition=PREEMPTED)
+        elif job is not None and job["metadata"]["uid"] not in swapped:
+            # A resubmitted attempt (the foreign Job was deleted): let it succeed, so a loop
+            # that wrongly deleted ends instead of watching forever.
+            complete_job(kube_api, "retryme")
 
-    thread = threading.Thread(target=someone_else, daemon=True)
-    thread.start()
-    try:
-        code = main(["run", "retryme", "-n", "team"])
-    finally:
-        stop.set()
-        thread.join(5)
+    code = run_beside(someone_else, ["run", "retryme", "-n", "team"])
     captured = capsys.readouterr()
     assert code == 1, captured
     assert "attempt 1/2 failed (Preempted)" in captured.out

@@ -17,7 +17,7 @@ import pytest
 
 import tau
 from tau.sdk import doctor
-from tests.kubeapi.fixtures import EMULATOR_CONTEXT, write_kubeconfig
+from tests.kubeapi.fixtures import EMULATOR_CONTEXT, researcher_shell, write_kubeconfig
 from tests.kubeapi.server import KubeApiServer
 from tests.test_workspace_objects import tau_workspace
 
@@ -28,17 +28,9 @@ P = "tau python doctor: "
 def cluster(
     kube_api: KubeApiServer, kubeconfig_file: Path, tmp_path: Path, monkeypatch
 ) -> KubeApiServer:
-    """The emulator with the Tau kinds, a shell pointing at it, and no taugrid-portal around."""
-    kube_api.register_kueue_kuberay_tau_kinds()
-    work = tmp_path / "work"
-    work.mkdir()
-    monkeypatch.chdir(work)
-    monkeypatch.setenv("KUBECONFIG", str(kubeconfig_file))
-    monkeypatch.setenv("TAU_CONFIG_DIR", str(tmp_path / "cfg"))
-    monkeypatch.delenv("TAU_CONTEXT", raising=False)
-    monkeypatch.delenv("TAU_SYSTEM_NAMESPACE", raising=False)
+    """A researcher's shell at the emulator, and no taugrid-portal around."""
     monkeypatch.setenv("TAUGRID_PORTAL_BINARY", str(tmp_path / "no-portal"))
-    return kube_api
+    return researcher_shell(kube_api, kubeconfig_file, tmp_path, monkeypatch)
 
 
 def put_ws(cluster: KubeApiServer, obj: dict) -> None:

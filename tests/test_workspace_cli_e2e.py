@@ -18,7 +18,7 @@ import yaml
 
 from tau.cli import main
 from tau.connection.descriptor import RELATIVE_PATH
-from tests.kubeapi.fixtures import EMULATOR_CONTEXT
+from tests.kubeapi.fixtures import EMULATOR_CONTEXT, researcher_shell
 from tests.kubeapi.server import KubeApiServer
 from tests.test_workspace_objects import tau_workspace
 
@@ -29,16 +29,8 @@ WS_PATH = "/apis/tau.azure.com/v1alpha1/namespaces/tau-system/workspaces"
 def cluster(
     kube_api: KubeApiServer, kubeconfig_file: Path, tmp_path: Path, monkeypatch
 ) -> KubeApiServer:
-    """The emulator with the Tau kinds installed, and a shell that points at it."""
-    kube_api.register_kueue_kuberay_tau_kinds()
-    work = tmp_path / "work"
-    work.mkdir()
-    monkeypatch.chdir(work)
-    monkeypatch.setenv("KUBECONFIG", str(kubeconfig_file))
-    monkeypatch.setenv("TAU_CONFIG_DIR", str(tmp_path / "cfg"))
-    monkeypatch.delenv("TAU_CONTEXT", raising=False)
-    monkeypatch.delenv("TAU_SYSTEM_NAMESPACE", raising=False)
-    return kube_api
+    """A researcher's shell at the emulator."""
+    return researcher_shell(kube_api, kubeconfig_file, tmp_path, monkeypatch)
 
 
 def put_ws(cluster: KubeApiServer, obj: dict, *, stale: bool = False) -> dict:

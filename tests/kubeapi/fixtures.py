@@ -71,3 +71,20 @@ def kube_client(kubeconfig_file: Path) -> Iterator[client.ApiClient]:
         yield api_client
     finally:
         api_client.close()
+
+
+def researcher_shell(
+    server: KubeApiServer, kubeconfig: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> KubeApiServer:
+    """The emulator with the Tau kinds installed, and a shell that points at it as a
+    researcher's would: a fresh working folder, KUBECONFIG, a private tau config folder, and no
+    TAU_CONTEXT or TAU_SYSTEM_NAMESPACE from the test's own environment."""
+    server.register_kueue_kuberay_tau_kinds()
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    monkeypatch.setenv("KUBECONFIG", str(kubeconfig))
+    monkeypatch.setenv("TAU_CONFIG_DIR", str(tmp_path / "cfg"))
+    monkeypatch.delenv("TAU_CONTEXT", raising=False)
+    monkeypatch.delenv("TAU_SYSTEM_NAMESPACE", raising=False)
+    return server
