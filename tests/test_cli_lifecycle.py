@@ -223,6 +223,62 @@ def test_cancel_waits_until_the_runs_kueue_workload_is_gone(project, kube_api, k
     assert result.complete and naps == [1.0]
 
 
+def test_cancel_says_which_pod_holds_its_node_and_why_it_does_not_stop(
+    project, kube_api, kube_client
+):
+    """A main process that ignores SIGTERM (python as PID 1) keeps its pod for the whole grace
+    period: cancel says what it waits for, and once the pod outlasts its SIGTERM, why."""
+    from tau.runs.cancel import cancel
+
+    kube_api.register_kueue_kuberay_tau_kinds()
+    assert main(["run", "eval", "-n", "team"]) == 0
+    kube_api.put(
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {
+                "name": "eval-0-abcde",
+                "namespace": "team",
+                "labels": {"job-name": "eval"},
+                # Held until the kubelet's kill, as a pod in its grace period is.
+                "finalizers": ["tau-test/held"],
+            },
+            "spec": {
+                "nodeName": "gpu-node-3",
+                "terminationGracePeriodSeconds": 600,
+                "containers": [{"name": "main", "image": "python:3.12"}],
+            },
+            "status": {
+                "phase": "Running",
+                "containerStatuses": [{"name": "main", "state": {"running": {}}}],
+            },
+        }
+    )
+    kube_api.delete_object("v1", "Pod", "eval-0-abcde", namespace="team")
+    now = [0.0]
+    said: list[str] = []
+
+    def kubelet(seconds: float) -> None:
+        now[0] += 10.0
+        if now[0] >= 40.0:  # the grace period ends: SIGKILL, and the pod goes
+            pod = kube_api.get_object("v1", "Pod", "eval-0-abcde", namespace="team")
+            pod["metadata"]["finalizers"] = []
+            kube_api.put(pod)
+
+    result = cancel(
+        kube_client, "team", "eval", sleep=kubelet, clock=lambda: now[0], say=said.append
+    )
+    assert result.complete
+    assert said == [
+        "waiting for eval to release compute (1 pod(s) still holding capacity on gpu-node-3)",
+        "pod eval-0-abcde (main) still runs 30s after it was told to stop: its main process does "
+        "not exit on SIGTERM (a process that runs as PID 1, as `exec python` makes it, ignores "
+        "SIGTERM unless it installs a handler); the kubelet kills it after "
+        "terminationGracePeriodSeconds=600s",
+        "compute released: no RayCluster or pods remain for eval",
+    ]
+
+
 MISSING_RUN_ERROR = (
     "error: run team/ghost not found: no RayJob or Job of that name\n"
     "  hint: list the runs with `tau run list -n team`\n"

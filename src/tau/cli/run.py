@@ -403,13 +403,14 @@ def logs(
 
 
 @app.command
-def cancel(name: str, *, where: Where = Where(), wait: bool = True, timeout: float = 300.0) -> int:
+def cancel(name: str, *, where: Where = Where(), wait: bool = True, timeout: float = 720.0) -> int:
     """Delete a run's workload; Kueue reclaims the quota.
 
     Args:
         name: Run name.
         wait: Wait until the workload, its pods and the RayCluster are gone.
-        timeout: Seconds to wait for teardown.
+        timeout: Seconds to wait for teardown (the default outlasts a pod's 600-second grace
+            period: a process that ignores SIGTERM is killed only then).
     """
     from tau.errors import UsageError
     from tau.runs.cancel import cancel as do_cancel
@@ -420,7 +421,9 @@ def cancel(name: str, *, where: Where = Where(), wait: bool = True, timeout: flo
             hint="e.g. --timeout 300, or --no-wait to return once deletion is requested",
         )
     api, ns = where.connect()
-    result = do_cancel(api, ns, name, wait=wait, timeout=timeout)
+    result = do_cancel(
+        api, ns, name, wait=wait, timeout=timeout, say=lambda line: print(line, file=sys.stderr)
+    )
     print(result.message())
     return 0
 

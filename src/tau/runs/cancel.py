@@ -41,9 +41,17 @@ class CancelResult:
         )
 
 
+@dataclass(frozen=True)
+class Remaining:
+    """What of a cancelled run still exists: the count of objects, and its pods."""
+
+    count: int
+    pods: tuple[dict[str, Any], ...] = ()
+
+
 def _remaining(
     api_client: Any, namespace: str, kind: str, name: str, cluster: str | None, uid: str
-) -> int:
+) -> Remaining:
     from tau.kube import resources
 
     selector = f"{RAY_CLUSTER_LABEL}={cluster}" if kind == "RayJob" else f"{JOB_NAME_LABEL}={name}"
@@ -54,8 +62,10 @@ def _remaining(
         api_client, RAYJOB if kind == "RayJob" else JOB, name, namespace=namespace
     )
     count = int(workload is not None and (workload.get("metadata") or {}).get("uid") == uid)
+    pods: list[dict[str, Any]] = []
     if kind == "Job" or cluster:
-        count += len(resources.list_items(api_client, POD, namespace=namespace, selector=selector))
+        pods = resources.list_items(api_client, POD, namespace=namespace, selector=selector)
+        count += len(pods)
     if kind == "RayJob" and cluster:
         count += resources.find(api_client, RAYCLUSTER, cluster, namespace=namespace) is not None
     if uid:
@@ -70,7 +80,44 @@ def _remaining(
                 missing_ok=True,
             )
         )
-    return count
+    return Remaining(count, tuple(pods))
+
+
+#: How long a pod may run after its SIGTERM before cancel says why it is still there.
+SLOW_TO_STOP = 30.0
+
+
+def holding(name: str, pods: tuple[dict[str, Any], ...]) -> str:
+    """The progress line while pods still hold their nodes."""
+    nodes = sorted({str((p.get("spec") or {}).get("nodeName") or "") for p in pods} - {""})
+    where = f" on {', '.join(nodes)}" if nodes else ""
+    return (
+        f"waiting for {name} to release compute ({len(pods)} pod(s) still holding capacity{where})"
+    )
+
+
+def ignoring_sigterm(pods: tuple[dict[str, Any], ...], waited: float) -> str | None:
+    """Why a pod told to stop `waited` seconds ago still runs, when one does: its main process
+    did not exit on SIGTERM, and the kubelet waits out the grace period before killing it.
+    """
+    for pod in pods:
+        md, spec, status = pod.get("metadata") or {}, pod.get("spec") or {}, pod.get("status") or {}
+        running = [
+            str(c.get("name"))
+            for c in status.get("containerStatuses") or []
+            if "running" in (c.get("state") or {})
+        ]
+        if not md.get("deletionTimestamp") or not running:
+            continue
+        grace = spec.get("terminationGracePeriodSeconds")
+        grace_text = f"{grace}s" if grace is not None else "its grace period"
+        return (
+            f"pod {md.get('name')} ({', '.join(running)}) still runs {waited:.0f}s after it was "
+            "told to stop: its main process does not exit on SIGTERM (a process that runs as "
+            "PID 1, as `exec python` makes it, ignores SIGTERM unless it installs a handler); "
+            f"the kubelet kills it after terminationGracePeriodSeconds={grace_text}"
+        )
+    return None
 
 
 def owned_workload(
@@ -137,9 +184,11 @@ def cancel(
     sleep: Callable[[float], None] = time.sleep,
     clock: Callable[[], float] = time.monotonic,
     verb: str = "cancel",
+    say: Callable[[str], None] | None = None,
 ) -> CancelResult:
     """Delete the run's RayJob or Job and its headless Service; optionally wait for teardown.
     Only what tau created is deleted; `verb` (cancel, resume, retry) names the refusal.
+    `say` hears the wait's progress: pods still holding nodes, and why one does not stop.
 
     Raises:
         RunNotFound: the run does not exist.
@@ -152,8 +201,20 @@ def cancel(
     _delete(api_client, kind, obj)
     if not wait:
         return CancelResult(kind, namespace, name, complete=False)
-    deadline = clock() + timeout
-    while _remaining(api_client, namespace, kind, name, cluster, uid):
+    started = clock()
+    deadline = started + timeout
+    told: set[str] = set()
+
+    def tell(line: str | None, key: str) -> None:
+        if say is not None and line and key not in told:
+            told.add(key)
+            say(line)
+
+    while (left := _remaining(api_client, namespace, kind, name, cluster, uid)).count:
+        if left.pods:
+            tell(holding(name, left.pods), "holding")
+        if clock() - started >= SLOW_TO_STOP:
+            tell(ignoring_sigterm(left.pods, clock() - started), "sigterm")
         if clock() >= deadline:
             raise ClusterError(
                 f"{kind} {namespace}/{name} was deleted but its pods are still "
@@ -162,4 +223,6 @@ def cancel(
                 "team can see stuck finalizers",
             )
         sleep(1.0)
+    if "holding" in told and say is not None:
+        say(f"compute released: no RayCluster or pods remain for {name}")
     return CancelResult(kind, namespace, name, complete=True)
