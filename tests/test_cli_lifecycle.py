@@ -514,7 +514,13 @@ def test_resume_replaces_a_preempted_run_with_one_that_resumes(project, kube_api
     _fail_job(kube_api, "eval", pod_condition=PREEMPTED)
     capsys.readouterr()
     assert main(["run", "resume", "eval", "--config", "tau/eval.yaml", "-n", "team"]) == 0
-    assert capsys.readouterr().out.startswith("resumed eval after Preempted (attempt 1")
+    assert capsys.readouterr().out.splitlines() == [
+        "failure reason: Preempted",
+        "checkpoint: /data/checkpoints/finetunes/eval",
+        "deleting failed workload team/eval...",
+        "resumed eval after Preempted (attempt 1, "
+        "TAU_RESUME_FROM=/data/checkpoints/finetunes/eval, ns=team)",
+    ]
     job = kube_api.get_object("batch/v1", "Job", "eval", namespace="team")
     env = {
         e["name"]: e.get("value") for e in job["spec"]["template"]["spec"]["containers"][0]["env"]
@@ -523,6 +529,20 @@ def test_resume_replaces_a_preempted_run_with_one_that_resumes(project, kube_api
     assert env["TAU_RESUME_FROM"] == "/data/checkpoints/finetunes/eval"
     assert job["metadata"]["annotations"][meta.ANNOTATION_RETRY_ATTEMPT] == "1"
     assert "status" not in job or not job["status"].get("failed")
+
+
+def test_resume_warns_when_the_config_changed_since_the_submit(project, kube_api, capsys):
+    kube_api.register_kueue_kuberay_tau_kinds()
+    assert main(["run", "eval", "-n", "team"]) == 0
+    _fail_job(kube_api, "eval", pod_condition=PREEMPTED)
+    config = project / "tau" / "eval.yaml"
+    config.write_text(config.read_text().replace('cpu_request: "2"', 'cpu_request: "3"'))
+    capsys.readouterr()
+    code = main(["run", "resume", "eval", "--config", "tau/eval.yaml", "-n", "team"])
+    err = capsys.readouterr().err
+    assert code == 0, err
+    warning = next(line for line in err.splitlines() if line.startswith("warning: "))
+    assert warning.startswith("warning: config hash changed (") and " → " in warning, warning
 
 
 def test_resume_refuses_an_oomkilled_run_without_force(project, kube_api, capsys):

@@ -546,17 +546,18 @@ def resume(
         provenance=_provenance(valid),
     )
     plan = plan_resume(run, retry.policy_of(valid), force=force, resume_from=from_)
+    # The reference's lines; beside a client dry run's manifests they go to stderr.
+    said = sys.stderr if dry_run == "client" else sys.stdout
+    print(f"failure reason: {plan.reason}", file=said)
     for line in plan.warnings:
         print(line, file=sys.stderr)
+    print(f"checkpoint: {plan.env['TAU_RESUME_FROM']}", file=said)
     if dry_run == "client":
         docs = run.render(plan.env, redact=True)
         sys.stdout.write(pipeline.dump(docs, fmt))
         return 0
-    print(
-        f"replacement for {target.namespace}/{name} renders cleanly (attempt {plan.attempt}); "
-        "deleting the failed run",
-        file=sys.stderr,
-    )
+    # The replacement rendered cleanly (plan_resume rendered it): only now is anything deleted.
+    print(f"deleting failed workload {target.namespace}/{name}...", flush=True)
     run.delete_and_wait("resume")
     import secrets
 

@@ -205,10 +205,11 @@ def plan_resume(
     recorded = ((run._last.get("metadata") or {}).get("annotations") or {}).get(
         meta.ANNOTATION_CONFIG_HASH
     )
-    if recorded and recorded != config_hash(run.valid):
+    current = config_hash(run.valid)
+    if recorded and recorded != current:
         warnings.append(
-            f"warning: the config changed since {where} was submitted "
-            "(config-hash differs); the replacement uses the config as it is now"
+            f"warning: config hash changed ({recorded[:8]} → {current[:8]}) since {where} was "
+            "submitted; the replacement uses the config as it is now"
         )
     attempt = previous_attempt(run._last) + 1
     env = retry_env(
