@@ -50,7 +50,7 @@ def test_no_module_imports_a_higher_layer():
 def test_render_is_used_through_the_pipeline_only():
     outside = []
     for path, parts in _modules():
-        unit = ".".join(parts[:2]) if parts[0] == "serve" else parts[0]
+        unit = ".".join(parts[:2]) if parts[0] == "serving" else parts[0]
         if unit in RENDER_USERS or parts[0] in RENDER_USERS:
             continue
         outside += [
