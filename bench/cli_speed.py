@@ -161,8 +161,8 @@ def render_rates(seconds: float = 2.0) -> tuple[float, float, float]:
     """
     sys.path[:0] = [str(ROOT / "src")]
     from tau import pipeline, render
-    from tau.config import load, validate
-    from tau.config.workflow import probe
+    from tau.intent import load, validate
+    from tau.intent.workflow import probe
     from tau.plan import resolve
     from tau.render import manifests
 
@@ -171,7 +171,7 @@ def render_rates(seconds: float = 2.0) -> tuple[float, float, float]:
     inputs = []
     for path in paths:
         doc = load.load(path)
-        # Managed workflows are translated before they render (tau.config.workflow.dispatch):
+        # Managed workflows are translated before they render (tau.intent.workflow.dispatch):
         # the rates are of direct configs, as `tau run validate` reads them.
         if (path.parent / "args").exists() or probe.applies(doc.data):
             continue
@@ -232,10 +232,10 @@ def main() -> int:
     # The typed config's own cost: every tau process has `typing` loaded before it reads a
     # config (the CLI framework imports it), so the target is on the import after `typing`;
     # the cold figure, `typing` included, is printed beside it.
-    typed = import_ms("tau.config.runconfig", args.runs, preloaded="typing")
-    cold = import_ms("tau.config.runconfig", args.runs)
+    typed = import_ms("tau.intent.runconfig", args.runs, preloaded="typing")
+    cold = import_ms("tau.intent.runconfig", args.runs)
     print(
-        f"{'import tau.config.runconfig':40s} median {typed:7.1f} ms   target ≤ 10 ms   "
+        f"{'import tau.intent.runconfig':40s} median {typed:7.1f} ms   target ≤ 10 ms   "
         f"{'ok' if typed <= 10 else 'SLOW'}   (cold, typing included: {cold:.1f} ms)"
     )
     pure, dumped, whole = render_rates()

@@ -15,7 +15,7 @@ import yaml
 from tau.cli import main
 from tau.registry import artifact_index
 from tau.registry.backend import open_backend
-from tau.serve import sources
+from tau.serving import sources
 
 ROOT = Path(__file__).resolve().parents[1]
 GOLDEN = ROOT / "golden"

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from tau.cli import main as tau_main
-from tau.config import load
+from tau.intent import load
 from tau.portal.cli import main as portal_main
 
 

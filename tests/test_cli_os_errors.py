@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tau.cli import main as tau_main
-from tau.config import load
+from tau.intent import load
 from tau.portal.cli import main as portal_main
 from tests.portal_capture_seed import new_store
 

@@ -13,7 +13,7 @@ import pytest
 import tau
 from tau.cli import ROOTS, build_app, main
 from tau.cli.run import SUBCOMMANDS
-from tau.config.spec import spec_path
+from tau.intent.spec import spec_path
 
 Cap = pytest.CaptureFixture[str]
 

@@ -1,7 +1,7 @@
 """The checked-in schema, its generated model, and the structural validator agree.
 
 spec/tau-run-config.schema.json is the source of truth; generated/tau_models/run_config.py is
-generated from it by codegen.py; tau.config.validate.structure walks it. Each of the three must
+generated from it by codegen.py; tau.intent.validate.structure walks it. Each of the three must
 accept the same valid configs and reject the same structurally invalid ones.
 """
 
@@ -17,9 +17,9 @@ import pydantic
 import pytest
 from tau_models.run_config import RunConfig
 
-from tau.config.load import parse
-from tau.config.spec import run_config_schema
-from tau.config.validate import structure
+from tau.intent.load import parse
+from tau.intent.spec import run_config_schema
+from tau.intent.validate import structure
 from tests.test_validate_rules import PIN, VALID, job, ray
 
 ROOT = Path(__file__).resolve().parents[1]

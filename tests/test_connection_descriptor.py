@@ -186,7 +186,7 @@ def test_the_descriptor_schema_is_checked_in_and_names_every_key_the_example_use
 
     import yaml
 
-    from tau.config.spec import CONNECTION_SCHEMA, spec_path
+    from tau.intent.spec import CONNECTION_SCHEMA, spec_path
 
     schema = json.loads(spec_path(CONNECTION_SCHEMA).read_text())
     example = Path(__file__).resolve().parents[1] / "examples" / RELATIVE_PATH

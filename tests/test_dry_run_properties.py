@@ -20,9 +20,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tau import pipeline
-from tau.config import load, presets, validate
-from tau.config.spec import run_config_schema
 from tau.errors import ConfigError, NotImplementedYet
+from tau.intent import load, presets, validate
+from tau.intent.spec import run_config_schema
 from tau.render import manifests
 
 SCRIPT = "import os\nprint('train', os.environ.get('TAU_RUN_NAME'))\n"

@@ -51,7 +51,7 @@ def validate_modules() -> set[str]:
 
 
 def test_run_validate_does_not_import_the_kubernetes_client(validate_modules: set[str]) -> None:
-    assert "tau.config.validate" in validate_modules  # the probe did run validation
+    assert "tau.intent.validate" in validate_modules  # the probe did run validation
     assert not imported(validate_modules, "kubernetes")
 
 
@@ -154,7 +154,7 @@ def test_portal_help_and_search_do_not_import_pyarrow_or_kubernetes(tmp_path: Pa
 
 
 @pytest.mark.parametrize(
-    "module", ["tau.config.workflow.probe", "tau.config.validate", "tau.cli.loading"]
+    "module", ["tau.intent.workflow.probe", "tau.intent.validate", "tau.cli.loading"]
 )
 def test_each_config_module_imports_first_in_a_fresh_interpreter(module: str) -> None:
     """probe and validate import each other's parts: either may be the first one loaded."""

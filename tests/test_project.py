@@ -8,7 +8,7 @@ import zipfile
 
 import pytest
 
-from tau.config.project import MAX_ARCHIVE_BYTES, ProjectError, archive, module_of
+from tau.intent.project import MAX_ARCHIVE_BYTES, ProjectError, archive, module_of
 
 
 def _tree(root):

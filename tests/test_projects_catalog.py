@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from tau.config import projects
-from tau.config.spec import spec_path
 from tau.errors import ConfigError
+from tau.intent import projects
+from tau.intent.spec import spec_path
 from tests.projects_helpers import CATALOG, monorepo, tau, write
 
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from tau.config import target as targets
 from tau.errors import UsageError
+from tau.intent import target as targets
 from tests.projects_helpers import CATALOG, git_init, monorepo, tau, write
 
 Cap = pytest.CaptureFixture[str]
@@ -227,6 +227,6 @@ def test_choosing_a_project_stays_offline(tmp_path: Path) -> None:
 
     monorepo(tmp_path)
     code, modules = modules_after(["run", "validate", "train", "--project", "vision"], tmp_path)
-    assert code == 0 and "tau.config.projects" in modules
+    assert code == 0 and "tau.intent.projects" in modules
     for package in ("kubernetes", "tau.kube", "tau.connection", "tau.render", "urllib3"):
         assert not imported(modules, package), package

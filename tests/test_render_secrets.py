@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from tau.config.workflow import keyvault as kv
+from tau.intent.workflow import keyvault as kv
 from tau.k8s import meta
 from tau.plan.managed import key_vault_env
 from tau.plan.model import KeyVault, SecretData, SecretRef

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from tau.config import load, validate
 from tau.errors import TauError
+from tau.intent import load, validate
 from tau.runs.retry import Outcome, Policy, backoff, policy_of, retry_env, run, signature
 
 
@@ -114,7 +114,7 @@ def test_signatures_are_collapsed_and_bounded():
 
 
 def test_retry_env_names_are_exactly_the_settable_tau_keys():
-    from tau.config.validate.env import SETTABLE_TAU_KEYS
+    from tau.intent.validate.env import SETTABLE_TAU_KEYS
 
     assert tuple(sorted(retry_env(POLICY, 1, "Evicted"))) == SETTABLE_TAU_KEYS
 

@@ -116,7 +116,7 @@ def _stuck_pod(kube_api, job: str) -> None:
 def test_the_retry_loop_says_once_that_a_run_waits_on_a_missing_claim(kube_api, kube_client):
     from pathlib import Path
 
-    from tau.config import load, validate
+    from tau.intent import load, validate
     from tau.runs.recovery import ClusterRun
 
     kube_api.register_kueue_kuberay_tau_kinds()

@@ -646,7 +646,7 @@ def test_a_policy_file_preset_with_a_mig_shape_or_unknown_class_is_rejected(
 
 
 def test_the_builtin_catalog_passes_its_own_gpu_rules() -> None:
-    from tau.config.presets import load_catalog
+    from tau.intent.presets import load_catalog
 
     assert load_catalog(None, None).presets
 

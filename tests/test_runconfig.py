@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from tau.config import load, runconfig, validate
-from tau.config.runconfig import ALIASES, RunConfig
-from tau.config.spec import run_config_schema
+from tau.intent import load, runconfig, validate
+from tau.intent.runconfig import ALIASES, RunConfig
+from tau.intent.spec import run_config_schema
 from tau.status import classify
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -141,7 +141,7 @@ def test_image_and_priority_aliases_collapse(tmp_path: Path) -> None:
 def test_runconfig_imports_without_third_party_modules() -> None:
     """The type must stay cheap to import (bench/cli_speed.py measures the milliseconds)."""
     code = (
-        "import sys, tau.config.runconfig; print(sorted(m for m in sys.modules "
+        "import sys, tau.intent.runconfig; print(sorted(m for m in sys.modules "
         "if m.split('.')[0] in ('pydantic', 'yaml', 'jsonschema')))"
     )
     out = subprocess.run(
@@ -154,19 +154,19 @@ def test_every_rule_module_declares_its_stage_and_validate_runs_only_offline_one
     import ast
     import importlib
 
-    package = ROOT / "src" / "tau" / "config" / "validate"
+    package = ROOT / "src" / "tau" / "intent" / "validate"
     helpers = {"__init__", "context", "findings"}
     stages = {}
     for path in sorted(package.glob("*.py")):
         if path.stem not in helpers:
-            stages[path.stem] = importlib.import_module(f"tau.config.validate.{path.stem}").STAGE
+            stages[path.stem] = importlib.import_module(f"tau.intent.validate.{path.stem}").STAGE
     assert set(stages.values()) <= {"offline", "client"}
     assert stages["limits"] == "client"
     tree = ast.parse((package / "__init__.py").read_text())
     used = {
         alias.name
         for node in ast.walk(tree)
-        if isinstance(node, ast.ImportFrom) and node.module == "tau.config.validate"
+        if isinstance(node, ast.ImportFrom) and node.module == "tau.intent.validate"
         for alias in node.names
     }
     assert used and all(stages[name] == "offline" for name in used), used

@@ -205,22 +205,35 @@ def test_every_public_name_resolves_on_tau_and_the_two_tables_agree() -> None:
         tau._tau_train_handle  # noqa: B018 - the lookup is the test
 
 
-def test_tau_config_and_tau_serve_stay_the_sdk_functions_after_their_subpackages_load() -> None:
+def test_each_tau_name_has_one_meaning_the_sdk_function() -> None:
+    # A fresh interpreter: the subpackages load first, then `from tau import ...` reads attributes.
     probe = (
-        "import tau, tau.config.load, tau.serve.apply\n"
-        "from tau.config import load\n"
-        "import json\n"
-        "print(json.dumps([callable(tau.config), callable(tau.serve), tau.serve.__module__,"
-        " tau.config.__module__, load.__name__]))\n"
+        "import types, json, importlib\n"
+        "import tau, tau.intent.load, tau.serving.apply\n"
+        "from tau import config, serve\n"
+        "missing = []\n"
+        "for name in ('tau.config', 'tau.serve'):\n"
+        "    try:\n"
+        "        importlib.import_module(name)\n"
+        "    except ModuleNotFoundError:\n"
+        "        missing.append(name)\n"
+        "print(json.dumps([config.__module__, serve.__module__, tau.config is config,"
+        " tau.serve is serve, tau.__class__ is types.ModuleType, missing]))\n"
     )
     proc = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, check=False, timeout=60
     )
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout) == [
-        True,
-        True,
-        "tau.sdk.serve",
         "tau.sdk.config",
-        "tau.config.load",
+        "tau.sdk.serve",
+        True,
+        True,
+        True,
+        ["tau.config", "tau.serve"],
     ]
+
+
+def test_no_module_of_tau_is_named_like_an_sdk_name() -> None:
+    top = {p.stem for p in (ROOT / "src" / "tau").iterdir() if p.suffix == ".py" or p.is_dir()}
+    assert top & tau.SDK_NAMES == set()

@@ -503,7 +503,7 @@ def test_an_unreachable_cluster_is_a_clear_error(tau, kube_api):
 def test_importing_the_serve_cli_does_not_import_the_kubernetes_client():
     root = Path(__file__).resolve().parents[1]
     code = (
-        "import sys; import tau.cli.serve, tau.serve.apply, tau.serve.observe; "
+        "import sys; import tau.cli.serve, tau.serving.apply, tau.serving.observe; "
         "sys.exit('kubernetes' in sys.modules)"
     )
     done = subprocess.run([sys.executable, "-c", code], cwd=root, check=False)

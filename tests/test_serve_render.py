@@ -9,14 +9,14 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tau.config.presets import load_catalog
 from tau.errors import ConfigError
+from tau.intent.presets import load_catalog
 from tau.k8s import meta
 from tau.plan.model import REDACTED
 from tau.plan.service import DeployFlags, build_spec, checkpoint_path, image_problem
 from tau.render import pod
 from tau.render import service as render
-from tau.serve import observe
+from tau.serving import observe
 from tests.manifest_check import validate_document
 
 ROOT = Path(__file__).resolve().parents[1]

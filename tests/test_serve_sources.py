@@ -9,7 +9,7 @@ import pytest
 from tau.errors import TauError
 from tau.registry.backend import FileBackend
 from tau.registry.models import ModelRegistry
-from tau.serve import sources
+from tau.serving import sources
 
 
 def _finetune(root, run: str, artifacts: list[dict]) -> None:

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from tau import pipeline
-from tau.config import load, validate
 from tau.errors import ClusterError
+from tau.intent import load, validate
 from tau.k8s import meta
 from tau.render import manifests
 from tau.runs.submit import submit

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from tau.config.duration import DurationError, format_duration, parse_duration
-from tau.config.load import load
-from tau.config.validate import validate
 from tau.errors import ConfigError
+from tau.intent.duration import DurationError, format_duration, parse_duration
+from tau.intent.load import load
+from tau.intent.validate import validate
 from tau.k8s.quantity import parse_quantity
 
 SHA = "sha256:" + "0" * 64
@@ -1628,8 +1628,8 @@ def test_no_value_at_any_schema_path_makes_validation_crash(project: Path) -> No
     """Every problem is a ConfigError with formatted diagnostics, never a traceback."""
     import yaml
 
-    from tau.config.load import parse
-    from tau.config.validate.structure import known_paths
+    from tau.intent.load import parse
+    from tau.intent.validate.structure import known_paths
 
     for engine in ("job", "rayjob"):
         for path in known_paths():

@@ -1,4 +1,4 @@
-"""workflow.extra_scripts and workflow.secret_payload (tau.config.workflow.files).
+"""workflow.extra_scripts and workflow.secret_payload (tau.intent.workflow.files).
 
 Contract tests 1 and 5–8 (the reference's managed_workflow_test.go), every error of the
 extra-script spec and of the secret payload, each at its config path, and the rule that no
@@ -13,17 +13,17 @@ from pathlib import Path
 
 import pytest
 
-from tau.config.load import parse
-from tau.config.validate.findings import Findings
-from tau.config.workflow.files import (
+from tau.errors import ConfigError
+from tau.intent.load import parse
+from tau.intent.validate.findings import Findings
+from tau.intent.workflow.files import (
     MAIN_SCRIPT,
     SecretPayload,
     load_extra_scripts,
     load_secret_payload,
     split_extra_script,
 )
-from tau.config.workflow.problems import WorkflowInputError
-from tau.errors import ConfigError
+from tau.intent.workflow.problems import WorkflowInputError
 
 
 def _write(path: Path, data: bytes | str = b"x") -> Path:

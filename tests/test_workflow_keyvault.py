@@ -1,4 +1,4 @@
-"""runtime.env_kv → Key Vault entries, the spec and its names (tau.config.workflow.keyvault).
+"""runtime.env_kv → Key Vault entries, the spec and its names (tau.intent.workflow.keyvault).
 
 Contract tests 50–60 (the reference's kvspec_test.go), plus every message and where a problem
 is reported: each is a located Diagnostic at `runtime.env_kv.<NAME>` once recorded into the
@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from tau.config.load import parse
-from tau.config.validate.findings import Findings
-from tau.config.workflow import keyvault as kv
-from tau.config.workflow.keyvault import KeyVaultEntry, KeyVaultSpec
-from tau.config.workflow.problems import WorkflowInputError
 from tau.errors import ConfigError
+from tau.intent.load import parse
+from tau.intent.validate.findings import Findings
+from tau.intent.workflow import keyvault as kv
+from tau.intent.workflow.keyvault import KeyVaultEntry, KeyVaultSpec
+from tau.intent.workflow.problems import WorkflowInputError
 
 
 def _problems(env_kv, key_vault="") -> list[tuple[str, ...]]:

@@ -16,10 +16,10 @@ from typing import Any
 import pytest
 import yaml
 
-from tau.config.load import parse as parse_yaml
-from tau.config.workflow.manifest import parse, rayjob_name_problem
-from tau.config.workflow.model import EnvVar, Manifest, ManifestCompute, Mount
 from tau.errors import ConfigError, Diagnostic
+from tau.intent.load import parse as parse_yaml
+from tau.intent.workflow.manifest import parse, rayjob_name_problem
+from tau.intent.workflow.model import EnvVar, Manifest, ManifestCompute, Mount
 
 BASE = "schema_version: 1\nname: x\ncompute: {gpus: 1}\nruntime:\n  pip:\n    - torch==2.4.0\n"
 PIP_REQUIRED = (

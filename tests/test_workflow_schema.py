@@ -1,7 +1,7 @@
 """The manifest's JSON Schema, its generated model and the parser agree, and the CLI prints them.
 
 spec/tau-workflow-manifest.schema.json documents the schema_version: 1 manifest; codegen.py
-generates tau_models.workflow_manifest from it; tau.config.workflow.manifest parses it. The
+generates tau_models.workflow_manifest from it; tau.intent.workflow.manifest parses it. The
 field set of the schema is exactly what the parser reads (a drift guard in both directions),
 and the three accept and reject the same documents.
 """
@@ -22,16 +22,16 @@ import yaml
 from tau_models.workflow_manifest import WorkflowManifest
 
 from tau.cli import main
-from tau.config.load import parse as parse_yaml
-from tau.config.spec import (
+from tau.errors import ConfigError
+from tau.intent.load import parse as parse_yaml
+from tau.intent.spec import (
     WORKFLOW_MANIFEST_SCHEMA,
     spec_path,
     workflow_manifest_schema,
     workflow_manifest_schema_bytes,
 )
-from tau.config.workflow import unknown
-from tau.config.workflow.manifest import FIELDS, parse
-from tau.errors import ConfigError
+from tau.intent.workflow import unknown
+from tau.intent.workflow.manifest import FIELDS, parse
 from tests.test_workflow_manifest import BASE, SDK_EVAL, SDK_TRAIN
 
 ROOT = Path(__file__).resolve().parents[1]

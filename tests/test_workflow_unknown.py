@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from tau.config.load import parse as parse_yaml
-from tau.config.workflow import unknown
-from tau.config.workflow.manifest import parse
 from tau.errors import Diagnostic
+from tau.intent.load import parse as parse_yaml
+from tau.intent.workflow import unknown
+from tau.intent.workflow.manifest import parse
 
 ROOT = Path(__file__).resolve().parents[1]
 HEAD = "schema_version: 1\nname: x\nrun:\n  entrypoint: train.py\n"
@@ -207,7 +207,7 @@ def test_the_reference_pass_through_paths_are_known() -> None:
 
 
 def test_the_direct_run_config_fields_are_known() -> None:
-    from tau.config.validate.structure import known_paths
+    from tau.intent.validate.structure import known_paths
 
     assert {".".join(p) for p in known_paths()} <= set(unknown.known_paths())
 

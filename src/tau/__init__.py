@@ -5,14 +5,10 @@ submit → observe (I/O). Nothing here imports the Kubernetes client at import t
 so offline commands stay fast.
 
 `import tau` is also the Python SDK a researcher writes against (`@tau.train`, `@tau.eval`,
-`tau.serve`, ...): those names resolve on first access (PEP 562), so `tau --help` never
-imports tau.sdk. Two of them, `config` and `serve`, are also the names of subpackages; as
-attributes of `tau` they always mean the SDK functions, and the subpackages are reached
-through imports (`from tau.config import ...`), which read sys.modules, never this attribute.
+`tau.serve`, `tau.config`, ...): those names resolve on first access (PEP 562), so `tau --help`
+never imports tau.sdk. No module of the package shares a name with them (tau.yaml is read by
+tau.intent, model services are deployed by tau.serving), so each `tau.<name>` has one meaning.
 """
-
-import sys as _sys
-import types as _types
 
 __version__ = "0.1.0"
 
@@ -38,21 +34,6 @@ SDK_NAMES = frozenset(
         "call_staged_function",
     }
 )
-_SUBPACKAGE_CLASHES = frozenset({"config", "serve"})
-
-
-class _Package(_types.ModuleType):
-    """`tau` itself: importing tau.config or tau.serve does not rebind tau.config / tau.serve
-    (the SDK functions a user module calls) to those subpackages.
-    """
-
-    def __setattr__(self, name: str, value: object) -> None:
-        if name in _SUBPACKAGE_CLASHES and isinstance(value, _types.ModuleType):
-            return
-        super().__setattr__(name, value)
-
-
-_sys.modules[__name__].__class__ = _Package
 
 
 def __getattr__(name: str) -> object:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("errors", "k8s", "layers"),
-    ("config",),
+    ("intent",),
     ("plan",),
     ("render", "provenance"),
     ("pipeline",),
@@ -21,7 +21,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("status",),
     ("registry",),
     ("runs",),
-    ("serve", "review"),
+    ("serving", "review"),
     ("portal", "cluster"),
     ("cli",),
     ("sdk",),

@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tau import render
-from tau.config import presets
-from tau.config.validate import ValidConfig
 from tau.errors import ConfigError, Diagnostic
+from tau.intent import presets
+from tau.intent.validate import ValidConfig
 from tau.plan.model import UNRESOLVED_SERVICE_ACCOUNT, Plan, Script
 from tau.plan.resolve import Resolved, resolve
 
@@ -114,7 +114,7 @@ def read_project(valid: ValidConfig) -> tuple[bytes, str] | None:
     working_dir = config.run.working_dir
     if not working_dir:
         return None
-    from tau.config import project  # zipfile and shutil: only a run that ships a project
+    from tau.intent import project  # zipfile and shutil: only a run that ships a project
 
     root = Path(working_dir) if working_dir.startswith("/") else valid.config_dir / working_dir
     loc = valid.where("run.working_dir")
@@ -220,7 +220,7 @@ def cluster_render(
 
 def _render(valid: ValidConfig, resolved: Resolved, *, redact: bool) -> list[dict[str, Any]]:
     """Render the plan; a payload over its size limit is a diagnostic, not an exception."""
-    from tau.config.validate import limits
+    from tau.intent.validate import limits
     from tau.render.payload import PayloadTooLarge
 
     try:

@@ -108,8 +108,8 @@ def cluster_documents(
     """The objects `tau run NAME` sends to the workspace's namespace and queue, rendered the
     way the CLI renders them."""
     from tau import pipeline
-    from tau.config import load, validate
-    from tau.config import target as targets
+    from tau.intent import load, validate
+    from tau.intent import target as targets
     from tau.provenance import collect
 
     monkeypatch.chdir(repo.cwd)

@@ -295,7 +295,7 @@ def topology(
     import os
 
     from tau.cluster import topology as t
-    from tau.config.presets import load_catalog
+    from tau.intent.presets import load_catalog
 
     chosen = None
     header: list[str] = []

@@ -103,7 +103,7 @@ def client_dry_run(request: Request, argv: Sequence[str]) -> int:
             prints it and picks the exit code, as for every command).
     """
     from tau.cli.loading import load_valid, print_preview
-    from tau.config.workflow.probe import Options
+    from tau.intent.workflow.probe import Options
 
     valid, _ = load_valid(request.target, request.config, request.project, managed=Options())
     return print_preview(

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from tau.config.target import Target
-    from tau.config.validate import ValidConfig
+    from tau.intent.target import Target
+    from tau.intent.validate import ValidConfig
 
 
 def load_valid(
@@ -23,27 +23,27 @@ def load_valid(
     """The validated config the command line means, and where it was found (its project).
 
     The one loader of `tau run` and its hot path. `managed` (the Key Vault flags, as
-    `tau.config.workflow.probe.Options`) lets a managed workflow through: a manifest, or a
+    `tau.intent.workflow.probe.Options`) lets a managed workflow through: a manifest, or a
     direct config naming one in workflow.file, is then translated onto the run config.
     Without it (`tau run validate`) both are validated as direct configs, which refuses a
     manifest. Warnings and the translation's notes go to stderr.
     """
-    from tau.config import load, validate
-    from tau.config import target as targets
+    from tau.intent import load, validate
+    from tau.intent import target as targets
 
     found = targets.resolve(target, config, Path.cwd(), project)
     doc = load.load(display(found.path))
     valid = None
     if managed is not None:
-        from tau.config.workflow import probe
+        from tau.intent.workflow import probe
 
         if probe.applies(doc.data):
-            from tau.config.workflow import dispatch
+            from tau.intent.workflow import dispatch
 
             valid = dispatch.load_run(doc, managed._replace(name=found.name))
         elif managed.key_vault_flags:
-            from tau.config.validate.env import ENV_KV_DIRECT
             from tau.errors import UsageError
+            from tau.intent.validate.env import ENV_KV_DIRECT
 
             flags = "--key-vault, --tenant-id and --workload-identity-client-id"
             raise UsageError(f"{flags}: {ENV_KV_DIRECT}", hint="remove the flags")

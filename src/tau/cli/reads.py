@@ -36,15 +36,15 @@ class Place:
         """(client, namespace) of the run's cluster, through the project the working directory
         (or --project) selects in a monorepo.
         """
-        from tau.config.gitroot import catalog_file
+        from tau.intent.gitroot import catalog_file
         from tau.session import connect, context_name
 
         explicit = context_name(self.context) is not None
         project = None
         # Without --project, an explicit context or a repository without a catalog chooses no
-        # project (tau.config.projects.for_lifecycle): then the catalog code is not loaded.
+        # project (tau.intent.projects.for_lifecycle): then the catalog code is not loaded.
         if self.project is not None or not (explicit or catalog_file(Path.cwd()) is None):
-            from tau.config.projects import for_lifecycle
+            from tau.intent.projects import for_lifecycle
 
             project = for_lifecycle(self.project, Path.cwd(), explicit_context=explicit)
         session = connect(

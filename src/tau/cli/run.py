@@ -20,7 +20,7 @@ from tau.cli.loading import load_valid as _load_valid
 from tau.cli.verbs import SUBCOMMANDS  # noqa: F401  (one list for this app and the hot path)
 
 if TYPE_CHECKING:
-    from tau.config.projects import Project
+    from tau.intent.projects import Project
     from tau.session import Session
 
 app = App(name="run", help="Validate, render, submit and follow runs described by tau.yaml.")
@@ -96,8 +96,8 @@ def _check_key_vault_identity(valid: Any, service_account: str | None) -> None:
     """A Key Vault run needs a ServiceAccount with workload identity (the reference's rule)."""
     if valid.managed is None or valid.managed.key_vault is None or service_account:
         return
-    from tau.config.workflow.keyvault import SERVICE_ACCOUNT_REQUIRED
     from tau.errors import ConfigError, Diagnostic
+    from tau.intent.workflow.keyvault import SERVICE_ACCOUNT_REQUIRED
 
     raise ConfigError(
         [
@@ -141,8 +141,8 @@ def run(
         workload_identity_client_id: Client ID of the managed identity that reads the vault
             (managed runtime.env_kv only).
     """
-    from tau.config.workflow.probe import Options
     from tau.errors import UsageError
+    from tau.intent.workflow.probe import Options
 
     where = where or Where()
     fmt = check_output(output, ("yaml", "json"))
@@ -191,7 +191,7 @@ def schema(*, output: OutputFlag = "json", manifest: bool = False) -> int:
         output: Only json.
         manifest: Print the schema of the managed workflow manifest (schema_version: 1).
     """
-    from tau.config.spec import run_config_schema_bytes, workflow_manifest_schema_bytes
+    from tau.intent.spec import run_config_schema_bytes, workflow_manifest_schema_bytes
 
     check_output(output, ("json",))
     chosen = workflow_manifest_schema_bytes() if manifest else run_config_schema_bytes()
@@ -209,7 +209,7 @@ def explain_config(*, output: OutputFlag = "markdown") -> int:
     Args:
         output: markdown or json.
     """
-    from tau.config import explain
+    from tau.intent import explain
 
     fmt = check_output(output, ("markdown", "json"))
     sys.stdout.write(explain.markdown() if fmt == "markdown" else explain.as_json())

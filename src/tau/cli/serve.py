@@ -1,6 +1,6 @@
 """`tau serve`: model services as a RayService or a Deployment (+ Service).
 
-Performs I/O (terminal; the cluster through tau.serve.apply/observe). This module only parses
+Performs I/O (terminal; the cluster through tau.serving.apply/observe). This module only parses
 flags, calls the core and prints; the kubernetes client is imported by the core, lazily.
 A service is not a run: there are no run lifecycle verbs here.
 """
@@ -16,7 +16,7 @@ from cyclopts import App, Parameter
 from tau.cli._common import ContextFlag, check_output
 
 if TYPE_CHECKING:
-    from tau.config.presets import Catalog
+    from tau.intent.presets import Catalog
     from tau.plan.service import DeployFlags
 
 app = App(name="serve", help="Deploy and manage model services (RayService or Deployment).")
@@ -71,7 +71,7 @@ def _resolve_source(
 
     from tau.plan.service import DEFAULT_CHECKPOINT_PVC
     from tau.registry.pvc import PvcBackend
-    from tau.serve import kube, sources
+    from tau.serving import kube, sources
 
     if not (from_finetune or from_model):
         return flags
@@ -221,8 +221,8 @@ def deploy(name: str, *, opts: DeployArgs = DeployArgs()) -> int:
     import os
 
     from tau import pipeline
-    from tau.config import presets
     from tau.errors import UsageError
+    from tau.intent import presets
     from tau.plan import service as spec
 
     fmt = check_output(opts.output, ("yaml", "json"))
@@ -248,7 +248,7 @@ def _apply(
     """Build, render unredacted and apply; print the deployed line and how to track it."""
     from tau import pipeline
     from tau.plan import service as spec
-    from tau.serve import apply, kube
+    from tau.serving import apply, kube
 
     kube.require_namespace(flags.namespace, "deploy")
     serve_spec = spec.build_spec(flags, catalog)
@@ -296,7 +296,7 @@ def status(
     """
     import datetime as dt
 
-    from tau.serve import kube, observe
+    from tau.serving import kube, observe
 
     fmt = check_output(output, ("table", "json"))
     kind = _kind(kind)
@@ -334,7 +334,7 @@ def scale(
         namespace: Namespace of the service (required).
     """
     from tau.plan.service import parse_numbers
-    from tau.serve import apply, kube
+    from tau.serving import apply, kube
 
     count = parse_numbers({"--replicas": replicas})["--replicas"] or 0
     apply.check_scalable(_kind(kind), count)  # before any I/O: a RayService is refused
@@ -360,7 +360,7 @@ def delete(
         kind: rayservice or deployment (a deployment's Service is deleted with it).
         namespace: Namespace of the service (required).
     """
-    from tau.serve import apply, kube
+    from tau.serving import apply, kube
 
     kind = _kind(kind)
     ns = kube.require_namespace(namespace, "delete")

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from tau.config.duration import DurationError, format_duration, parse_duration
 from tau.errors import UsageError
+from tau.intent.duration import DurationError, format_duration, parse_duration
 
 DEFAULT_RELEASE = "taugrid"
 DEFAULT_NAMESPACE = "tau-system"

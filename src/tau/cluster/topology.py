@@ -13,7 +13,7 @@ from typing import Any
 
 from tau.cluster.checks import ERROR, OK, WARN, Check
 from tau.cluster.nodes import DEVICE_PLUGIN_GPU, DRA_GPU_DRIVER, MIG_PREFIX, dra_devices
-from tau.config.presets import Preset
+from tau.intent.presets import Preset
 from tau.k8s import meta
 from tau.k8s.meta import ANNOTATION_GPU_CONTRACT
 

@@ -14,10 +14,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from tau.config.load import PathKey, dotted
-from tau.config.validate.findings import Findings
-from tau.config.validate.structure import FileWalker, show, type_name
 from tau.errors import ConfigError, Diagnostic, Location
+from tau.intent.load import PathKey, dotted
+from tau.intent.validate.findings import Findings
+from tau.intent.validate.structure import FileWalker, show, type_name
 
 SCHEMA = "tau.workspace.connection.v1"
 RELATIVE_PATH = Path("tau") / "workspace.connection.yaml"
@@ -109,7 +109,7 @@ def _aks_match(resource_id: str) -> dict[str, str]:
 
 def find_repository_root(start: Path) -> Path | None:
     """The nearest directory at or above `start` that holds `.git` (a dir or a worktree file)."""
-    from tau.config.gitroot import git_root
+    from tau.intent.gitroot import git_root
 
     return git_root(start)
 
@@ -174,9 +174,9 @@ def parse(text: str, filename: str) -> Descriptor:
     Raises:
         ConfigError: with every problem found.
     """
-    from tau.config import load
-    from tau.config.spec import connection_schema
-    from tau.config.validate.findings import Findings
+    from tau.intent import load
+    from tau.intent.spec import connection_schema
+    from tau.intent.validate.findings import Findings
 
     doc = load.parse(text, Path(filename), kind="descriptor")
     findings = Findings(doc.source, list(doc.problems))

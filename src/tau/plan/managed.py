@@ -6,7 +6,7 @@ resolve built is the run; this adds only what a direct config cannot say.
 
 from __future__ import annotations
 
-from tau.config.workflow.model import Managed
+from tau.intent.workflow.model import Managed
 from tau.plan.model import Files, KeyVault, Plan, Resources, SecretData, SecretRef
 
 UPSTREAM_CHECKPOINT_ENV = "TAU_UPSTREAM_CHECKPOINT"

@@ -3,7 +3,7 @@
 Pure. Generated models stop at resolve; render sees only these types, so a change of the
 config schema cannot silently change a manifest.
 
-Nested like the typed config (tau.config.runconfig): the job shape, the Ray shape, resources,
+Nested like the typed config (tau.intent.runconfig): the job shape, the Ray shape, resources,
 environment, storage, Ray Tune, the profiler and capture are each one group. Typed NamedTuples
 for the same reason as RunConfig: immutable and typed, without the per-class cost the
 dataclass decorator pays at import on every command that renders.

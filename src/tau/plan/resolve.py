@@ -3,7 +3,7 @@
 Pure: the entrypoint bytes, the catalog and any cluster facts arrive as arguments. This is
 where presets meet explicit policy, the GPU count per node is decided and the output path meets
 the mounts. Every rule that can reject the config at this stage lives in
-`tau.config.validate.dryrun` (stage "client"); resolve only derives values and reports what those
+`tau.intent.validate.dryrun` (stage "client"); resolve only derives values and reports what those
 rules return, so an exception out of here is a bug, never a user error.
 """
 
@@ -14,12 +14,12 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from tau.config.presets import Catalog, Preset, label_normal
-from tau.config.runconfig import JOB, RunConfig
-from tau.config.validate import ValidConfig, dryrun
-from tau.config.validate.env import parse_secret_ref
-from tau.config.validate.findings import Findings
 from tau.errors import Diagnostic
+from tau.intent.presets import Catalog, Preset, label_normal
+from tau.intent.runconfig import JOB, RunConfig
+from tau.intent.validate import ValidConfig, dryrun
+from tau.intent.validate.env import parse_secret_ref
+from tau.intent.validate.findings import Findings
 from tau.k8s import dra, paths
 from tau.plan.model import (
     UNRESOLVED_NAMESPACE,

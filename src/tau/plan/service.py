@@ -10,8 +10,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
-from tau.config.presets import Catalog, Preset
 from tau.errors import ConfigError, Diagnostic
+from tau.intent.presets import Catalog, Preset
 from tau.k8s import meta, paths
 from tau.k8s.names import DNS_1035_LABEL, DNS_1123_SUBDOMAIN, ENV_NAME, SECRET_KEY
 from tau.plan import pod_parts
@@ -254,7 +254,7 @@ def _secrets(
 
 def _preset_gpus(preset: Preset | None, gpus: int | None, p: _Problems) -> int:
     """--gpus, or the preset's shape count; a mismatch between the two is an error."""
-    from tau.config.validate.dryrun import shape_gpus
+    from tau.intent.validate.dryrun import shape_gpus
 
     count: int | None = None
     if preset and preset.shape:

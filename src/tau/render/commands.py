@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import shlex
 
-from tau.config.duration import parse_duration
+from tau.intent.duration import parse_duration
 from tau.k8s import paths
 from tau.plan.model import Plan
 from tau.render import artifact_index

@@ -156,7 +156,7 @@ def profile_out(plan: Plan) -> tuple[str, str]:
 
 def profiler_annotations(plan: Plan) -> dict[str, str]:
     """Where the profile lands and how it was taken; durations normalized (90s → 1m30s)."""
-    from tau.config.duration import format_duration, parse_duration
+    from tau.intent.duration import format_duration, parse_duration
 
     notes = {
         meta.ANNOTATION_PROFILE_MODE: plan.profiler.mode or "",
@@ -180,7 +180,7 @@ def profiler_env(plan: Plan) -> dict[str, str]:
     """What the entrypoint needs to start Nsight itself on the chosen rank."""
     if not plan.profiler.mode:
         return {}
-    from tau.config.duration import parse_duration
+    from tau.intent.duration import parse_duration
 
     ext = "nsys-rep" if plan.profiler.mode == "nsys" else "ncu-rep"
     out = {

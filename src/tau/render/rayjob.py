@@ -352,7 +352,7 @@ def _worker(
 
 def plan_to_rayjob(plan: Plan, *, redact: bool) -> dict[str, Any]:
     """The suspended RayJob; KubeRay creates the RayCluster once Kueue admits it."""
-    from tau.config.project import ARCHIVE_NAME
+    from tau.intent.project import ARCHIVE_NAME
 
     files = {_script_name(plan): plan.script.content if plan.script else b""}
     if plan.ray.project_zip is not None:

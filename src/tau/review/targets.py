@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tau.config import projects
 from tau.errors import TauError
+from tau.intent import projects
 from tau.k8s.names import DNS_1123_LABEL
 from tau.review.model import Side
 
@@ -61,9 +61,9 @@ def named(names: list[str], cwd: Path, project: str | None) -> list[Entry]:
     """The targets the command line names, resolved as `tau run NAME` resolves them.
 
     Raises:
-        UsageError: a name is not a target here (see tau.config.target.resolve).
+        UsageError: a name is not a target here (see tau.intent.target.resolve).
     """
-    from tau.config import target as targets
+    from tau.intent import target as targets
 
     out = []
     for name in names:
@@ -80,13 +80,13 @@ def load(path: Path) -> Any:
     Raises:
         ConfigError: the config does not load or validate.
     """
-    from tau.config import load as loader
-    from tau.config import validate
-    from tau.config.workflow import probe
+    from tau.intent import load as loader
+    from tau.intent import validate
+    from tau.intent.workflow import probe
 
     doc = loader.load(path)
     if probe.applies(doc.data):
-        from tau.config.workflow import dispatch
+        from tau.intent.workflow import dispatch
 
         return dispatch.load_run(doc, probe.Options())
     return validate.validate(doc)

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from tau.config.validate import ValidConfig
 from tau.errors import TauError
+from tau.intent.validate import ValidConfig
 from tau.k8s import meta, paths
 from tau.provenance import Provenance
 from tau.runs import ownership

@@ -12,10 +12,10 @@ import re
 from dataclasses import dataclass
 from typing import Protocol
 
-from tau.config.duration import format_duration, parse_duration
-from tau.config.runconfig import DEFAULT_BACKOFF_INITIAL, DEFAULT_BACKOFF_MAX
-from tau.config.validate import ValidConfig
 from tau.errors import TauError
+from tau.intent.duration import format_duration, parse_duration
+from tau.intent.runconfig import DEFAULT_BACKOFF_INITIAL, DEFAULT_BACKOFF_MAX
+from tau.intent.validate import ValidConfig
 from tau.status import classify
 
 CANONICAL_REASONS = {str(r).lower(): str(r) for r in classify.RETRYABLE}

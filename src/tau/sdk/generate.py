@@ -24,15 +24,15 @@ import yaml
 from tau.k8s.names import DNS_1123_LABEL
 from tau.sdk.discover import Found, Handles
 from tau.sdk.errors import BuildArtifactError, SdkError
-from tau.sdk.overrides import Overrides
-from tau.sdk.secrets import SecretSource
-from tau.sdk.workloads import (
+from tau.sdk.manifest import (
     DEFAULT_CHECKPOINT_ARTIFACT,
     DEFAULT_WORKLOAD_KIND,
     EVAL_WORKLOAD_KIND,
     validate_checkpoint_artifact,
     with_data_pvc,
 )
+from tau.sdk.overrides import Overrides
+from tau.sdk.secrets import SecretSource
 
 CONFIG_FILE = "tau.yaml"
 WRAPPER_FILE = "tau_py_wrapper.py"

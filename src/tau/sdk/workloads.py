@@ -16,7 +16,7 @@ import inspect
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
 from tau.k8s.names import DNS_1123_LABEL
@@ -30,12 +30,17 @@ from tau.sdk.config import (
 from tau.sdk.ctx import Ctx
 from tau.sdk.entrypoints import USER_MODULE_SOURCE, EntrypointSpec, entrypoint_spec
 from tau.sdk.errors import SdkError
+from tau.sdk.manifest import (
+    DEFAULT_CHECKPOINT_ARTIFACT,
+    DEFAULT_WORKLOAD_KIND,
+    EVAL_WORKLOAD_KIND,
+    copy_block,
+    validate_checkpoint_artifact,
+    with_data_pvc,
+)
 from tau.sdk.mounts import normalize_mounts
 from tau.sdk.overrides import COMPUTE_KEYS, nonblank_text, positive_int, selector_pairs
 
-DEFAULT_WORKLOAD_KIND = "rayjob"
-EVAL_WORKLOAD_KIND = "rayjob-eval"
-DEFAULT_CHECKPOINT_ARTIFACT = "last.safetensors"
 #: Keys the decorator's own arguments own; extra_manifest may not set them.
 RESERVED_MANIFEST_KEYS = frozenset({"schema_version", "name", "compute", "eval", "entrypoint"})
 
@@ -72,21 +77,6 @@ def refuse_literal_secrets(entries: Any, handle_name: str) -> None:
             )
 
 
-def validate_checkpoint_artifact(path: object, subject: str) -> str:
-    """A checkpoint file path relative to the run's artifacts folder: no '/', '.', '..' games."""
-    if not isinstance(path, str):
-        raise SdkError(f"{subject} must be a string")
-    value = path.strip()
-    if not value:
-        raise SdkError(f"{subject} must not be empty")
-    pure = PurePosixPath(value)
-    if pure.is_absolute() or any(part in ("", ".", "..") for part in value.split("/")):
-        raise SdkError(
-            f"{subject} must be a relative pod path without '.' or '..' segments (got {path!r})"
-        )
-    return pure.as_posix()
-
-
 @dataclass(frozen=True)
 class Placement:
     """Where and how the run is scheduled: the decorator's placement arguments."""
@@ -114,35 +104,11 @@ def _compute_resources(**values: Any) -> dict[str, Any]:
     return out
 
 
-def _block(manifest: Mapping[str, Any], key: str, what: str) -> dict[str, Any]:
-    raw = manifest.get(key) or {}
-    if not isinstance(raw, dict):
-        raise SdkError(f"tau-py: {what}['{key}'] must be a dict")
-    return dict(raw)
-
-
-def with_data_pvc(
-    manifest: dict[str, Any], data_pvc: str | None, *, override: bool = False
-) -> dict[str, Any]:
-    """`storage.data_pvc` set; a different value already there is a conflict unless `override`."""
-    if data_pvc is None:
-        return manifest
-    pvc = nonblank_text(data_pvc, "data_pvc")
-    storage = _block(manifest, "storage", "config/extra_manifest")
-    existing = storage.get("data_pvc")
-    if existing is not None and str(existing) != pvc and not override:
-        raise SdkError(
-            f"tau-py: data_pvc={pvc!r} conflicts with existing storage.data_pvc={existing!r}"
-        )
-    storage["data_pvc"] = pvc
-    return {**manifest, "storage": storage}
-
-
 def _with_runtime(manifest: dict[str, Any], pip: Sequence[str] | None, env: Any) -> dict[str, Any]:
     entries = runtime_env_entries(env)
     if pip is None and not entries:
         return manifest
-    runtime = _block(manifest, "runtime", "config/extra_manifest")
+    runtime = copy_block(manifest, "runtime", "config/extra_manifest")
     if pip is not None:
         packages = [str(p) for p in pip]
         if not packages or any(not p.strip() for p in packages):
@@ -157,7 +123,7 @@ def _with_mounts(manifest: dict[str, Any], mounts: Sequence[Any] | None) -> dict
     extra = normalize_mounts(mounts)
     if not extra:
         return manifest
-    storage = _block(manifest, "storage", "config/extra_manifest")
+    storage = copy_block(manifest, "storage", "config/extra_manifest")
     existing = storage.get("mounts") or []
     if not isinstance(existing, list):
         raise SdkError("tau-py: storage.mounts must be a list")
@@ -218,7 +184,7 @@ def _model_metadata(
 def _with_model(manifest: dict[str, Any], meta: Mapping[str, Any]) -> dict[str, Any]:
     if not meta:
         return manifest
-    block = _block(manifest, "model", "extra_manifest")
+    block = copy_block(manifest, "model", "extra_manifest")
     for key, value in meta.items():
         if key == "tags":
             tags = block.get("tags") or {}
@@ -244,7 +210,7 @@ def _with_model(manifest: dict[str, Any], meta: Mapping[str, Any]) -> dict[str, 
 
 
 def _with_checkpoint(manifest: dict[str, Any], artifact: str) -> dict[str, Any]:
-    artifacts = _block(manifest, "artifacts", "extra_manifest")
+    artifacts = copy_block(manifest, "artifacts", "extra_manifest")
     existing = artifacts.get("checkpoint")
     if existing is not None and existing != artifact:
         raise SdkError(
@@ -445,7 +411,7 @@ class TrainHandle(_Handle):
         """The run's semantic intent: config, then the decorator's arguments over it."""
         m = load_config(self._config)
         m.setdefault("schema_version", 1)
-        compute = _block(m, "compute", "config")
+        compute = copy_block(m, "compute", "config")
         compute["gpus"] = self._gpus
         if self._workers > 1 or "workers" in compute:
             compute["workers"] = self._workers

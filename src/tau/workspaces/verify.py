@@ -36,7 +36,7 @@ def revalidation_timeout(env: Mapping[str, str]) -> float:
     Raises:
         UsageError: the value is not a positive duration.
     """
-    from tau.config.duration import DurationError, parse_duration
+    from tau.intent.duration import DurationError, parse_duration
 
     raw = env.get(TIMEOUT_ENV, "").strip()
     if not raw:

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tau.config.target import DEFAULT_FILES
+from tau.intent.target import DEFAULT_FILES
 
 
 @dataclass(frozen=True)

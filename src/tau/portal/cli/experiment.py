@@ -43,7 +43,7 @@ def _open(store: str | None) -> Any:
 
 def _read(store: str | None) -> Any:
     """The store to read: a folder or a team store URL (`interface.Store` either way)."""
-    from tau.portal.store.location import open_store
+    from tau.portal.store.opener import open_store
 
     return open_store(store)
 

@@ -28,7 +28,7 @@ def interval_seconds(text: str) -> float:
     Raises:
         UsageError: not a duration, or not positive.
     """
-    from tau.config.duration import DurationError, parse_duration
+    from tau.intent.duration import DurationError, parse_duration
 
     try:
         seconds = parse_duration(text)

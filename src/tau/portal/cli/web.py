@@ -71,7 +71,8 @@ def _source(store: str | None, *, serving: bool = False) -> Any:
     """
     from tau.portal.errors import IndexDamaged
     from tau.portal.stellar.source import StoreSource
-    from tau.portal.store.location import open_location, resolve_store
+    from tau.portal.store.location import resolve_store
+    from tau.portal.store.opener import open_location
 
     root = resolve_store(store)
     try:

@@ -4,7 +4,8 @@ The rule is `compare --configs` (`tau.portal.store.compare.config_diff`): the st
 `indexed_fields` (the flattened `dotted.path` → scalar object the writer indexed) are the fields;
 a field missing from some runs counts as different (null there). Rows written without
 `indexed_fields` fall back to flattening `normalized_json` with the writer's own `flatten`, so the
-page and the CLI name the same fields.
+page and the CLI name the same fields. The run table and the snapshot's sweep and group diffs read
+`run_config` instead: `normalized_json` alone, a list kept whole as one field.
 """
 
 from __future__ import annotations
@@ -41,6 +42,36 @@ def values(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         if isinstance(parsed, Mapping):
             merged.update(flatten(parsed))
     return dict(sorted(merged.items()))
+
+
+def _flatten_keeping_lists(value: Any, prefix: str = "") -> dict[str, Any]:
+    """Nested config → dotted keys with scalar values; a list stays whole, as JSON text."""
+    if isinstance(value, Mapping):
+        out: dict[str, Any] = {}
+        for key in sorted(value):
+            out.update(
+                _flatten_keeping_lists(value[key], f"{prefix}.{key}" if prefix else str(key))
+            )
+        return out
+    if isinstance(value, list):
+        return {prefix: json.dumps(value, sort_keys=True)}
+    return {prefix: value}
+
+
+def run_config(configs: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """One run's `normalized_json` configs as dotted fields (later ones win on a clash): the
+    run table's columns, the sweep's parameters and the group diffs' config fields.
+    """
+    merged: dict[str, Any] = {}
+    for config in configs:
+        raw = config.get("normalized_json")
+        try:
+            parsed = json.loads(raw) if isinstance(raw, str) else raw
+        except ValueError:
+            continue
+        if isinstance(parsed, Mapping):
+            merged.update(_flatten_keeping_lists(parsed))
+    return merged
 
 
 def diff(runs: Sequence[Mapping[str, Any]], configs: Mapping[str, Sequence[Any]]) -> dict[str, Any]:

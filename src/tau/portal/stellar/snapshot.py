@@ -258,31 +258,6 @@ def systems(run: Record) -> list[dict[str, str]]:
     return out
 
 
-def flatten(value: Any, prefix: str = "") -> dict[str, Any]:
-    """Nested config → dotted keys with scalar values."""
-    if isinstance(value, Mapping):
-        out: dict[str, Any] = {}
-        for key in sorted(value):
-            out.update(flatten(value[key], f"{prefix}.{key}" if prefix else str(key)))
-        return out
-    if isinstance(value, list):
-        return {prefix: json.dumps(value, sort_keys=True)}
-    return {prefix: value}
-
-
-def run_config(configs: Sequence[Record]) -> dict[str, Any]:
-    merged: dict[str, Any] = {}
-    for config in configs:
-        raw = config.get("normalized_json")
-        try:
-            parsed = json.loads(raw) if isinstance(raw, str) else raw
-        except ValueError:
-            continue
-        if isinstance(parsed, Mapping):
-            merged.update(flatten(parsed))
-    return merged
-
-
 # --- the document --------------------------------------------------------------------------
 
 
@@ -757,7 +732,7 @@ def _sweep(
         ),
         key=lambda x: (sign * x["value"], x["run_id"]),
     )
-    configs = {r["run_id"]: run_config(ev.configs.get(r["run_id"], ())) for r in runs}
+    configs = {r["run_id"]: configs_.run_config(ev.configs.get(r["run_id"], ())) for r in runs}
     configured = [rid for rid, c in configs.items() if c]
     keys = sorted({k for c in configs.values() for k in c})
     varying = [k for k in keys if len({json.dumps(configs[r].get(k)) for r in configured}) > 1]
@@ -872,7 +847,7 @@ def _runtime_diffs(ev: Evidence, runs: Sequence[Mapping[str, Any]]) -> list[dict
         values = per_group(lambda rid, p=path: _fact(by_id[rid], p))
         if len(set(values.values())) > 1:
             out.append({"field": label, "values": values})
-    configs = {r["run_id"]: run_config(ev.configs.get(r["run_id"], ())) for r in runs}
+    configs = {r["run_id"]: configs_.run_config(ev.configs.get(r["run_id"], ())) for r in runs}
     keys = sorted(
         {k for c in configs.values() for k in c},
         key=lambda k: (

@@ -34,7 +34,7 @@ class StoreSource:
         return str(self.root)
 
     def _store(self) -> Any:
-        from tau.portal.store.location import open_location
+        from tau.portal.store.opener import open_location
 
         store = getattr(self._local, "store", None)
         if store is None:

@@ -17,6 +17,7 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from tau.portal.stellar import configs as configs_
 from tau.portal.stellar.cards import RUN_STATUS_METRIC
 from tau.portal.stellar.evidence import Record
 from tau.portal.store.direction import MIN, Direction
@@ -114,13 +115,11 @@ def build(
             the page's query box and side-by-side view); the JSON API keeps last and best only
             (200 runs × 10 metrics × 34 config keys: 390 kB full, 210 kB compact).
     """
-    from tau.portal.stellar.snapshot import run_config  # snapshot imports this module
-
     names = sorted({n for r in runs for n in by_run.get(r["run_id"], {})} - {RUN_STATUS_METRIC})
     names.sort(key=lambda n: (n != decision, n))
     ways = {n: direction(n) for n in names}
     fields = STAT_FIELDS if full else COMPACT_FIELDS
-    configs = {r["run_id"]: run_config(r.get("configs") or ()) for r in runs}
+    configs = {r["run_id"]: configs_.run_config(r.get("configs") or ()) for r in runs}
     keys, varying = key_config_fields(configs)
     columns = keys[:MAX_CONFIG_COLUMNS]
     rows = []

@@ -1,6 +1,6 @@
-"""Which store a `--store` value names: a folder, or a team store URL. Opens either.
+"""Which store a `--store` value names: a folder, or a team store URL (`opener` opens either).
 
-Pure apart from reading the environment mapping it is given (and `open_store`, which opens).
+Pure apart from reading the environment mapping it is given.
 A team store is `postgresql://USER@HOST:PORT/DB?objects=s3://BUCKET/PREFIX`: the index in that
 database, the metric and artifact files under that object-store prefix. Secrets never ride in
 the URL: the database password comes from libpq's places (PGPASSWORD, ~/.pgpass), the object
@@ -13,14 +13,10 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from tau.portal.errors import UsageError
 from tau.portal.store import resolve
-
-if TYPE_CHECKING:
-    from tau.portal.store.interface import Store
 
 SCHEMES = ("postgresql", "postgres")
 FORM = "postgresql://USER@HOST:PORT/DB?objects=s3://BUCKET/PREFIX"
@@ -83,19 +79,3 @@ def resolve_store(store: str | None, env: Mapping[str, str] | None = None) -> Pa
     if is_team_url(chosen):
         return parse_team_url(chosen, flag="--store" if store else "TAU_EXP_STORE")
     return resolve.resolve_root(store, environ)
-
-
-def open_store(store: str | None, env: Mapping[str, str] | None = None) -> Store:
-    """Open the store for reading: a folder store or a team store, whichever it names."""
-    where = resolve_store(store, env)
-    return open_location(where)
-
-
-def open_location(where: Path | TeamURL) -> Store:
-    if isinstance(where, TeamURL):
-        from tau.portal.store.team import TeamStore
-
-        return TeamStore.open(where)
-    from tau.portal.store.core import Store as FolderStore
-
-    return FolderStore.open(where)
