@@ -574,8 +574,9 @@ def test_a_deployment_serves_the_torchrun_jobs_checkpoint_through_its_service(
         real_repo.ok("serve", "delete", name, "--kind", "deployment", *serve, timeout=300)
 
 
-#: A server that dies on start (a model path that is not there), and one that never becomes
-#: ready (its health check answers 503): the kubelet's crash loop and failing readiness probe.
+#: A server that dies on start, and one that never becomes ready (its health check answers
+#: 503): the kubelet's crash loop and failing readiness probe. Both mount the data claim (the
+#: checkpoint they would serve), a volume of the real node: their pods run there.
 CRASHING = "import sys; print('loading model', flush=True); sys.exit(1)"
 UNHEALTHY = """\
 import http.server, signal, sys
@@ -592,7 +593,7 @@ http.server.HTTPServer(("", 8000), Unhealthy).serve_forever()
 
 
 def test_a_crash_loop_and_a_failing_readiness_probe_read_as_such(
-    real_repo: Shell, researcher: Any
+    real_repo: Shell, admin: Api, researcher: Any
 ) -> None:
     ns = researcher.real_workspace
     flags = ("--kind", "deployment", "-n", ns, "--context", researcher.context)
@@ -619,10 +620,26 @@ def test_a_crash_loop_and_a_failing_readiness_probe_read_as_such(
             "python3",
             "--arg=-c",
             f"--arg={script}",
+            "--checkpoint",
+            "workflows/ddp",
+            "--checkpoint-pvc",
+            "training-data",
             *(("--readiness-path", readiness) if readiness else ()),
             *flags,
         )
         try:
+            (pod,) = wait_for(
+                f"the pod of {name} to be placed",
+                lambda name=name: [
+                    p
+                    for p in admin.list(
+                        "v1", "Pod", ns, label_selector=f"tau.azure.com/service={name}"
+                    )
+                    if p["spec"].get("nodeName")
+                ],
+                timeout=300,
+            )
+            assert pod["spec"]["nodeName"] == NODE_NAME
             if name == "crashy":
                 (crash,) = wait_for(
                     "the kubelet to back off restarting the server",
