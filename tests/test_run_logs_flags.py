@@ -124,3 +124,56 @@ def test_logs_of_a_rayjob_whose_cluster_was_torn_down_say_the_run_ended(
         "so its logs are gone\n"
     )
     assert "tau run status train -n team` shows how it ended" in err
+
+
+def _ray_head(kube_api, driver: str, head: str) -> None:
+    """A RayJob's head pod: the log sidecar's driver output and the head's own Ray log."""
+    kube_api.set_status(
+        "ray.io/v1",
+        "RayJob",
+        "train",
+        {"jobDeploymentStatus": "Initializing", "rayClusterName": "train-abcde"},
+        namespace="team",
+    )
+    kube_api.put(
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {
+                "name": "train-abcde-head-x1",
+                "namespace": "team",
+                "labels": {"ray.io/cluster": "train-abcde", "ray.io/node-type": "head"},
+            },
+            "spec": {
+                "containers": [
+                    {"name": "ray-head", "image": "ray"},
+                    {"name": "ray-driver-log-offload", "image": "ray"},
+                ]
+            },
+        }
+    )
+    pod = "train-abcde-head-x1"
+    kube_api.set_pod_log(pod, driver, namespace="team", container="ray-driver-log-offload")
+    kube_api.set_pod_log(pod, head, namespace="team", container="ray-head")
+
+
+def test_a_rayjob_without_driver_output_shows_what_its_ray_head_said(
+    project,  # noqa: F811
+    kube_api,
+    capsys,
+):
+    """Ray did not start (the head's `ray start` failed), so no driver ran: the logs say what
+    the head said instead of nothing, each line labelled with where it comes from."""
+    kube_api.register_kueue_kuberay_tau_kinds()
+    assert main(["run", "train", "-n", "team"]) == 0
+    _ray_head(kube_api, "", "Local node IP: 10.0.0.7\nValueError: object store too small\n")
+    capsys.readouterr()
+    assert main(["run", "logs", "train", "-n", "team"]) == 0
+    assert capsys.readouterr().out == (
+        "[pod/train-abcde-head-x1/ray-head] Local node IP: 10.0.0.7\n"
+        "[pod/train-abcde-head-x1/ray-head] ValueError: object store too small\n"
+    )
+    # Once the driver speaks, its output is the log again.
+    _ray_head(kube_api, "driver says hello\n", "ray start output\n")
+    assert main(["run", "logs", "train", "-n", "team"]) == 0
+    assert capsys.readouterr().out == "driver says hello\n"

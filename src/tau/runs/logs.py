@@ -16,6 +16,8 @@ from tau.k8s.kinds import POD
 from tau.runs.workload import find
 
 DRIVER_LOG_CONTAINER = "ray-driver-log-offload"
+#: The head's Ray container, whose log says why Ray did not start when there is no driver log.
+RAY_HEAD_CONTAINER = "ray-head"
 
 
 @dataclass(frozen=True)
@@ -191,6 +193,17 @@ def stream(
             yield from _prefixed(resources.follow_log(api_client, pod_name, namespace, read), label)
             continue
         text = resources.pod_log(api_client, pod_name, namespace, read)
+        if kind == "RayJob" and not text.strip():
+            # No driver output (yet): the driver has not started, often because Ray itself
+            # did not (the head's `ray start` failed). What the head said is the next place
+            # to look, labelled as what it is.
+            read = resources.LogOptions(
+                container=RAY_HEAD_CONTAINER,
+                timestamps=opts.timestamps,
+                tail_lines=opts.tail if opts.tail >= 0 else None,
+            )
+            text = resources.pod_log(api_client, pod_name, namespace, read)
+            label = f"[pod/{pod_name}/{RAY_HEAD_CONTAINER}] "
         yield "".join(f"{label}{line}\n" for line in text.splitlines()) if label else text
 
 
