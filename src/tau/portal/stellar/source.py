@@ -66,11 +66,7 @@ class StoreSource:
 
         if kind:
             table, column = _KIND_TABLES[kind]
-            found = (
-                self._store()
-                .conn.execute(f"SELECT 1 FROM {table} WHERE {column} = ?", (name,))
-                .fetchone()
-            )
+            found = self._store().scalar(f"SELECT 1 FROM {table} WHERE {column} = ?", (name,))
             if found is None:
                 raise LookupError(name)
             return read.Target(name, kind, name)
