@@ -117,6 +117,8 @@ def build(
     ev: Evidence,
     runs: Sequence[Mapping[str, Any]],
     decision: str,
+    *,
+    embedded: int | None = None,
 ) -> dict[str, Any]:
     """The `charts` key of the snapshot.
 
@@ -126,14 +128,20 @@ def build(
             `metric_names` and `failed` are used. Colours come from here, keyed by run id, so a
             run has the same colour in every chart, the legend and the run table.
         decision: the decision (default chart) metric, charted first.
+        embedded: read the series of the first `embedded` charted metrics only (a served
+            page); the others are `deferred`, their series fetched by the page from the series
+            API (see `served`). None reads them all (the offline report).
     """
     names = metric_order([n for r in runs for n in r.get("metric_names") or ()], decision)
     charted, omitted = names[:MAX_METRICS], names[MAX_METRICS:]
     per_metric, per_series = series_budget(len(charted), len(runs))
     order = {str(r["run_id"]): i for i, r in enumerate(runs)}
-    metrics = []
+    metrics: list[dict[str, Any]] = []
     for name in charted:
         wanted = [str(r["run_id"]) for r in runs if name in (r.get("metric_names") or ())]
+        if embedded is not None and len(metrics) >= embedded:
+            metrics.append(deferred(name, _decimated(ev, name, wanted, per_series)))
+            continue
         loaded = sorted(ev.load_series(name, wanted), key=lambda s: order.get(s.run_id, len(order)))
         got = {s.run_id for s in loaded}
         encoded = [encode(s, per_series) for s in loaded]
@@ -172,17 +180,38 @@ def build(
     }
 
 
+def deferred(name: str, decimated: bool) -> dict[str, Any]:
+    """A chart whose series a served page fetches when it is about to be seen (its point
+    counts and unreadable runs come with them); `decimated`: whether they will be downsampled,
+    for the page's note.
+    """
+    return {"name": name, "series": [], "deferred": True, "decimated": decimated}
+
+
+def _decimated(ev: Evidence, metric: str, run_ids: Sequence[str], per_series: int) -> bool:
+    """Whether the metric's series of these runs will be downsampled: some run's summary counts
+    more finite points than a series keeps (the index says so without reading a point).
+    """
+    runs = set(run_ids)
+    return any(
+        int(s.get("finite_count") or 0) > per_series
+        for s in ev.summaries
+        if s.get("metric_name") == metric and str(s.get("run_id")) in runs
+    )
+
+
 def served(charts: Mapping[str, Any], series_url: str) -> dict[str, Any]:
     """The `charts` payload of a served page: series of the first `SERVED_EMBEDDED` metrics,
-    the others marked `deferred` (their chart fetches them with `series_url`, the series API
-    in compact columns, at the same per-series budget). The offline report keeps them all.
+    the others `deferred` (their chart fetches them with `series_url`, the series API in
+    compact columns, at the same per-series budget). A snapshot built for a served page
+    (`build(embedded=SERVED_EMBEDDED)`) never read them; the offline report keeps them all.
     """
-    metrics = []
-    for i, m in enumerate(charts.get("metrics") or ()):
-        if i < SERVED_EMBEDDED:
-            metrics.append(m)
-        else:
-            metrics.append({**m, "series": [], "deferred": True})
+    metrics = [
+        m
+        if i < SERVED_EMBEDDED or m.get("deferred")
+        else deferred(str(m["name"]), m["rendered_points"] < m["source_points"])
+        for i, m in enumerate(charts.get("metrics") or ())
+    ]
     return {
         **charts,
         "metrics": metrics,

@@ -295,6 +295,7 @@ def build(
     include_points: bool = True,
     directions: Mapping[str, str] | None = None,
     include_failed: bool = False,
+    embedded_charts: int | None = None,
 ) -> dict[str, Any]:
     """The snapshot document of `ev`.
 
@@ -308,6 +309,8 @@ def build(
             decision (chart) metric. Other metrics follow their recorded tag or the name rule.
         include_failed: count failed runs in group statistics, best run and ranking (they are
             excluded by default, and always marked).
+        embedded_charts: read the series of this many interactive charts only (a served page:
+            the others are fetched from the series API when seen); None reads them all.
     """
     ev = replace(ev, load_series=_read_once(ev.load_series))
     warnings = list(ev.warnings)
@@ -397,7 +400,9 @@ def build(
         "cards": cards,
         "chart": chart,
         "charts": (
-            chartdata.build(ev, runs, decision) if include_points and mode == "full" else None
+            chartdata.build(ev, runs, decision, embedded=embedded_charts)
+            if include_points and mode == "full"
+            else None
         ),
         "metric_options": [
             {"name": n, "card": card(n), **direction(n).as_dict()} for n in metric_names
