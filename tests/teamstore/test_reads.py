@@ -1,6 +1,6 @@
 """Reads of the team store's index through libpq itself (store/libpq.py): a read command loads
 neither psycopg nor pyarrow, values come back typed as psycopg types them, and a connection
-the server dropped is replaced once."""
+the server dropped is replaced once. And the index search walks: `init` migrates to it."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import psycopg
 import pytest
 from psycopg.rows import dict_row
 
-from tau.portal.store import libpq
+from tau.portal.store import libpq, teamschema
 from tau.portal.store.location import parse_team_url
 from tau.portal.store.team import TeamStore, to_postgres
 from tests.portal_helpers import portal
@@ -130,6 +130,35 @@ def test_without_libpq_reads_go_through_psycopg(
         assert type(store._reader).__name__ == "_PsycopgReader"
     finally:
         store.close()
+
+
+def test_init_migrates_a_v1_store_to_the_index_of_the_runs_listing_order(
+    team: Team, capsys: pytest.CaptureFixture[str]
+) -> None:
+    conninfo = parse_team_url(team.url).conninfo
+    with psycopg.connect(conninfo, autocommit=True) as conn:  # what v1's init made
+        conn.execute(teamschema.meta_table())
+        for statement in teamschema.MIGRATIONS[0]:
+            conn.execute(statement)
+        conn.execute(f"INSERT INTO {teamschema.META} VALUES ('schema_version', '1')")
+    old = portal(capsys, "experiment", "search", "--store", team.url)
+    assert old.code != 0 and "has schema v1" in old.err and "migrate it with" in old.err
+    assert _index(conninfo) is None  # a read never migrates
+    made = portal(capsys, "experiment", "init", "--store", team.url, "-o", "json").json()
+    assert made["action"] == "migrated" and made["from_schema_version"] == 1  # type: ignore[index]
+    assert made["schema_version"] == "tau.team.v2"  # type: ignore[index]
+    assert "ON public.runs USING btree (created_at DESC, run_id)" in str(_index(conninfo))
+    assert portal(capsys, "experiment", "search", "--store", team.url).code == 0
+    again = portal(capsys, "experiment", "init", "--store", team.url)
+    assert again.code == 0 and again.out.startswith("attached team store")
+
+
+def _index(conninfo: str) -> str | None:
+    with psycopg.connect(conninfo, autocommit=True) as conn:
+        row = conn.execute(
+            "SELECT indexdef FROM pg_indexes WHERE indexname = %s", (teamschema.RUNS_BY_CREATION,)
+        ).fetchone()
+    return None if row is None else str(row[0])
 
 
 def _same(mine: list[dict[str, Any]], theirs: list[dict[str, Any]]) -> bool:
