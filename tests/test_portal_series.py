@@ -4,6 +4,8 @@ what was decoded is kept within a byte budget (`store/recent.py`)."""
 from __future__ import annotations
 
 import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -77,3 +79,24 @@ def test_recent_keeps_the_latest_values_within_its_budget() -> None:
     kept.put("huge", b"x" * 11)  # larger than the whole budget: never kept
     assert kept.peek("huge") is None
     assert kept.get("a", lambda: b"other") == b"aaaa"
+
+
+def test_recent_loads_a_key_once_however_many_threads_ask() -> None:
+    """A page's prefetch and its chart may ask for the same file at once: one fetch."""
+    kept: Recent[bytes] = Recent(100, len)
+    loading, release = threading.Event(), threading.Event()
+    loads: list[str] = []
+
+    def slow() -> bytes:
+        loads.append("slow")
+        loading.set()
+        release.wait(10)
+        return b"value"
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        first = pool.submit(kept.get, "k", slow)
+        assert loading.wait(10)
+        second = pool.submit(kept.get, "k", lambda: b"other")
+        release.set()
+        assert first.result(10) == second.result(10) == b"value"
+    assert loads == ["slow"]

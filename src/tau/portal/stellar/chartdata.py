@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from tau.portal.stellar.cards import RUN_STATUS_METRIC
-from tau.portal.stellar.downsample import METHOD, downsample
+from tau.portal.stellar.downsample import METHOD, kept
 from tau.portal.stellar.evidence import Evidence, Series
 
 SCHEMA = "tau.stellar.charts.v1"
@@ -42,6 +42,8 @@ MAX_SERIES_POINTS = 1500
 DEFAULT_VISIBLE = 6
 #: Significant digits kept per value.
 DIGITS = 7
+#: The format that rounds a value to `DIGITS` significant digits (applied per point: inline).
+_ROUNDED = f".{DIGITS}g"
 #: Metrics whose series a served page carries in its HTML (the decision metric first); the
 #: others are fetched from the series API when their chart is about to be seen, so a page of
 #: 200 runs x 10 metrics opens at about a megabyte instead of five.
@@ -65,10 +67,6 @@ def series_budget(metric_count: int, run_count: int) -> tuple[int, int]:
     per_metric = min(METRIC_POINTS, PAGE_POINTS // max(1, metric_count))
     per_series = per_metric // max(1, run_count)
     return per_metric, max(MIN_SERIES_POINTS, min(MAX_SERIES_POINTS, per_series))
-
-
-def _round(value: float) -> float:
-    return float(f"{value:.{DIGITS}g}")
 
 
 def _deltas(values: Sequence[int]) -> list[int]:
@@ -98,18 +96,18 @@ def encode(series: Series, budget: int) -> dict[str, Any]:
         )
         xs, ys, ts = [r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows]
     non_finite = len(series.values) - len(ys)
-    # downsample() over (index, value) returns the kept indices as its "steps": the one
-    # bucket-extremes rule, applied to points that also carry a wall time.
-    kept = downsample(range(len(ys)), ys, budget)
-    times_ms = [ts[i] // 1000 for i in kept.steps]
+    # The one bucket-extremes rule (downsample.kept), applied to points that also carry a
+    # wall time.
+    keep = kept(ys, budget)
+    times_ms = [ts[i] // 1000 for i in keep]
     return {
         "run_id": series.run_id,
-        "x": _deltas([xs[i] for i in kept.steps]),
-        "y": [_round(ys[i]) for i in kept.steps],
+        "x": _deltas([xs[i] for i in keep]),
+        "y": [float(format(ys[i], _ROUNDED)) for i in keep],
         "t": _deltas(times_ms) if has_times and all(t > 0 for t in times_ms) else None,
-        "source_points": kept.source_points,
+        "source_points": len(ys),
         "non_finite_points": non_finite,
-        "sampling": METHOD if kept.decimated else "all",
+        "sampling": METHOD if len(keep) < len(ys) else "all",
     }
 
 

@@ -296,6 +296,7 @@ def build(
     directions: Mapping[str, str] | None = None,
     include_failed: bool = False,
     embedded_charts: int | None = None,
+    polylines: bool | None = None,
 ) -> dict[str, Any]:
     """The snapshot document of `ev`.
 
@@ -311,6 +312,9 @@ def build(
             excluded by default, and always marked).
         embedded_charts: read the series of this many interactive charts only (a served page:
             the others are fetched from the series API when seen); None reads them all.
+        polylines: keep the SVG polyline coordinates in chart series; None follows
+            `include_points`. A served page leaves them out: its charts are drawn from `charts`,
+            and its fallback image from the series' values.
     """
     ev = replace(ev, load_series=_read_once(ev.load_series))
     warnings = list(ev.warnings)
@@ -354,7 +358,7 @@ def build(
     groups = _groups(ev, runs)
     cards = _cards(counted, by_run, card, direction)
     chart = (
-        _chart(ev, runs, chart_metric, colors, include_points)
+        _chart(ev, runs, chart_metric, colors, include_points if polylines is None else polylines)
         if mode != "summary"
         else {"has_data": False, "metric_name": chart_metric or "", "series": []}
     )

@@ -88,6 +88,7 @@ class StoreSource:
             (*params, max_runs),
         )
         ids = [str(r["run_id"]) for r in rows]
+        series.prefetch(store, ids)  # the chart reads them after the index reads below
         tags = read.run_tags(store, ids)
         contexts = read.run_contexts(store, ids)
         runs = []

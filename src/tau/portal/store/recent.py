@@ -11,6 +11,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
+from concurrent.futures import Future
 from typing import Generic, TypeVar
 
 T = TypeVar("T")
@@ -25,15 +26,35 @@ class Recent(Generic[T]):
         self.size = 0
         self.items: OrderedDict[Hashable, tuple[T, int]] = OrderedDict()
         self.lock = threading.Lock()
+        #: Loads under way: a second caller of the same key waits for the first one's value.
+        self.loading: dict[Hashable, Future[T]] = {}
 
     def get(self, key: Hashable, load: Callable[[], T]) -> T:
-        """The value kept for `key`, else `load()` (kept when it fits the budget)."""
+        """The value kept for `key`, else `load()` (kept when it fits the budget); a key being
+        loaded by another thread is waited for, not loaded twice.
+        """
         found = self.peek(key)
         if found is not None:
             return found
-        value = load()
-        self.put(key, value)
-        return value
+        with self.lock:
+            pending = self.loading.get(key)
+            mine = pending is None
+            if pending is None:
+                pending = self.loading[key] = Future()
+        if not mine:
+            return pending.result()
+        try:
+            value = load()
+        except BaseException as exc:
+            pending.set_exception(exc)
+            raise
+        else:
+            self.put(key, value)
+            pending.set_result(value)
+            return value
+        finally:
+            with self.lock:
+                self.loading.pop(key, None)
 
     def peek(self, key: Hashable) -> T | None:
         with self.lock:

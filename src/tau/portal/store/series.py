@@ -9,6 +9,8 @@ lists. A process decodes each file once: the chart columns of every metric it re
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import os
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -92,15 +94,28 @@ def _metric_rows(store: Store, f: MetricFile, key: FileKey, metric_name: str) ->
     import pyarrow as pa
 
     try:
-        # An object store's file is fetched whole, once (see `Store.file_bytes`).
-        source = pa.BufferReader(store.file_bytes(f.path)) if key[1] is None else key[0]
-        return _decode(key, source, metric_name)
+        return _decode(key, _source(store, f), metric_name)
     except (OSError, ValueError, KeyError, pa.ArrowException):
         return None
 
 
 #: Where a metric file is, and a local file's (mtime, size): a rewritten file is read afresh.
 FileKey = tuple[str, tuple[int, int] | None]
+
+
+def _source(store: Store, f: MetricFile) -> Any:
+    """What pyarrow reads the metric file `f` from: its local path, or an object store's copy
+    of it fetched whole, once (see `Store.file_bytes`); a file that cannot be fetched is a
+    source pyarrow cannot read either.
+    """
+    import pyarrow as pa
+
+    if store.filesystem is None:
+        return store.path_of(f.path)
+    try:
+        return pa.BufferReader(store.file_bytes(f.path))
+    except OSError:
+        return pa.BufferReader(b"")
 
 
 def _file_key(store: Store, f: MetricFile) -> FileKey | None:
@@ -119,7 +134,6 @@ def _decode(key: FileKey, source: Any, metric_name: str) -> Any:
     """Read the row groups of `source` that may hold `metric_name`; keep each metric they hold
     entirely (no row group left unread has it); the rows of `metric_name`.
     """
-    import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
     pf = pq.ParquetFile(source, read_dictionary=["metric_name", "run_id"])
@@ -135,18 +149,66 @@ def _decode(key: FileKey, source: Any, metric_name: str) -> Any:
 
     groups = [i for i in range(len(ranges)) if may_hold(i, metric_name)]
     table = pf.read_row_groups(groups, columns=_COLUMNS, use_threads=False)
-    names = table.column("metric_name")
     wanted = None
-    for name in pc.unique(names).to_pylist():
-        rows = table.filter(pc.equal(names, name)).drop_columns(["metric_name"])
+    for name, rows in _by_metric(table):
         if name == metric_name:
             wanted = rows
-        if name is not None and all(i in groups for i in range(len(ranges)) if may_hold(i, name)):
+        if all(i in groups for i in range(len(ranges)) if may_hold(i, name)):
             _DECODED.put((key, name), rows)
     if wanted is None:
         wanted = table.schema.empty_table().drop_columns(["metric_name"])
         _DECODED.put((key, metric_name), wanted)
     return wanted
+
+
+def _by_metric(table: Any) -> list[tuple[str, Any]]:
+    """The rows of each metric in `table` (without the metric name column). Files are written
+    sorted by metric, so each metric's rows are one slice of the table (no copy); a metric
+    whose rows are spread out is gathered by a filter.
+    """
+    import pyarrow.compute as pc
+
+    names = table.column("metric_name")
+    rest = table.drop_columns(["metric_name"])
+    if names.num_chunks == 1:
+        chunk = names.chunk(0)
+        runs = pc.run_end_encode(chunk.indices)
+        codes = runs.values.to_pylist()
+        if None not in codes and len(set(codes)) == len(codes):
+            labels = chunk.dictionary.to_pylist()
+            out, start = [], 0
+            for end, code in zip(runs.run_ends.to_pylist(), codes, strict=True):
+                out.append((str(labels[code]), rest.slice(start, end - start)))
+                start = end
+            return out
+    return [
+        (name, rest.filter(pc.equal(names, name)))
+        for name in pc.unique(names).to_pylist()
+        if name is not None
+    ]
+
+
+def prefetch(store: Store, run_ids: Sequence[str]) -> None:
+    """Start fetching the runs' metric files from an object store in the background (a local
+    store: nothing): the charts that read them next find them fetched or on the way, so the
+    fetching overlaps the index reads before them.
+    """
+    if store.filesystem is None or not run_ids:
+        return
+    for f in read.metric_files(store, list(run_ids)):
+        _fetcher().submit(_fetch, store, f.path)
+
+
+@functools.cache
+def _fetcher() -> Any:
+    from concurrent.futures import ThreadPoolExecutor
+
+    return ThreadPoolExecutor(max_workers=REMOTE_READERS, thread_name_prefix="metric-files")
+
+
+def _fetch(store: Store, rel: str) -> None:
+    with contextlib.suppress(OSError):  # its reader meets the same error, and says so
+        store.file_bytes(rel)
 
 
 def _each(load: Callable[[int], Any], files: list[int], *, remote: bool) -> Any:
@@ -178,9 +240,7 @@ def metric_tags(
         (f for f in read.metric_files(store, list(run_ids)) if f.run_id in order),
         key=lambda f: order[str(f.run_id)],
     )
-    tags = first_row_tags(
-        (store.path_of(f.path) for f in files), names, filesystem=store.filesystem
-    )
+    tags = first_row_tags((_source(store, f) for f in files), names)
     cards = {
         n: t[CARD_TAG] for n, t in tags.items() if isinstance(t.get(CARD_TAG), str) and t[CARD_TAG]
     }

@@ -171,8 +171,10 @@ class Stellar:
                 directions=directions,
                 include_failed=include_failed,
                 # Pages (and their fallback image) are the documents with points: a page
-                # embeds its first chart's series and fetches the others when they are seen.
+                # embeds its first chart's series and fetches the others when they are seen,
+                # and the image is drawn from the chart's values (no polyline coordinates).
                 embedded_charts=chartdata.SERVED_EMBEDDED if points else None,
+                polylines=False,
             )
             tag = etag_of(
                 version, target, kind, metric or "", mode, str(points), way, str(include_failed)
