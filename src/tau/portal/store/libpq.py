@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import ctypes
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -83,18 +83,20 @@ def load() -> ctypes.CDLL | None:
     return _loaded[0]
 
 
-def _candidates() -> list[str]:
-    names = ["libpq.so.5", "libpq.5.dylib", "libpq.dylib"]
+def _candidates() -> Iterator[str]:
+    """Where libpq may be: the system's, then the copy psycopg's binary wheel bundles (loading
+    that one also loads the wheel's own copies of its dependencies: about 100 ms more).
+    """
+    yield from ("libpq.so.5", "libpq.5.dylib", "libpq.dylib")
     from importlib.util import find_spec
 
     try:
         spec = find_spec("psycopg_binary")  # finds the wheel without importing it
     except (ImportError, ValueError):
-        spec = None
+        return
     if spec is not None and spec.origin:
         bundled = Path(spec.origin).parent.parent / "psycopg_binary.libs"
-        names += sorted(str(p) for p in bundled.glob("libpq*.so*"))
-    return names
+        yield from sorted(str(p) for p in bundled.glob("libpq*.so*"))
 
 
 def _load() -> ctypes.CDLL | None:
