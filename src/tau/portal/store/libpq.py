@@ -63,14 +63,13 @@ _TYPES: dict[int, Callable[[bytes], Any]] = {
 
 
 class Error(Exception):
-    """A failed connection or query; `operational`: the server or the connection failed (not
-    the query), `lost`: the connection is gone (a fresh one may succeed).
+    """A failed connection or query; `operational`: the server or the connection failed, not
+    the query (on a connection that is now closed, a fresh one may succeed).
     """
 
-    def __init__(self, message: str, *, operational: bool, lost: bool = False) -> None:
+    def __init__(self, message: str, *, operational: bool) -> None:
         super().__init__(message)
         self.operational = operational
-        self.lost = lost
 
 
 _loaded: list[ctypes.CDLL | None] = []
@@ -178,7 +177,7 @@ class Connection:
         replaced by the quoted literal of its parameter.
         """
         if self._pg is None:
-            raise Error("the connection is closed", operational=True, lost=True)
+            raise Error("the connection is closed", operational=True)
         if len(pieces) != len(params) + 1:
             raise Error(
                 f"the query has {len(pieces) - 1} placeholders but {len(params)} parameters",
@@ -204,7 +203,7 @@ class Connection:
         state = _text(lib.PQresultErrorField(res, _DIAG_SQLSTATE)) if res else ""
         message = _text(lib.PQresultErrorField(res, _DIAG_MESSAGE_PRIMARY)) if res else ""
         message = message or _text(lib.PQerrorMessage(self._pg)) or "query failed"
-        return Error(message, operational=lost or state[:2] in _OPERATIONAL, lost=lost)
+        return Error(message, operational=lost or state[:2] in _OPERATIONAL)
 
     def _literal(self, value: Any) -> str:
         """`value` as SQL text, as psycopg's client-side binding writes it."""

@@ -126,7 +126,7 @@ class _PsycopgReader:
         try:
             return list(self.conn.execute(to_postgres(sql), params))
         except psycopg.OperationalError as exc:
-            raise libpq.Error(str(exc), operational=True, lost=bool(self.conn.closed)) from None
+            raise libpq.Error(str(exc), operational=True) from None
         except psycopg.Error as exc:
             raise libpq.Error(str(exc), operational=False) from None
 
