@@ -110,6 +110,8 @@ def test_a_failed_query_names_the_problem_and_the_connection_stays_usable(
     assert opened.scalar("SELECT ? || ?", ("a", "b")) == "ab"
     with pytest.raises(TypeError):
         opened.query("SELECT ?", {"named": 1})
+    with pytest.raises(StoreError, match="NUL"):  # never a query cut short at it
+        opened.query("SELECT ? AS v", ("a\x00' OR true --",))
 
 
 def test_a_restarted_database_is_reconnected_once(team: Team, opened: TeamStore) -> None:

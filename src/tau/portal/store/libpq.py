@@ -4,10 +4,10 @@ Performs I/O (PostgreSQL). A read command on a team store (`experiment search`, 
 is a fresh process that runs a handful of queries: importing psycopg costs it about 90 ms of a
 300 ms budget (psycopg loads asyncio, logging and its whole type registry at import), while
 libpq, which psycopg drives anyway, loads and connects in a few milliseconds. So reads go
-through libpq directly: the query's `?` placeholders are replaced by literals that libpq
-quotes (`PQescapeLiteral`), as psycopg's client-side binding does, so the server runs the
-same SQL text; results come back as text and are typed by their column's type OID as psycopg
-types them (int, float, Decimal, bool, str).
+through libpq directly: the query's `?` placeholders are replaced by quoted literals, as
+psycopg's client-side binding does, so the server plans the same SQL; results come back as
+text and are typed by their column's type OID as psycopg types them (int, float, Decimal,
+bool, str).
 
 libpq is the system's (`libpq.so.5`, `libpq.5.dylib`) or the copy bundled with psycopg's binary
 wheel; where neither loads, `load()` is None and the team store reads with psycopg. Writers
@@ -131,6 +131,7 @@ def _declare(lib: ctypes.CDLL) -> None:
         ("PQgetisnull", [p, i, i], i),
         ("PQclear", [p], None),
         ("PQescapeLiteral", [p, s, ctypes.c_size_t], p),
+        ("PQparameterStatus", [p, s], s),
         ("PQfreemem", [p], None),
     ):
         fn = getattr(lib, name)
@@ -162,6 +163,9 @@ class Connection:
             lib.PQfinish(pg)
             raise Error(f"connection failed: {message}", operational=True)
         self._pg: int | None = pg
+        #: Whether a backslash in a quoted string is itself (the server's default): then a
+        #: string is quoted here, else by libpq (`PQescapeLiteral`, a call per parameter).
+        self._plain_strings = lib.PQparameterStatus(pg, b"standard_conforming_strings") == b"on"
 
     @property
     def closed(self) -> bool:
@@ -220,6 +224,10 @@ class Connection:
                 return "'Infinity'::float8" if value > 0 else "'-Infinity'::float8"
             return f" {value!r}" if value < 0 else repr(value)
         if isinstance(value, str):
+            if "\x00" in value:  # PostgreSQL's text never holds one; the query would end there
+                raise Error("a text parameter holds a NUL character", operational=False)
+            if self._plain_strings:
+                return "'" + value.replace("'", "''") + "'"
             raw = value.encode()
             quoted = self._lib.PQescapeLiteral(self._pg, raw, len(raw))
             if not quoted:

@@ -6,6 +6,7 @@ Every list is bounded; every error is the JSON shape of `errors.py`.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -88,8 +89,14 @@ def required(request: Request, name: str) -> str:
 @dataclass
 class Built:
     doc: dict[str, Any]
-    body: bytes
     etag: str
+
+    @functools.cached_property
+    def body(self) -> bytes:
+        """The document as the snapshot API sends it (encoded once, when first asked: a page
+        never is).
+        """
+        return dumps(self.doc)
 
 
 class Stellar:
@@ -179,7 +186,7 @@ class Stellar:
             tag = etag_of(
                 version, target, kind, metric or "", mode, str(points), way, str(include_failed)
             )
-            return Built(doc, dumps(doc), tag)
+            return Built(doc, tag)
 
         return self._snapshots.get(key, build)
 
