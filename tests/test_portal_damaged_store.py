@@ -199,6 +199,12 @@ def test_a_bad_parquet_file_is_never_a_500(store: Path) -> None:
         assert "FileNotFoundError" not in text and str(store / "metrics") not in text
         status, series = served.json("/api/v2/stellar/series?target=demo&metric=loss")
         assert status == 200 and [s["run_id"] for s in series["series"]] == ["r0"]
+        # The columns a page's later charts fetch name the run they could not read.
+        status, columns = served.json(
+            "/api/v2/stellar/series?target=demo&metric=loss&format=columns"
+        )
+        assert status == 200 and [s["run_id"] for s in columns["series"]] == ["r0"]
+        assert columns["unreadable_runs"] == ["r1"]
 
 
 def test_a_store_copied_elsewhere_keeps_working(store: Path, tmp_path: Path, capsys) -> None:

@@ -190,6 +190,45 @@ def test_the_store_source_feeds_the_served_api(store: Path) -> None:
         assert status == 200 and any(e["experiment_id"] == "sweep" for e in page["experiments"])
 
 
+def test_a_served_page_reads_only_the_series_it_draws_first(
+    store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The page embeds its first chart (the decision metric); the other charts' series, point
+    counts and unreadable runs come from the series API when the browser asks for them.
+    """
+    from tau.portal.stellar.source import StoreSource
+    from tau.portal.store import series
+    from tau.portal.web.app import create_app
+    from tau.portal.web.stellar_routes import Stellar
+    from tests.portal_web_support import serve_app
+
+    read: list[str] = []
+    columns = series.metric_columns
+
+    def counted(opened: object, run_ids: list[str], metric: str) -> object:
+        read.append(metric)
+        return columns(opened, run_ids, metric)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(series, "metric_columns", counted)
+    source = StoreSource(store)
+    with serve_app(lambda guard: create_app(guard=guard, stellar=Stellar(source))) as s:
+        status, _, raw = s.get("/stellar?target=lr-large&metric=train/loss")
+        assert status == 200
+        found = re.search(r'id="stellar-charts-data">(.*?)</script>', raw.decode(), re.S)
+        assert found is not None
+        charts = json.loads(found.group(1))
+        assert [m["name"] for m in charts["metrics"]] == ["train/loss", "eval/score"]
+        later = charts["metrics"][1]
+        assert later == {"name": "eval/score", "series": [], "deferred": True, "decimated": False}
+        assert read == ["train/loss"]
+        status, doc = s.json(
+            f"{charts['served']['series_url']}&format=columns&metric=eval/score&max_points=1500"
+        )
+        assert status == 200 and read == ["train/loss", "eval/score"]
+        assert [x["source_points"] for x in doc["series"]] == [300, 300, 300]
+        assert doc["unreadable_runs"] == []
+
+
 PORTAL = [sys.executable, "-c", "import sys; from tau.portal.cli import main; sys.exit(main())"]
 
 

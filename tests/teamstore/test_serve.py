@@ -25,6 +25,7 @@ PATHS = [
     "/api/v2/stellar/snapshot?target=arm-b&metric=loss",
     "/api/v2/stellar/series?target=demo&metric=loss",
     "/api/v2/stellar/series?target=demo&metric=acc&run_id=r1",
+    "/api/v2/stellar/series?target=demo&metric=loss&format=columns&max_points=20",
     "/api/v2/stellar/runs?target=arm-a",
     "/api/v2/stellar/runs",
     "/api/v2/stellar/experiments",
@@ -34,6 +35,7 @@ PATHS = [
     "/api/v2/stellar/snapshot?target=missing",
     "/stellar?target=demo",
     "/stellar?target=r2",
+    "/stellar?target=arm-a&kind=group",
     "/",
 ]
 

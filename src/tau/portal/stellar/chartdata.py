@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from tau.portal.stellar.cards import RUN_STATUS_METRIC
-from tau.portal.stellar.downsample import METHOD, downsample
+from tau.portal.stellar.downsample import METHOD, kept
 from tau.portal.stellar.evidence import Evidence, Series
 
 SCHEMA = "tau.stellar.charts.v1"
@@ -42,6 +42,8 @@ MAX_SERIES_POINTS = 1500
 DEFAULT_VISIBLE = 6
 #: Significant digits kept per value.
 DIGITS = 7
+#: The format that rounds a value to `DIGITS` significant digits (applied per point: inline).
+_ROUNDED = f".{DIGITS}g"
 #: Metrics whose series a served page carries in its HTML (the decision metric first); the
 #: others are fetched from the series API when their chart is about to be seen, so a page of
 #: 200 runs x 10 metrics opens at about a megabyte instead of five.
@@ -65,10 +67,6 @@ def series_budget(metric_count: int, run_count: int) -> tuple[int, int]:
     per_metric = min(METRIC_POINTS, PAGE_POINTS // max(1, metric_count))
     per_series = per_metric // max(1, run_count)
     return per_metric, max(MIN_SERIES_POINTS, min(MAX_SERIES_POINTS, per_series))
-
-
-def _round(value: float) -> float:
-    return float(f"{value:.{DIGITS}g}")
 
 
 def _deltas(values: Sequence[int]) -> list[int]:
@@ -98,18 +96,18 @@ def encode(series: Series, budget: int) -> dict[str, Any]:
         )
         xs, ys, ts = [r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows]
     non_finite = len(series.values) - len(ys)
-    # downsample() over (index, value) returns the kept indices as its "steps": the one
-    # bucket-extremes rule, applied to points that also carry a wall time.
-    kept = downsample(range(len(ys)), ys, budget)
-    times_ms = [ts[i] // 1000 for i in kept.steps]
+    # The one bucket-extremes rule (downsample.kept), applied to points that also carry a
+    # wall time.
+    keep = kept(ys, budget)
+    times_ms = [ts[i] // 1000 for i in keep]
     return {
         "run_id": series.run_id,
-        "x": _deltas([xs[i] for i in kept.steps]),
-        "y": [_round(ys[i]) for i in kept.steps],
+        "x": _deltas([xs[i] for i in keep]),
+        "y": [float(format(ys[i], _ROUNDED)) for i in keep],
         "t": _deltas(times_ms) if has_times and all(t > 0 for t in times_ms) else None,
-        "source_points": kept.source_points,
+        "source_points": len(ys),
         "non_finite_points": non_finite,
-        "sampling": METHOD if kept.decimated else "all",
+        "sampling": METHOD if len(keep) < len(ys) else "all",
     }
 
 
@@ -117,6 +115,8 @@ def build(
     ev: Evidence,
     runs: Sequence[Mapping[str, Any]],
     decision: str,
+    *,
+    embedded: int | None = None,
 ) -> dict[str, Any]:
     """The `charts` key of the snapshot.
 
@@ -126,14 +126,20 @@ def build(
             `metric_names` and `failed` are used. Colours come from here, keyed by run id, so a
             run has the same colour in every chart, the legend and the run table.
         decision: the decision (default chart) metric, charted first.
+        embedded: read the series of the first `embedded` charted metrics only (a served
+            page); the others are `deferred`, their series fetched by the page from the series
+            API (see `served`). None reads them all (the offline report).
     """
     names = metric_order([n for r in runs for n in r.get("metric_names") or ()], decision)
     charted, omitted = names[:MAX_METRICS], names[MAX_METRICS:]
     per_metric, per_series = series_budget(len(charted), len(runs))
     order = {str(r["run_id"]): i for i, r in enumerate(runs)}
-    metrics = []
+    metrics: list[dict[str, Any]] = []
     for name in charted:
         wanted = [str(r["run_id"]) for r in runs if name in (r.get("metric_names") or ())]
+        if embedded is not None and len(metrics) >= embedded:
+            metrics.append(deferred(name, _decimated(ev, name, wanted, per_series)))
+            continue
         loaded = sorted(ev.load_series(name, wanted), key=lambda s: order.get(s.run_id, len(order)))
         got = {s.run_id for s in loaded}
         encoded = [encode(s, per_series) for s in loaded]
@@ -172,17 +178,38 @@ def build(
     }
 
 
+def deferred(name: str, decimated: bool) -> dict[str, Any]:
+    """A chart whose series a served page fetches when it is about to be seen (its point
+    counts and unreadable runs come with them); `decimated`: whether they will be downsampled,
+    for the page's note.
+    """
+    return {"name": name, "series": [], "deferred": True, "decimated": decimated}
+
+
+def _decimated(ev: Evidence, metric: str, run_ids: Sequence[str], per_series: int) -> bool:
+    """Whether the metric's series of these runs will be downsampled: some run's summary counts
+    more finite points than a series keeps (the index says so without reading a point).
+    """
+    runs = set(run_ids)
+    return any(
+        int(s.get("finite_count") or 0) > per_series
+        for s in ev.summaries
+        if s.get("metric_name") == metric and str(s.get("run_id")) in runs
+    )
+
+
 def served(charts: Mapping[str, Any], series_url: str) -> dict[str, Any]:
     """The `charts` payload of a served page: series of the first `SERVED_EMBEDDED` metrics,
-    the others marked `deferred` (their chart fetches them with `series_url`, the series API
-    in compact columns, at the same per-series budget). The offline report keeps them all.
+    the others `deferred` (their chart fetches them with `series_url`, the series API in
+    compact columns, at the same per-series budget). A snapshot built for a served page
+    (`build(embedded=SERVED_EMBEDDED)`) never read them; the offline report keeps them all.
     """
-    metrics = []
-    for i, m in enumerate(charts.get("metrics") or ()):
-        if i < SERVED_EMBEDDED:
-            metrics.append(m)
-        else:
-            metrics.append({**m, "series": [], "deferred": True})
+    metrics = [
+        m
+        if i < SERVED_EMBEDDED or m.get("deferred")
+        else deferred(str(m["name"]), m["rendered_points"] < m["source_points"])
+        for i, m in enumerate(charts.get("metrics") or ())
+    ]
     return {
         **charts,
         "metrics": metrics,

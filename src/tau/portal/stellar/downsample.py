@@ -70,12 +70,23 @@ def downsample(
     Returns:
         The kept points in step order; unchanged when the series already fits.
     """
-    budget = max(4, budget)
     xs, ys, dropped = finite_points(steps, values)
-    n = len(xs)
+    keep = kept(ys, budget)
+    if len(keep) == len(ys):
+        return Sampled(tuple(xs), tuple(ys), len(ys), dropped)
+    return Sampled(tuple(xs[i] for i in keep), tuple(ys[i] for i in keep), len(ys), dropped)
+
+
+def kept(ys: Sequence[float], budget: int = DEFAULT_BUDGET) -> Sequence[int]:
+    """The indices `downsample` keeps of finite values in step order (all when they fit).
+
+    The first and last point are kept apart; the interior is split into buckets of two kept
+    points, each bucket's minimum and maximum (in index order).
+    """
+    budget = max(4, budget)
+    n = len(ys)
     if n <= budget:
-        return Sampled(tuple(xs), tuple(ys), n, dropped)
-    # First and last are kept apart; the interior is split into buckets of two kept points.
+        return range(n)
     buckets = (budget - 2) // 2
     keep: list[int] = [0]
     interior = n - 2
@@ -87,9 +98,14 @@ def downsample(
         window = ys[lo:hi]
         i_min = lo + window.index(min(window))
         i_max = lo + window.index(max(window))
-        keep.extend(sorted({i_min, i_max}))
+        if i_min < i_max:
+            keep += (i_min, i_max)
+        elif i_max < i_min:
+            keep += (i_max, i_min)
+        else:
+            keep.append(i_min)
     keep.append(n - 1)
-    return Sampled(tuple(xs[i] for i in keep), tuple(ys[i] for i in keep), n, dropped)
+    return keep
 
 
 def ema(values: Sequence[float], alpha: float) -> tuple[float, ...]:

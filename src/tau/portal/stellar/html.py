@@ -97,6 +97,13 @@ def environment() -> Environment:
     return env
 
 
+def compile_templates() -> None:
+    """Compile every template now (a server does it before its first page is asked for)."""
+    env = environment()
+    for name in env.list_templates(extensions=["j2"]):
+        env.get_template(name)
+
+
 def chart_lines(chart: Mapping[str, Any]) -> list[svg.Line]:
     """The snapshot chart's series as drawable lines (values are already downsampled)."""
     return [

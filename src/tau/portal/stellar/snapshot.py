@@ -270,6 +270,8 @@ def build(
     include_points: bool = True,
     directions: Mapping[str, str] | None = None,
     include_failed: bool = False,
+    embedded_charts: int | None = None,
+    polylines: bool | None = None,
 ) -> dict[str, Any]:
     """The snapshot document of `ev`.
 
@@ -283,6 +285,11 @@ def build(
             decision (chart) metric. Other metrics follow their recorded tag or the name rule.
         include_failed: count failed runs in group statistics, best run and ranking (they are
             excluded by default, and always marked).
+        embedded_charts: read the series of this many interactive charts only (a served page:
+            the others are fetched from the series API when seen); None reads them all.
+        polylines: keep the SVG polyline coordinates in chart series; None follows
+            `include_points`. A served page leaves them out: its charts are drawn from `charts`,
+            and its fallback image from the series' values.
     """
     ev = replace(ev, load_series=_read_once(ev.load_series))
     warnings = list(ev.warnings)
@@ -326,7 +333,7 @@ def build(
     groups = _groups(ev, runs)
     cards = _cards(counted, by_run, card, direction)
     chart = (
-        _chart(ev, runs, chart_metric, colors, include_points)
+        _chart(ev, runs, chart_metric, colors, include_points if polylines is None else polylines)
         if mode != "summary"
         else {"has_data": False, "metric_name": chart_metric or "", "series": []}
     )
@@ -372,7 +379,9 @@ def build(
         "cards": cards,
         "chart": chart,
         "charts": (
-            chartdata.build(ev, runs, decision) if include_points and mode == "full" else None
+            chartdata.build(ev, runs, decision, embedded=embedded_charts)
+            if include_points and mode == "full"
+            else None
         ),
         "metric_options": [
             {"name": n, "card": card(n), **direction(n).as_dict()} for n in metric_names

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tau.portal.stellar.evidence import Evidence, Series
+from tau.portal.store.records import as_row
 
 if TYPE_CHECKING:
     from tau.portal.store.location import TeamURL
@@ -66,11 +66,7 @@ class StoreSource:
 
         if kind:
             table, column = _KIND_TABLES[kind]
-            found = (
-                self._store()
-                .conn.execute(f"SELECT 1 FROM {table} WHERE {column} = ?", (name,))
-                .fetchone()
-            )
+            found = self._store().scalar(f"SELECT 1 FROM {table} WHERE {column} = ?", (name,))
             if found is None:
                 raise LookupError(name)
             return read.Target(name, kind, name)
@@ -92,18 +88,19 @@ class StoreSource:
             (*params, max_runs),
         )
         ids = [str(r["run_id"]) for r in rows]
+        series.prefetch(store, ids)  # the chart reads them after the index reads below
         tags = read.run_tags(store, ids)
         contexts = read.run_contexts(store, ids)
         runs = []
         for row in rows:
             context = contexts.get(str(row["run_id"]))
             ctx = (
-                {k: v for k, v in asdict(context).items() if v not in (None, "")} if context else {}
+                {k: v for k, v in as_row(context).items() if v not in (None, "")} if context else {}
             )
             runs.append({**row, "tags": tags.get(str(row["run_id"]), {}), "context": ctx})
         configs: dict[str, list[dict[str, Any]]] = {}
         for c in read.configs(store, ids):
-            configs.setdefault(c.run_id, []).append(asdict(c))
+            configs.setdefault(c.run_id, []).append(as_row(c))
         experiment_id = (
             t.id
             if t.type == "experiment"
@@ -112,13 +109,13 @@ class StoreSource:
         experiment = None
         if experiment_id:
             try:
-                experiment = asdict(read.get_experiment(store, experiment_id))
+                experiment = as_row(read.get_experiment(store, experiment_id))
             except Exception:  # an implicit experiment may have no row yet
                 experiment = None
         groups = []
         for gid in sorted({str(r["run_group_id"]) for r in rows if r.get("run_group_id")}):
             try:
-                groups.append(asdict(read.get_group(store, gid)))
+                groups.append(as_row(read.get_group(store, gid)))
             except Exception:
                 groups.append({"run_group_id": gid, "name": gid})
         events = read.events(store, ids, limit=MAX_EVENTS)
@@ -137,7 +134,7 @@ class StoreSource:
         def store_for_thread() -> Any:
             return self._store()
 
-        summaries = [asdict(s) for s in read.metric_summaries(store, run_ids=ids)]
+        summaries = [as_row(s) for s in read.metric_summaries(store, run_ids=ids)]
         cards, directions = series.metric_tags(
             store, ids, sorted({str(s["metric_name"]) for s in summaries})
         )
@@ -155,9 +152,9 @@ class StoreSource:
             summaries=summaries,
             metric_cards=cards,
             metric_directions=directions,
-            events=[asdict(e) for e in reversed(events.items)],
-            artifacts=[asdict(a) for a in read.artifacts(store, ids)],
-            observations=[asdict(o) for o in read.observations(store, scopes).items],
+            events=[as_row(e) for e in reversed(events.items)],
+            artifacts=[as_row(a) for a in read.artifacts(store, ids)],
+            observations=[as_row(o) for o in read.observations(store, scopes).items],
             warnings=warnings,
             load_series=load_series,
         )
@@ -176,7 +173,7 @@ class StoreSource:
         if filters.get("target"):
             t = self._target(filters["target"])
             if t.type == "run":
-                run = asdict(read.get_run(self._store(), t.id))
+                run = as_row(read.get_run(self._store(), t.id))
                 return {
                     "schema_version": "tau.exp.run_search.v0",
                     "total": 1,
@@ -197,7 +194,7 @@ class StoreSource:
             "store_path": self.store_path,
             "total": len(page.items),
             "truncated": page.truncated,
-            "runs": [asdict(r) for r in page.items],
+            "runs": [as_row(r) for r in page.items],
             "warnings": [],
         }
 
@@ -213,7 +210,7 @@ class StoreSource:
             "store_path": self.store_path,
             "truncated": page.truncated,
             "experiments": [
-                {**asdict(e), **counts.get(e.experiment_id, _NO_RUNS)} for e in page.items
+                {**as_row(e), **counts.get(e.experiment_id, _NO_RUNS)} for e in page.items
             ],
         }
 

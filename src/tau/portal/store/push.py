@@ -7,7 +7,7 @@ each batch is one PostgreSQL transaction that:
    runs wait for each other, never deadlock, and a killed pusher's locks go with its session);
 2. reads `tau_pushes`: a run pushed before with the same content digest is skipped, a run
    pushed with a different digest is a conflict that names both sides;
-3. uploads the new runs' metric and artifact files to their final keys;
+3. uploads the new runs' metric and artifact files to their final keys (several at a time);
 4. inserts their index rows and their `tau_pushes` rows, and commits.
 
 Readers see a run only when its index rows commit, after its files are in place. A push killed
@@ -33,6 +33,9 @@ from tau.portal.store.team import TeamStore, unreachable
 #: Runs per transaction: large enough to amortize round trips, small enough that a batch's
 #: uploads finish well within any statement timeout.
 BATCH = 50
+#: Files uploaded at once: each costs an object store round trip, and pyarrow writes without
+#: holding the GIL.
+UPLOADERS = 16
 
 #: Tables whose rows belong to one run (their digest is the run's content).
 RUN_TABLES = (
@@ -263,29 +266,42 @@ def _push_scopes(team: TeamStore, rows: dict[str, list[dict[str, Any]]]) -> None
 def _upload(
     source: FolderStore, team: TeamStore, bundles: list[_Bundle], result: PushResult
 ) -> None:
+    """Copy the bundles' files to their keys, `UPLOADERS` at a time; the first failure stops
+    the batch (its index rows are not written, so nothing refers to what was copied).
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
     fs = team.filesystem
-    for b in bundles:
-        for rel in b.files:
-            local = source.root / rel
-            try:
-                data = local.read_bytes()
-            except OSError as exc:
-                raise StoreError(
-                    f"{local}: run {b.run_id} names this file but it is not readable: "
-                    f"{exc.strerror}"
-                ) from None
-            target = team.path_of(rel)
-            try:
-                with fs.open_output_stream(target) as out:
-                    out.write(data)
-            except OSError as exc:
-                raise StoreError(
-                    f"team store objects s3://{target}: {first_line(exc)}",
-                    hint="check the object server is up (AWS_ENDPOINT_URL) and the credentials "
-                    "(AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or a profile)",
-                ) from None
+
+    def put(job: tuple[str, str]) -> int:
+        run_id, rel = job
+        local = source.root / rel
+        try:
+            data = local.read_bytes()
+        except OSError as exc:
+            raise StoreError(
+                f"{local}: run {run_id} names this file but it is not readable: {exc.strerror}"
+            ) from None
+        target = team.path_of(rel)
+        try:
+            with fs.open_output_stream(target) as out:
+                out.write(data)
+        except OSError as exc:
+            raise StoreError(
+                f"team store objects s3://{target}: {first_line(exc)}",
+                hint="check the object server is up (AWS_ENDPOINT_URL) and the credentials "
+                "(AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or a profile)",
+            ) from None
+        return len(data)
+
+    jobs = [(b.run_id, rel) for b in bundles for rel in b.files]
+    pool = ThreadPoolExecutor(max_workers=UPLOADERS)
+    try:
+        for size in pool.map(put, jobs):
             result.files += 1
-            result.bytes += len(data)
+            result.bytes += size
+    finally:
+        pool.shutdown(cancel_futures=True)
 
 
 def _insert(

@@ -6,6 +6,7 @@ Performs I/O (SQLite reads; Parquet only in `metric_series`). Every list is boun
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
@@ -308,14 +309,23 @@ def artifacts(store: Store, run_ids: Sequence[str]) -> list[Artifact]:
 def observations(
     store: Store, scopes: Sequence[tuple[str, str]], *, limit: int | None = None
 ) -> Page[Observation]:
-    """Observations on any of the (scope_type, scope_id) pairs, newest first."""
+    """Observations on any of the (scope_type, scope_id) pairs, newest first (a pair named twice
+    lists its observations twice). One query per scope type and 500 scopes.
+    """
     n = clamp_limit(limit)
+    named = Counter(scopes)
+    ids: dict[str, list[str]] = {}
+    for scope_type, scope_id in named:
+        ids.setdefault(scope_type, []).append(scope_id)
     rows: list[dict[str, object]] = []
-    for scope_type, scope_id in scopes:
-        rows += store.query(
-            "SELECT * FROM observations WHERE scope_type = ? AND scope_id = ?",
-            (scope_type, scope_id),
-        )
+    for scope_type, scope_ids in ids.items():
+        for chunk in _chunks(scope_ids):
+            marks = ",".join("?" * len(chunk))
+            for row in store.query(
+                f"SELECT * FROM observations WHERE scope_type = ? AND scope_id IN ({marks})",
+                (scope_type, *chunk),
+            ):
+                rows += [row] * named[(scope_type, str(row["scope_id"]))]
     rows.sort(key=lambda r: (str(r["created_at"] or ""), str(r["observation_id"])), reverse=True)
     return _page(rows, n, Observation)
 

@@ -1,37 +1,40 @@
 """The team store: the index in PostgreSQL, metric and artifact files in S3-compatible storage.
 
-Performs I/O (psycopg, pyarrow's S3 filesystem). It implements `interface.Store`, so every read
-command and both servers run on it unchanged: the read SQL of the folder store is written in
-the subset both databases share and only its placeholders are translated here. It is written
-only by `experiment push` (see `push.py`); `experiment init --store URL` creates and migrates
-its schema, and opening it for reading never changes it.
+Performs I/O (libpq or psycopg, pyarrow's S3 filesystem). It implements `interface.Store`, so
+every read command and both servers run on it unchanged: the read SQL of the folder store is
+written in the subset both databases share and only its placeholders are translated here.
+Reads go through libpq directly (`libpq.py`: a read command does not pay psycopg's import),
+or through psycopg where libpq cannot be loaded. It is written only by `experiment push` (see
+`push.py`); `experiment init --store URL` creates and migrates its schema, and opening it for
+reading never changes it.
 """
 
 from __future__ import annotations
 
 import functools
-import threading
-from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from tau.portal.errors import StoreError
-from tau.portal.store import schema, teamschema
+from tau.portal.store import libpq, schema, teamschema
 from tau.portal.store.interface import Params, Row
 from tau.portal.store.location import TeamURL
 from tau.portal.store.objects import first_line
+from tau.portal.store.recent import Recent
 
 T = TypeVar("T")
 INIT = "taugrid-portal experiment init --store"
+APPLICATION = "taugrid-portal"
 
 
 @functools.lru_cache(maxsize=512)
-def to_postgres(sql: str) -> str:
-    """The query with SQLite's `?` placeholders as psycopg's `%s` (and a literal `%` doubled).
+def pieces(sql: str) -> tuple[str, ...]:
+    """The query split at SQLite's `?` placeholders (one more piece than placeholders).
 
     Question marks inside quoted strings or identifiers are left alone.
     """
     out: list[str] = []
+    piece: list[str] = []
     quote = ""
     for ch in sql:
         if quote:
@@ -40,10 +43,18 @@ def to_postgres(sql: str) -> str:
         elif ch in ("'", '"'):
             quote = ch
         elif ch == "?":
-            out.append("%s")
+            out.append("".join(piece))
+            piece = []
             continue
-        out.append("%%" if ch == "%" else ch)
-    return "".join(out)
+        piece.append(ch)
+    out.append("".join(piece))
+    return tuple(out)
+
+
+@functools.lru_cache(maxsize=512)
+def to_postgres(sql: str) -> str:
+    """The query with SQLite's `?` placeholders as psycopg's `%s` (and a literal `%` doubled)."""
+    return "%s".join(p.replace("%", "%%") for p in pieces(sql))
 
 
 def connect(url: TeamURL) -> Any:
@@ -65,9 +76,72 @@ def connect(url: TeamURL) -> Any:
             cursor_factory=psycopg.ClientCursor,
             row_factory=dict_row,
             connect_timeout=5,
-            application_name="taugrid-portal",
+            application_name=APPLICATION,
         )
     except psycopg.Error as exc:
+        raise unreachable(url, exc) from None
+
+
+class Reader(Protocol):
+    """A connection that runs read queries written with `?` placeholders."""
+
+    @property
+    def closed(self) -> bool: ...
+
+    def rows(self, sql: str, params: Sequence[Any]) -> list[Row]: ...
+
+    def close(self) -> None: ...
+
+
+class _LibpqReader:
+    """Reads through libpq itself (see `libpq.py`)."""
+
+    def __init__(self, conn: libpq.Connection) -> None:
+        self.conn = conn
+
+    @property
+    def closed(self) -> bool:
+        return self.conn.closed
+
+    def rows(self, sql: str, params: Sequence[Any]) -> list[Row]:
+        return self.conn.rows(sql, params, pieces(sql))
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+class _PsycopgReader:
+    """Reads through psycopg (where libpq cannot be loaded by itself); its errors as libpq's."""
+
+    def __init__(self, conn: Any) -> None:
+        self.conn = conn
+
+    @property
+    def closed(self) -> bool:
+        return bool(self.conn.closed)
+
+    def rows(self, sql: str, params: Sequence[Any]) -> list[Row]:
+        import psycopg
+
+        try:
+            return list(self.conn.execute(to_postgres(sql), params))
+        except psycopg.OperationalError as exc:
+            raise libpq.Error(str(exc), operational=True) from None
+        except psycopg.Error as exc:
+            raise libpq.Error(str(exc), operational=False) from None
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+def reader(url: TeamURL) -> Reader:
+    """A read connection to the team store's index: libpq's own when it loads, else psycopg's."""
+    lib = libpq.load()
+    if lib is None:
+        return _PsycopgReader(connect(url))
+    try:
+        return _LibpqReader(libpq.Connection(lib, url.conninfo, application_name=APPLICATION))
+    except libpq.Error as exc:
         raise unreachable(url, exc) from None
 
 
@@ -86,9 +160,12 @@ def unreachable(url: TeamURL, exc: BaseException) -> StoreError:
 class TeamStore:
     """An opened team store (`interface.Store`)."""
 
-    def __init__(self, url: TeamURL, conn: Any) -> None:
+    def __init__(self, url: TeamURL, conn: Any = None) -> None:
         self.url = url
+        #: psycopg's connection, for writers and `experiment sql` (opened when first used).
         self._conn: Any = conn
+        #: The connection read queries use (opened when first used).
+        self._reader: Reader | None = None
         self._fs: Any = None
         self.manifest: dict[str, Any] = {
             "schema_version": schema.SCHEMA_VERSION,
@@ -103,7 +180,7 @@ class TeamStore:
     @classmethod
     def open(cls, url: TeamURL) -> TeamStore:
         """Open for reading; a store whose schema is missing or older says to run `init`."""
-        store = cls(url, connect(url))
+        store = cls(url)
         have = store.schema_version()
         if have != teamschema.VERSION:
             store.close()
@@ -117,6 +194,8 @@ class TeamStore:
 
         conn = connect(url)
         store = cls(url, conn)
+        # Its reads (the version it starts from) run inside the migration's transaction.
+        store._reader = _PsycopgReader(conn)
         try:
             with conn.transaction():
                 conn.execute("SELECT pg_advisory_xact_lock(%s)", (teamschema.MIGRATE_LOCK,))
@@ -179,14 +258,11 @@ class TeamStore:
         )
 
     def query(self, sql: str, params: Params = ()) -> list[Row]:
-        return self._retrying(lambda conn: list(conn.execute(to_postgres(sql), _args(params))))
+        return self._retrying(lambda r: r.rows(sql, _args(params)))
 
     def scalar(self, sql: str, params: Params = ()) -> Any:
-        def one(conn: Any) -> Any:
-            row = conn.execute(to_postgres(sql), _args(params)).fetchone()
-            return None if row is None else next(iter(row.values()))
-
-        return self._retrying(one)
+        rows = self.query(sql, params)
+        return next(iter(rows[0].values())) if rows else None
 
     def read_only(self, sql: str) -> tuple[list[str], list[Row]]:
         """Column names and rows of one query run in a READ ONLY transaction (`experiment sql`)."""
@@ -214,68 +290,42 @@ class TeamStore:
         return f"team:{seq}"
 
     def close(self) -> None:
-        if self._conn is not None:
-            self._conn.close()
-            self._conn = None
+        for conn in (self._reader, self._conn):
+            if conn is not None:
+                conn.close()
+        self._reader = None
+        self._conn = None
 
     @property
     def conn(self) -> Any:
+        """The psycopg connection (writers and `experiment sql`)."""
         if self._conn is None or self._conn.closed:
             self._conn = connect(self.url)
         return self._conn
 
-    def _retrying(self, work: Callable[[Any], T]) -> T:
+    def _retrying(self, work: Callable[[Reader], T]) -> T:
         """Run a read; once more on a fresh connection when the server went away meanwhile
         (a restarted database must not leave a long-running server broken).
         """
-        import psycopg
-
         for attempt in (1, 2):
-            conn = self.conn
+            if self._reader is None or self._reader.closed:
+                self._reader = reader(self.url)
+            conn = self._reader
             try:
                 return work(conn)
-            except psycopg.OperationalError as exc:
+            except libpq.Error as exc:
+                if not exc.operational:
+                    raise StoreError(f"team store query failed: {first_line(exc)}") from None
                 if attempt == 2 or not conn.closed:
                     raise unreachable(self.url, exc) from None
-                self._conn = None
-            except psycopg.Error as exc:
-                raise StoreError(f"team store query failed: {first_line(exc)}") from None
+                conn.close()
+                self._reader = None
         raise AssertionError("unreachable")
 
 
-class _Recent:
-    """The most recently read object files, up to a byte budget, shared by a process's stores.
-
-    Pushed files never change (a different copy of a run is refused), so a kept copy is never
-    stale; Stellar reads each of a snapshot's files once per metric and would otherwise fetch
-    each several times.
-    """
-
-    def __init__(self, budget: int) -> None:
-        self.budget = budget
-        self.size = 0
-        self.items: OrderedDict[str, bytes] = OrderedDict()
-        self.lock = threading.Lock()
-
-    def get(self, key: str, load: Callable[[], bytes]) -> bytes:
-        with self.lock:
-            found = self.items.get(key)
-            if found is not None:
-                self.items.move_to_end(key)
-                return found
-        data = load()
-        with self.lock:
-            if key not in self.items and len(data) <= self.budget:
-                self.items[key] = data
-                self.size += len(data)
-                while self.size > self.budget:
-                    _, dropped = self.items.popitem(last=False)
-                    self.size -= len(dropped)
-        return data
-
-
-#: 256 MB: a 1,000-run experiment's metric files (5 metrics x 1,000 steps) are about 31 MB.
-_FILES = _Recent(256 << 20)
+#: 64 MB of fetched metric files: a chart decodes a file's metrics once (see `series`), so a
+#: file is fetched again only for a metric stored in a row group not yet read.
+_FILES: Recent[bytes] = Recent(64 << 20, len)
 
 
 def _read_object(fs: Any, path: str) -> bytes:
@@ -283,8 +333,11 @@ def _read_object(fs: Any, path: str) -> bytes:
         return bytes(fh.read())
 
 
-def _args(params: Params) -> Sequence[Any] | Mapping[str, Any]:
-    return params if isinstance(params, Mapping) else tuple(params)
+def _args(params: Params) -> Sequence[Any]:
+    """The parameters of a query written with `?` placeholders (positional only)."""
+    if isinstance(params, Mapping):
+        raise TypeError("team store reads take positional parameters")
+    return tuple(params)
 
 
 def _version_error(url: TeamURL, have: int) -> StoreError:

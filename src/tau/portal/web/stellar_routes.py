@@ -6,6 +6,7 @@ Every list is bounded; every error is the JSON shape of `errors.py`.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -88,8 +89,14 @@ def required(request: Request, name: str) -> str:
 @dataclass
 class Built:
     doc: dict[str, Any]
-    body: bytes
     etag: str
+
+    @functools.cached_property
+    def body(self) -> bytes:
+        """The document as the snapshot API sends it (encoded once, when first asked: a page
+        never is).
+        """
+        return dumps(self.doc)
 
 
 class Stellar:
@@ -128,8 +135,8 @@ class Stellar:
     def evidence(self, target: str, kind: str = "", *, cached: bool = False) -> Any:
         """The target's evidence (`kind` picks a run, group or experiment of that id); 404.
 
-        `cached` reuses the evidence read for this store version (series reads); a snapshot
-        build reads it afresh, as it is cached whole itself.
+        `cached` reuses the evidence read for this store version: a snapshot build reads it
+        once for its page, and the charts that page fetches next (the series API) reuse it.
         """
 
         def read() -> Any:
@@ -161,7 +168,7 @@ class Stellar:
             directions[metric] = way
 
         def build() -> Built:
-            ev = self.evidence(target, kind)
+            ev = self.evidence(target, kind, cached=True)
             doc = snapshot.build(
                 ev,
                 now=now(),
@@ -170,11 +177,16 @@ class Stellar:
                 include_points=points,
                 directions=directions,
                 include_failed=include_failed,
+                # Pages (and their fallback image) are the documents with points: a page
+                # embeds its first chart's series and fetches the others when they are seen,
+                # and the image is drawn from the chart's values (no polyline coordinates).
+                embedded_charts=chartdata.SERVED_EMBEDDED if points else None,
+                polylines=False,
             )
             tag = etag_of(
                 version, target, kind, metric or "", mode, str(points), way, str(include_failed)
             )
-            return Built(doc, dumps(doc), tag)
+            return Built(doc, tag)
 
         return self._snapshots.get(key, build)
 
@@ -446,11 +458,15 @@ class Stellar:
         """The page's compact chart columns (chartdata.encode) of the steps in [start, end]:
         what a served page's charts fetch for a metric it did not embed, or for a zoomed range
         (raw points when they fit in `max_points` per run, else each bucket's min and max).
+        `unreadable_runs`: the runs whose summaries promise the metric but whose files gave
+        no points (missing or damaged), as the page names them.
         """
+        loaded = ev.load_series(metric, run_ids)
         out = [
-            chartdata.encode(window(s, start, end), max(4, max_points))
-            for s in ev.load_series(metric, run_ids)[:MAX_LIMIT]
+            chartdata.encode(window(s, start, end), max(4, max_points)) for s in loaded[:MAX_LIMIT]
         ]
+        got = {s.run_id for s in loaded}
+        promised = {str(s["run_id"]) for s in ev.summaries if s.get("metric_name") == metric}
         return json_response(
             {
                 "target": ev.target,
@@ -460,6 +476,7 @@ class Stellar:
                 "end_step": None if end == 2**62 else end,
                 "max_points": max_points,
                 "series": out,
+                "unreadable_runs": [r for r in run_ids if r in promised and r not in got],
             }
         )
 

@@ -87,6 +87,7 @@
         name: m.name,
         series: decodeSeries(m.series, runs),
         deferred: !!m.deferred, // a served page fetches these series when the chart is seen
+        decimated: !!m.decimated, // of a deferred chart: whether its series will be downsampled
         loading: false,
         failed: "",
         detail: null, // {key, byRun} of the zoomed range, fetched from the series API
@@ -135,7 +136,12 @@
     var budget = (view.payload.budget || {}).series_points || 1500;
     getJson(seriesUrl(metric, "&max_points=" + budget), function (doc) {
       if (view !== token) return; // a live refresh replaced the charts meanwhile
-      metric.series = decodeSeries(doc.series || [], view.runs);
+      var list = doc.series || [];
+      metric.series = decodeSeries(list, view.runs);
+      // A deferred chart's point counts and unreadable runs come with its series.
+      metric.sourcePoints = list.reduce(function (n, s) { return n + s.source_points; }, 0);
+      metric.renderedPoints = list.reduce(function (n, s) { return n + s.y.length; }, 0);
+      metric.unreadable = doc.unreadable_runs || [];
       metric.deferred = false;
       metric.loading = false;
       redrawMetric(metric);
@@ -1029,7 +1035,10 @@
     app.appendChild(view.grid);
     var notes = [];
     var b = payload.budget || {};
-    var decimated = view.metrics.some(function (m) { return m.renderedPoints < m.sourcePoints; });
+    var decimated = view.metrics.some(function (m) {
+      // A deferred chart is not read yet: the server says whether it will be downsampled.
+      return m.deferred ? !!m.decimated : m.renderedPoints < m.sourcePoints;
+    });
     if (decimated) {
       notes.push("Downsampled for the page: at most " + b.series_points + " points per run and metric, " +
         "keeping each bucket's minimum and maximum; hover reads the kept points." +
