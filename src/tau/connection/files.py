@@ -12,7 +12,6 @@ import hashlib
 import os
 import re
 import sys
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -42,6 +41,8 @@ def short_hash(text: str, length: int = 12) -> str:
 
 def write_private(path: Path, data: bytes) -> None:
     """Atomically replace `path` with `data`, mode 0600, creating parent dirs 0700."""
+    import tempfile
+
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     # mkstemp creates the file 0600 from the start, so the bytes are never world-readable.
     fd, tmp = tempfile.mkstemp(prefix=".candidate-", suffix=path.suffix, dir=path.parent)
