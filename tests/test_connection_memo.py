@@ -21,9 +21,9 @@ from tau.cli import main
 from tau.cli.reads import Place
 from tau.connection import memo
 from tau.connection.descriptor import RELATIVE_PATH
+from tau.k8s.kinds import JOB
 from tau.kube import resources
 from tau.kube.direct import DirectClient
-from tau.k8s.kinds import JOB
 from tests.kubeapi.fixtures import EMULATOR_CONTEXT, write_kubeconfig
 from tests.kubeapi.server import KubeApiServer
 from tests.test_workspace_cli_e2e import DESCRIPTOR, put_ws
