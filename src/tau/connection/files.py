@@ -8,7 +8,6 @@ kubeconfig and another user on the machine never sees a credential-bearing file.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import re
 import sys
@@ -36,6 +35,8 @@ def safe_name(name: str) -> str:
 
 def short_hash(text: str, length: int = 12) -> str:
     """The first `length` hex digits of sha256(text); keeps file names distinct, not secret."""
+    import hashlib
+
     return hashlib.sha256(text.encode()).hexdigest()[:length]
 
 

@@ -21,6 +21,7 @@ stats and one small JSON read.
 
 from __future__ import annotations
 
+import binascii
 import contextlib
 import json
 import os
@@ -29,7 +30,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from tau.connection.files import config_dir, short_hash, write_private
+from tau.connection.files import config_dir, write_private
 
 SCHEMA = "tau.connection-memo.v1"
 #: Environment variables a connection may read (all of tau's own, and the kubeconfig's).
@@ -55,8 +56,10 @@ def key(flags: Iterable[str | None], env: Mapping[str, str]) -> dict[str, Any]:
 
 
 def _path(memo_key: dict[str, Any], env: Mapping[str, str]) -> Path:
-    text = json.dumps(memo_key, sort_keys=True)
-    return config_dir(env) / "memos" / f"read-{short_hash(text, 16)}.json"
+    # A checksum names the file (hashlib's OpenSSL start-up would cost more than the rest of a
+    # hit); two keys that share it only take turns, as the key inside is compared.
+    text = json.dumps(memo_key, sort_keys=True).encode()
+    return config_dir(env) / "memos" / f"read-{binascii.crc32(text):08x}-{len(text)}.json"
 
 
 def _stat(path: str, marker: bool) -> Stat:
