@@ -121,12 +121,27 @@ def status(connect: Connect, name: str, *, fmt: str, run_profile: bool = False) 
 
         sys.stdout.write(document.to_json(run_status, run_profile=run_profile))
     else:
-        from rich.console import Console
-
-        from tau.status import text
-
-        text.render(run_status, Console(), run_profile=run_profile)
+        _print_view(run_status, run_profile=run_profile)
     return 1 if run_status.state in (State.FAILED, State.NOT_FOUND) else 0
+
+
+def _print_view(run_status: Any, *, run_profile: bool) -> None:
+    """The human view, laid out without rich where no colour would show (`tau.status.plain`)."""
+    import os
+
+    from tau.status import plain
+
+    width = plain.colourless_width(sys.stdout, os.environ)
+    shown = plain.render(run_status, width, run_profile=run_profile) if width else None
+    if shown is not None:
+        sys.stdout.write(shown)
+        sys.stdout.flush()
+        return
+    from rich.console import Console
+
+    from tau.status import text
+
+    text.render(run_status, Console(), run_profile=run_profile)
 
 
 def runs(
