@@ -21,13 +21,8 @@ PODS = "/api/v1/namespaces/team/pods"
 
 
 @pytest.fixture
-def cluster(kube_api: KubeApiServer, kubeconfig_file, tmp_path, monkeypatch) -> KubeApiServer:
-    """A finished Job `done` with one pod and its log, in namespace team."""
-    kube_api.register_kueue_kuberay_tau_kinds()
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("KUBECONFIG", str(kubeconfig_file))
-    monkeypatch.setenv("TAU_CONFIG_DIR", str(tmp_path / "cfg"))
-    monkeypatch.delenv("TAU_CONTEXT", raising=False)
+def cluster(kube_api: KubeApiServer, emulator_env) -> KubeApiServer:
+    """A Job `done` with one pod and its log, in namespace team."""
     kube_api.put(
         {
             "apiVersion": "batch/v1",

@@ -33,15 +33,11 @@ DIRECT = Place(namespace="team", context=EMULATOR_CONTEXT)
 
 
 @pytest.fixture
-def repo(kube_api: KubeApiServer, kubeconfig_file: Path, tmp_path: Path, monkeypatch) -> Path:
+def repo(emulator_env: Path, monkeypatch) -> Path:
     """A Git repository without a descriptor, its reads pointed at the emulator."""
-    kube_api.register_kueue_kuberay_tau_kinds()
-    root = tmp_path / "repo"
+    root = emulator_env / "repo"
     (root / ".git").mkdir(parents=True)
     monkeypatch.chdir(root)
-    monkeypatch.setenv("KUBECONFIG", str(kubeconfig_file))
-    monkeypatch.setenv("TAU_CONFIG_DIR", str(tmp_path / "cfg"))
-    monkeypatch.delenv("TAU_CONTEXT", raising=False)
     return root
 
 

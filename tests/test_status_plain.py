@@ -125,12 +125,8 @@ def test_without_columns_the_terminal_or_80_decides(monkeypatch) -> None:
     assert plain.colourless_width(_Stream(False), {}) == 133
 
 
-def test_the_cli_prints_what_rich_would(kube_api, kubeconfig_file, tmp_path, monkeypatch, capsys):
+def test_the_cli_prints_what_rich_would(kube_api, emulator_env, monkeypatch, capsys):
     """`tau run status` to a pipe: the same bytes whether plain lays the view out or rich."""
-    kube_api.register_kueue_kuberay_tau_kinds()
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("KUBECONFIG", str(kubeconfig_file))
-    monkeypatch.setenv("TAU_CONFIG_DIR", str(tmp_path / "cfg"))
     monkeypatch.setenv("COLUMNS", "90")
     monkeypatch.delenv("FORCE_COLOR", raising=False)
     monkeypatch.delenv("TTY_COMPATIBLE", raising=False)
