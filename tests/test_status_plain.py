@@ -139,3 +139,14 @@ def test_the_cli_prints_what_rich_would(kube_api, emulator_env, monkeypatch, cap
     monkeypatch.setattr(plain, "render", lambda *_a, **_k: None)
     assert main(argv) == 0
     assert capsys.readouterr().out == fast
+
+
+def test_a_long_last_cell_wraps_in_a_narrowed_last_column_as_rich_wraps_it() -> None:
+    status = run("quota-pending")
+    reason = "couldn't assign flavors to pod set main: insufficient unused quota " * 3
+    changed = replace(status, workloads=(replace(status.workloads[0], reason=reason.strip()),))
+    reason_free = replace(changed, workloads=(replace(changed.workloads[0], reason="x " * 80),))
+    for case in (changed, reason_free):
+        for width in (80, 100, 120):
+            shown = plain.render(case, width)
+            assert shown is not None and shown == rich_output(case, width), width

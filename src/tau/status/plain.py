@@ -5,12 +5,13 @@ Pure, apart from `colourless_width`, which reads the environment and the termina
 terminal, and importing rich and laying the view out through it cost more CPU than the status
 reads themselves. For a console that shows no colour rich prints the view (`tau.status.text`)
 as plain lines: word-wrapped paragraphs, a tree with box-drawing guides, tables whose columns
-are as wide as their widest cell. This module lays out the same blocks (`tau.status.view`)
-byte for byte as rich does there, for what it can promise: printable ASCII and the em dash
-(one cell each), tables that fit the width. Anything else (a wide or combining character, a
-control character, a table cell rich would read as markup or emoji, a table or title wider
-than the console, a terminal, a colour override) gets None, and the caller prints through
-rich. Tests compare the two on every reviewed status case at many widths.
+are as wide as their widest cell (the last one narrowed and wrapped when the table is wider
+than the console). This module lays out the same blocks (`tau.status.view`) byte for byte as
+rich does there, for what it can promise: printable ASCII and the em dash (one cell each).
+Anything else (a wide or combining character, a control character, a table cell rich would
+read as markup or emoji, a table whose other columns or title are wider than the console, a
+terminal, a colour override) gets None, and the caller prints through rich. Tests compare the
+two on every reviewed status case at many widths and on generated content.
 """
 
 from __future__ import annotations
@@ -193,13 +194,24 @@ def _table(block: view.Table, width: int) -> list[str]:
     content = [max(len(row[i]) for row in rows) for i in range(count)]
     pads = [(0 if i == 0 else 1, 0 if i == count - 1 else 1) for i in range(count)]
     total = sum(content) + sum(left + right for left, right in pads)
-    if total > width or len(block.title) > total or _SIMPLE.fullmatch(block.title) is None:
+    if total > width:
+        # rich narrows the only column that may wrap, the last, by the excess; its heading
+        # must still fit on one line (a taller heading aligns differently).
+        content[-1] -= total - width
+        total = width
+        if count < 2 or content[-1] < len(block.columns[-1]):
+            raise _Unsupported
+    if len(block.title) > total or _SIMPLE.fullmatch(block.title) is None:
         raise _Unsupported
     out = [block.title.ljust(total)]
+    blank = [" " * (left + size + right) for size, (left, right) in zip(content, pads, strict=True)]
     for row in rows:
-        cells = (
+        cells = [
             " " * left + cell.ljust(size) + " " * right
-            for cell, size, (left, right) in zip(row, content, pads, strict=True)
-        )
-        out.append("".join(cells))
+            for cell, size, (left, right) in zip(row[:-1], content, pads, strict=False)
+        ]
+        last = _wrap(row[-1], content[-1])
+        for index, piece in enumerate(last):
+            start = "".join(cells) if index == 0 else "".join(blank[:-1])
+            out.append(start + " " * pads[-1][0] + piece.ljust(content[-1]))
     return out
