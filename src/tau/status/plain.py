@@ -5,13 +5,13 @@ Pure, apart from `colourless_width`, which reads the environment and the termina
 terminal, and importing rich and laying the view out through it cost more CPU than the status
 reads themselves. For a console that shows no colour rich prints the view (`tau.status.text`)
 as plain lines: word-wrapped paragraphs, a tree with box-drawing guides, tables whose columns
-are as wide as their widest cell (the last one narrowed and wrapped when the table is wider
-than the console). This module lays out the same blocks (`tau.status.view`) byte for byte as
-rich does there, for what it can promise: printable ASCII and the em dash (one cell each).
-Anything else (a wide or combining character, a control character, a table cell rich would
-read as markup or emoji, a table whose other columns or title are wider than the console, a
-terminal, a colour override) gets None, and the caller prints through rich. Tests compare the
-two on every reviewed status case at many widths and on generated content.
+are as wide as their widest cell (narrowed as rich narrows them when the table is wider than
+the console: the last column wraps, the others are cut). This module lays out the same blocks
+(`tau.status.view`) byte for byte as rich does there, for what it can promise: printable ASCII
+and the em dash (one cell each). Anything else (a wide or combining character, a control
+character, a table cell rich would read as markup or emoji, a terminal, a colour override)
+gets None, and the caller prints through rich. Tests compare the two on every reviewed status
+case at many widths and on generated content.
 """
 
 from __future__ import annotations
@@ -105,7 +105,8 @@ def render(status: RunStatus, width: int, *, run_profile: bool = False) -> str |
                 lines += _table(block, width)
     except _Unsupported:
         return None
-    return "".join(line + "\n" for line in lines)
+    # The console crops every line to its width (only a table can be wider).
+    return "".join(line[:width] + "\n" for line in lines)
 
 
 def _plain(spans: view.Spans) -> str:
@@ -183,35 +184,73 @@ def _guided(lines: list[str], first: str, rest: str) -> list[str]:
 
 
 def _table(block: view.Table, width: int) -> list[str]:
-    rows = [block.columns, *block.rows]
     for row in block.rows:
         for cell in row:
             if "\n" in cell or _SIMPLE.fullmatch(cell) is None or _RICH_SYNTAX.search(cell):
                 raise _Unsupported
-    count = len(block.columns)
-    # Each column is as wide as its widest cell, plus rich's padding: one space between a
-    # cell and each neighbour, none at the table's edges.
-    content = [max(len(row[i]) for row in rows) for i in range(count)]
-    pads = [(0 if i == 0 else 1, 0 if i == count - 1 else 1) for i in range(count)]
-    total = sum(content) + sum(left + right for left, right in pads)
-    if total > width:
-        # rich narrows the only column that may wrap, the last, by the excess; its heading
-        # must still fit on one line (a taller heading aligns differently).
-        content[-1] -= total - width
-        total = width
-        if count < 2 or content[-1] < len(block.columns[-1]):
-            raise _Unsupported
-    if len(block.title) > total or _SIMPLE.fullmatch(block.title) is None:
+    if _SIMPLE.fullmatch(block.title) is None or "\n" in block.title:
         raise _Unsupported
-    out = [block.title.ljust(total)]
-    blank = [" " * (left + size + right) for size, (left, right) in zip(content, pads, strict=True)]
-    for row in rows:
-        cells = [
-            " " * left + cell.ljust(size) + " " * right
-            for cell, size, (left, right) in zip(row[:-1], content, pads, strict=False)
-        ]
-        last = _wrap(row[-1], content[-1])
-        for index, piece in enumerate(last):
-            start = "".join(cells) if index == 0 else "".join(blank[:-1])
-            out.append(start + " " * pads[-1][0] + piece.ljust(content[-1]))
+    count = len(block.columns)
+    # rich pads each cell with one space towards each neighbour, none at the table's edges.
+    pads = [(0 if i == 0 else 1, 0 if i == count - 1 else 1) for i in range(count)]
+    widths = _column_widths(block, pads, width)
+    total = sum(widths)
+    out = [piece.ljust(total) for piece in _wrap(block.title, total)]
+    out += _row(block.columns, widths, pads, header=True)
+    for row in block.rows:
+        out += _row(row, widths, pads, header=False)
     return out
+
+
+def _column_widths(block: view.Table, pads: list[tuple[int, int]], width: int) -> list[int]:
+    """Each column's width with its padding, as rich's table fits them into `width`: as wide as
+    its widest cell (and no wider than the console); when the table is too wide, the last
+    column (the only one that wraps) gives up the excess, and what remains is taken from every
+    column evenly (which may still leave it wider than the console: the console crops it).
+    """
+    rows = [block.columns, *block.rows]
+    widths = [
+        min(max(len(row[i]) for row in rows) + left + right, width)
+        for i, (left, right) in enumerate(pads)
+    ]
+    excess = sum(widths) - width
+    if excess > 0:
+        widths[-1] -= min(excess, widths[-1])
+        excess = sum(widths) - width
+    if excess > 0:
+        widths = _ratio_reduce(excess, widths)
+    return widths
+
+
+def _ratio_reduce(total: int, widths: list[int]) -> list[int]:
+    """Rich's `ratio_reduce` of `total` over `widths` with equal ratios, capped by each width."""
+    share = sum(1 for size in widths if size)
+    result: list[int] = []
+    for size in widths:
+        if size and share > 0:
+            taken = min(size, round(total / share))
+            result.append(size - taken)
+            total -= taken
+            share -= 1
+        else:
+            result.append(size)
+    return result
+
+
+def _row(
+    cells: tuple[str, ...], widths: list[int], pads: list[tuple[int, int]], *, header: bool
+) -> list[str]:
+    """The lines of one row: cells cut to their column but the last, which wraps; a taller
+    row leaves the other cells blank below them (above them in the heading row). A column
+    with no room inside its padding shows blank.
+    """
+    columns: list[list[str]] = []
+    for index, (cell, width, (left, right)) in enumerate(zip(cells, widths, pads, strict=True)):
+        size = width - left - right
+        lines = [] if size < 1 else _wrap(cell, size) if index == len(cells) - 1 else [cell[:size]]
+        columns.append([" " * left + line.ljust(size) + " " * right for line in lines])
+    height = max(1, *(len(lines) for lines in columns))
+    for index, lines in enumerate(columns):
+        blank = [" " * widths[index]] * (height - len(lines))
+        columns[index] = blank + lines if header else lines + blank
+    return ["".join(lines[line] for lines in columns) for line in range(height)]
