@@ -2,6 +2,8 @@
 
     .venv/bin/python bench/lifecycle_vs_kubectl.py [--pods 1000] [--runs 7]
 
+(--pods 0 times the small run only.)
+
 Starts the control plane of tests/e2e (building its binaries, kubectl among them, on first
 use), submits one small Job and lets it finish, then times each pair in fresh processes, one
 after the other and alternating which goes first, so both see the same machine load:
@@ -16,9 +18,12 @@ and, for an Indexed Job of --pods running pods (text status of the whole run):
   status  tau run status NAME            kubectl get pods -l <the Job's selector> -o json
 
 It prints the medians of both and their ratio (tau / kubectl); the targets are at most 2x for
-the small run and 1.5x at 1,000 pods. kubectl's discovery cache is warmed first, as on any
-machine that has used kubectl once. Bytecode is compiled first, as `pip install` does. Skips
-(exit 0, saying why) where the control plane cannot run (no Go toolchain).
+the small run and 1.5x at 1,000 pods. Under each pair it prints the API requests one more run
+of each made, as the apiserver's audit log recorded them (the researcher's requests only,
+each with the time the apiserver spent on it).
+kubectl's discovery cache is warmed first, as on any machine that has used kubectl once.
+Bytecode is compiled first, as `pip install` does. Skips (exit 0, saying why) where the
+control plane cannot run (no Go toolchain).
 """
 
 from __future__ import annotations
@@ -58,6 +63,7 @@ def pair(
     runs: int,
     target: float,
     ok: tuple[int, ...] = (0,),
+    audit: Path | None = None,
 ) -> float:
     """Time both commands `runs` times, alternating their order; print and return the ratio."""
     timed(tau, env, cwd, ok)  # warm: the OS page cache, kubectl's discovery cache
@@ -78,7 +84,40 @@ def pair(
         f"ratio {ratio:4.2f}x (target <= {target:g}x: {verdict})"
     )
     print(line, flush=True)
+    if audit is not None:
+        print(f"  requests  tau: {requests_made(audit, tau, env, cwd, ok)}", flush=True)
+        print(f"  requests  kubectl: {requests_made(audit, kubectl, env, cwd)}", flush=True)
     return ratio
+
+
+def requests_made(
+    audit: Path, argv: list[str], env: dict[str, str], cwd: Path, ok: tuple[int, ...] = (0,)
+) -> str:
+    """The requests one run of `argv` made, from the audit log: a count, then each one."""
+    import json
+
+    start = audit.stat().st_size
+    timed(argv, env, cwd, ok)
+    time.sleep(1)  # the audit backend writes an event just after its answer
+    with audit.open("rb") as log:
+        log.seek(start)
+        events = [json.loads(line) for line in log.read().splitlines() if line.strip()]
+    done = [e for e in events if e.get("stage") == "ResponseComplete"]
+    calls = [
+        f"{e.get('verb')} {e.get('requestURI')} {(e.get('responseStatus') or {}).get('code')}"
+        f" ({served_ms(e):.0f} ms in the apiserver)"
+        for e in done
+    ]
+    return f"{len(calls)}" + "".join(f"\n    {c}" for c in calls)
+
+
+def served_ms(event: dict[str, Any]) -> float:
+    """How long the apiserver took over one request, from its audit event's timestamps."""
+    from datetime import datetime
+
+    received = datetime.fromisoformat(str(event.get("requestReceivedTimestamp")))
+    complete = datetime.fromisoformat(str(event.get("stageTimestamp")))
+    return (complete - received).total_seconds() * 1000
 
 
 def main() -> int:
@@ -129,6 +168,7 @@ def main() -> int:
             capture_output=True,
         )
         ns = researcher.namespace
+        audit = plane.audit_log if plane.audit_log.is_file() else None
         k = [kubectl, "--context", researcher.context, "-n", ns]
         small = {
             "engine": "job",
@@ -157,7 +197,9 @@ def main() -> int:
             ("get (small Job)", ["run", "get", name], ["get", "job", name, "-o", "json"], (1,)),
             ("logs (small Job)", ["run", "logs", name], ["logs", f"job/{name}"], (0,)),
         ):
-            pair(label, [tau, *ours], [*k, *theirs], env, repo, args.runs, 2.0, ok)
+            pair(label, [tau, *ours], [*k, *theirs], env, repo, args.runs, 2.0, ok, audit)
+        if args.pods == 0:
+            return 0
 
         wide = {
             "name": "bench-wide",
@@ -184,6 +226,7 @@ def main() -> int:
             repo,
             args.runs,
             1.5,
+            audit=audit,
         )
     finally:
         current.stop()

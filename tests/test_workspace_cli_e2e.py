@@ -316,7 +316,7 @@ def test_repository_flow_trust_then_check_the_descriptors_workspace(
 def test_resolve_namespace_and_queue_from_the_connection(
     cluster: KubeApiServer, tmp_path: Path, monkeypatch
 ) -> None:
-    from tau.connection import activate
+    from tau.connection.activate import activate
     from tau.errors import UsageError
     from tau.workspaces.lookup import resolve_namespace_and_queue
     from tau.workspaces.target import NO_NAMESPACE, WorkspaceNotReady
@@ -373,7 +373,7 @@ def test_offline_imports_do_not_load_kubernetes(tmp_path: Path) -> None:
 def test_a_changed_workspace_contract_needs_review(
     cluster: KubeApiServer, tmp_path: Path, monkeypatch, capsys
 ) -> None:
-    from tau.connection import TrustRequired, activate
+    from tau.connection.activate import TrustRequired, activate
     from tau.workspaces.lookup import resolve_namespace_and_queue
 
     repo = make_repo(tmp_path / "repo")

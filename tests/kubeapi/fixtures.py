@@ -88,3 +88,19 @@ def researcher_shell(
     monkeypatch.delenv("TAU_CONTEXT", raising=False)
     monkeypatch.delenv("TAU_SYSTEM_NAMESPACE", raising=False)
     return server
+
+
+@pytest.fixture
+def emulator_env(
+    kube_api: KubeApiServer, kubeconfig_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Path:
+    """`tmp_path` as the working directory, with tau pointed at the emulator (its Kueue, KubeRay
+    and Tau kinds registered): $KUBECONFIG, a private $TAU_CONFIG_DIR (`tmp_path/cfg`), no
+    $TAU_CONTEXT.
+    """
+    kube_api.register_kueue_kuberay_tau_kinds()
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("KUBECONFIG", str(kubeconfig_file))
+    monkeypatch.setenv("TAU_CONFIG_DIR", str(tmp_path / "cfg"))
+    monkeypatch.delenv("TAU_CONTEXT", raising=False)
+    return tmp_path

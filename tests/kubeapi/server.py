@@ -50,12 +50,14 @@ class _HTTPServer(ThreadingHTTPServer):
     def __init__(self, emulator: KubeApiServer) -> None:
         self.emulator = emulator
         self.open_connections: set[socket.socket] = set()
+        self.accepted = 0
         self.connections_lock = threading.Lock()
         super().__init__(("127.0.0.1", 0), ApiRequestHandler)
 
     def process_request(self, request: Any, client_address: Any) -> None:
         with self.connections_lock:
             self.open_connections.add(request)
+            self.accepted += 1
         super().process_request(request, client_address)
 
     def shutdown_request(self, request: Any) -> None:
@@ -153,6 +155,11 @@ class KubeApiServer:
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def connections_accepted(self) -> int:
+        """How many TCP connections clients opened since the server started."""
+        return self._http.accepted if self._http is not None else 0
 
     # ---------------------------------------------------------------- kinds
 

@@ -9,6 +9,7 @@ read is a few requests, and building the cyclopts app would cost more than all o
 from __future__ import annotations
 
 import sys
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,8 +18,10 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from tau.runs.logs import LogOptions
 
-#: What connects a verb to its run's cluster: (API client, namespace).
-Connect = Callable[[], tuple[Any, str]]
+#: A verb's connection to its run's cluster: (API client, namespace).
+Connected = tuple[Any, str]
+#: What connects a verb to its run's cluster.
+Connect = Callable[[], Connected]
 
 
 @dataclass(frozen=True)
@@ -32,10 +35,28 @@ class Place:
     context: str | None = None
     project: str | None = None
 
-    def connect(self) -> tuple[Any, str]:
+    def connect(self) -> Connected:
         """(client, namespace) of the run's cluster, through the project the working directory
         (or --project) selects in a monorepo.
+
+        A connection made from local files alone is remembered until one of them changes
+        (`tau.connection.memo`); then the next read skips parsing them.
         """
+        import os
+
+        from tau.connection import memo
+
+        if self.project is not None:
+            return self._connect()
+        memo_key = memo.key((self.namespace, self.workspace, self.context), os.environ)
+        hit = memo.recall(memo_key, os.environ)
+        if hit is not None:
+            from tau.kube.direct import DirectClient
+
+            return DirectClient(hit[0], hit[1]), hit[2]
+        return self._connect(memo_key, time.time_ns())
+
+    def _connect(self, memo_key: dict[str, Any] | None = None, started: int = 0) -> Connected:
         from tau.intent.gitroot import catalog_file
         from tau.session import connect, context_name
 
@@ -54,7 +75,36 @@ class Place:
             start=project.root if project else None,
             descriptor_file=project.connection if project else None,
         )
+        if memo_key is not None and project is None:
+            _remember(memo_key, session, started)
         return session.api, session.namespace
+
+
+def _remember(memo_key: dict[str, Any], session: Any, started: int) -> None:
+    """Record a connection that asked the cluster nothing (`tau.connection.memo`)."""
+    import os
+
+    from tau.connection import memo
+    from tau.workspaces.verify import trusted_during
+
+    api, connection = session.api, session.connection
+    if getattr(api, "sent", None) != 0:
+        return  # the official client (exec credentials), or the cluster was asked
+    fresh = None
+    if connection.state is not None and connection.state.verified_at:
+        fresh = trusted_during(connection.state.verified_at)
+        if fresh is None:
+            return
+    cluster, user = api.entries
+    memo.remember(
+        memo_key,
+        os.environ,
+        started_ns=started,
+        files=memo.inputs(connection, cluster, os.environ, Path.cwd()),
+        fresh=fresh,
+        entries=(cluster, user),
+        namespace=session.namespace,
+    )
 
 
 def status(connect: Connect, name: str, *, fmt: str, run_profile: bool = False) -> int:
@@ -71,12 +121,27 @@ def status(connect: Connect, name: str, *, fmt: str, run_profile: bool = False) 
 
         sys.stdout.write(document.to_json(run_status, run_profile=run_profile))
     else:
-        from rich.console import Console
-
-        from tau.status import text
-
-        text.render(run_status, Console(), run_profile=run_profile)
+        _print_view(run_status, run_profile=run_profile)
     return 1 if run_status.state in (State.FAILED, State.NOT_FOUND) else 0
+
+
+def _print_view(run_status: Any, *, run_profile: bool) -> None:
+    """The human view, laid out without rich where no colour would show (`tau.status.plain`)."""
+    import os
+
+    from tau.status import plain
+
+    width = plain.colourless_width(sys.stdout, os.environ)
+    shown = plain.render(run_status, width, run_profile=run_profile) if width else None
+    if shown is not None:
+        sys.stdout.write(shown)
+        sys.stdout.flush()
+        return
+    from rich.console import Console
+
+    from tau.status import text
+
+    text.render(run_status, Console(), run_profile=run_profile)
 
 
 def runs(

@@ -1,19 +1,8 @@
 """The repository's workspace connection: descriptor, trust, dedicated kubeconfig, AKS access.
 
-Public entry points: `discover`, `load`, `activate`, `Connection`, `TrustRequired`.
-Nothing here imports `kubernetes`; the Azure SDK is imported only for `access.method: aks`.
+Entry points: `tau.connection.activate` (`activate`, `Connection`, `TrustRequired`) and
+`tau.connection.descriptor` (`discover`, `load`). Nothing here imports `kubernetes`; the Azure
+SDK is imported only for `access.method: aks`. The package itself imports nothing, so a light
+submodule (`tau.connection.context`, `tau.connection.memo`) loads without the descriptor
+parser and YAML.
 """
-
-from tau.connection.activate import TRUST_COMMAND, Connection, TrustRequired, activate
-from tau.connection.descriptor import Descriptor, Discovery, discover, load
-
-__all__ = [
-    "TRUST_COMMAND",
-    "Connection",
-    "Descriptor",
-    "Discovery",
-    "TrustRequired",
-    "activate",
-    "discover",
-    "load",
-]

@@ -8,11 +8,9 @@ kubeconfig and another user on the machine never sees a credential-bearing file.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import re
 import sys
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -37,11 +35,15 @@ def safe_name(name: str) -> str:
 
 def short_hash(text: str, length: int = 12) -> str:
     """The first `length` hex digits of sha256(text); keeps file names distinct, not secret."""
+    import hashlib
+
     return hashlib.sha256(text.encode()).hexdigest()[:length]
 
 
 def write_private(path: Path, data: bytes) -> None:
     """Atomically replace `path` with `data`, mode 0600, creating parent dirs 0700."""
+    import tempfile
+
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     # mkstemp creates the file 0600 from the start, so the bytes are never world-readable.
     fd, tmp = tempfile.mkstemp(prefix=".candidate-", suffix=path.suffix, dir=path.parent)

@@ -7,7 +7,6 @@ elsewhere in the package, so docs and code can never name different keys.
 
 from __future__ import annotations
 
-import hashlib
 import re
 
 GROUP = "tau.azure.com"
@@ -129,6 +128,8 @@ def label_value(text: str) -> str:
     """A string made safe as a label value; long values keep a hash of the original."""
     value = _INVALID_RUN.sub("-", text.lower()).strip("-_.")
     if len(value) > 63:
+        import hashlib  # rare (names over 63 characters): not loaded by every read
+
         digest = hashlib.sha256(text.encode()).hexdigest()[:12]
         value = value[: 63 - 13].rstrip("-_.") + "-" + digest
     return value

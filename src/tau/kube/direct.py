@@ -17,7 +17,6 @@ import base64
 import json
 import os
 import ssl
-import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -87,11 +86,15 @@ class DirectClient:
 
     Attributes:
         host: the API server URL, as the kubeconfig gives it.
+        entries: the kubeconfig's cluster and user this session was built from.
+        sent: how many requests it has sent.
     """
 
     def __init__(self, cluster: dict[str, Any], user: dict[str, Any]) -> None:
         from tau.kube.transport import Pool
 
+        self.entries = (cluster, user)
+        self.sent = 0
         self.host = str(cluster["server"]).rstrip("/")
         self._token = str(user.get("token") or "")
         self._token_file = str(user.get("tokenFile") or "")
@@ -127,6 +130,7 @@ class DirectClient:
         if query:
             target += "?" + "&".join(f"{k}={quote(str(v), safe='')}" for k, v in query)
         payload = None if body is None else json.dumps(body).encode()
+        self.sent += 1
         for attempt in (1, 2):
             response = self._pool.request(
                 method, target, body=payload, headers=self._headers(headers), timeout=timeout
@@ -207,6 +211,8 @@ def _load_chain(context: ssl.SSLContext, cert: bytes | Path, key: bytes | Path |
     if isinstance(cert, Path) and (key is None or isinstance(key, Path)):
         context.load_cert_chain(str(cert), str(key) if key is not None else None)
         return
+    import tempfile
+
     with tempfile.TemporaryDirectory(prefix="tau-tls-") as folder:
         paths: list[str | None] = []
         for name, value in (("cert.pem", cert), ("key.pem", key)):

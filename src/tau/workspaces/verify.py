@@ -55,11 +55,23 @@ def revalidation_timeout(env: Mapping[str, str]) -> float:
 
 def fresh(verified_at: str, now: datetime) -> bool:
     """Whether a verification recorded at `verified_at` is still trusted at `now`."""
+    when = _verified(verified_at)
+    return when is not None and timedelta(0) <= now - when < READINESS_TTL
+
+
+def trusted_during(verified_at: str) -> tuple[float, float] | None:
+    """The epoch seconds [start, end) in which `fresh(verified_at, ...)` holds; None: never."""
+    when = _verified(verified_at)
+    if when is None or when.tzinfo is None:
+        return None
+    return when.timestamp(), (when + READINESS_TTL).timestamp()
+
+
+def _verified(verified_at: str) -> datetime | None:
     try:
-        when = datetime.fromisoformat(verified_at.replace("Z", "+00:00"))
+        return datetime.fromisoformat(verified_at.replace("Z", "+00:00"))
     except ValueError:
-        return False
-    return timedelta(0) <= now - when < READINESS_TTL
+        return None
 
 
 def bounded(work: Callable[[], T], seconds: float | None) -> T:
