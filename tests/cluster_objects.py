@@ -143,9 +143,6 @@ def helm_calls(log: Path) -> list[list[str]]:
 
 def operator_shell(kubeconfig: Path, tmp_path: Path, monkeypatch) -> None:
     """A shell whose kubeconfig points at the emulator, in a directory outside any repository."""
-    work = tmp_path / "work"
-    work.mkdir()
-    monkeypatch.chdir(work)
-    monkeypatch.setenv("KUBECONFIG", str(kubeconfig))
-    monkeypatch.setenv("TAU_CONFIG_DIR", str(tmp_path / "cfg"))
-    monkeypatch.delenv("TAU_CONTEXT", raising=False)
+    from tests.kubeapi.fixtures import point_shell_at
+
+    point_shell_at(kubeconfig, tmp_path / "work", tmp_path / "cfg", monkeypatch)

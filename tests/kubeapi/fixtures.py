@@ -73,20 +73,26 @@ def kube_client(kubeconfig_file: Path) -> Iterator[client.ApiClient]:
         api_client.close()
 
 
+def point_shell_at(
+    kubeconfig: Path, work: Path, config_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A shell in `work` whose kubeconfig is `kubeconfig`, with a private tau config folder and
+    no TAU_CONTEXT or TAU_SYSTEM_NAMESPACE from the test's own environment."""
+    work.mkdir(parents=True, exist_ok=True)
+    monkeypatch.chdir(work)
+    monkeypatch.setenv("KUBECONFIG", str(kubeconfig))
+    monkeypatch.setenv("TAU_CONFIG_DIR", str(config_dir))
+    monkeypatch.delenv("TAU_CONTEXT", raising=False)
+    monkeypatch.delenv("TAU_SYSTEM_NAMESPACE", raising=False)
+
+
 def researcher_shell(
     server: KubeApiServer, kubeconfig: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> KubeApiServer:
-    """The emulator with the Tau kinds installed, and a shell that points at it as a
-    researcher's would: a fresh working folder, KUBECONFIG, a private tau config folder, and no
-    TAU_CONTEXT or TAU_SYSTEM_NAMESPACE from the test's own environment."""
+    """The emulator with the Tau kinds installed, and a researcher's shell at it, working in a
+    fresh folder `tmp_path/work`."""
     server.register_kueue_kuberay_tau_kinds()
-    work = tmp_path / "work"
-    work.mkdir()
-    monkeypatch.chdir(work)
-    monkeypatch.setenv("KUBECONFIG", str(kubeconfig))
-    monkeypatch.setenv("TAU_CONFIG_DIR", str(tmp_path / "cfg"))
-    monkeypatch.delenv("TAU_CONTEXT", raising=False)
-    monkeypatch.delenv("TAU_SYSTEM_NAMESPACE", raising=False)
+    point_shell_at(kubeconfig, tmp_path / "work", tmp_path / "cfg", monkeypatch)
     return server
 
 
@@ -99,8 +105,5 @@ def emulator_env(
     $TAU_CONTEXT.
     """
     kube_api.register_kueue_kuberay_tau_kinds()
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("KUBECONFIG", str(kubeconfig_file))
-    monkeypatch.setenv("TAU_CONFIG_DIR", str(tmp_path / "cfg"))
-    monkeypatch.delenv("TAU_CONTEXT", raising=False)
+    point_shell_at(kubeconfig_file, tmp_path, tmp_path / "cfg", monkeypatch)
     return tmp_path
