@@ -197,7 +197,13 @@ def test_resume_replaces_an_evicted_run(repo: Shell, admin: Api, researcher) -> 
     old = admin.get("batch/v1", "Job", "evicted", ns)
     assert old is not None
     out = repo.ok("run", "resume", "evicted", "--config", "tau/evicted.yaml")
-    assert out.startswith("resumed evicted after Evicted (attempt 1, TAU_RESUME_FROM=/data/"), out
+    lines = out.splitlines()
+    assert lines[:3] == [
+        "failure reason: Evicted",
+        "checkpoint: /data/checkpoints/finetunes/evicted",
+        f"deleting failed workload {ns}/evicted...",
+    ], out
+    assert lines[3].startswith("resumed evicted after Evicted (attempt 1, TAU_RESUME_FROM=/data/")
     new = wait_for(
         "the replacement Job",
         lambda: (
