@@ -592,3 +592,29 @@ def test_a_crash_looping_container_beside_a_running_one_is_named():
         }
     )
     assert _ready_phase(objects).endswith("running, not ready: sidecar CrashLoopBackOff")
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        # Kueue's words when a pod set asks for more than the ClusterQueue can ever hold.
+        "couldn't assign flavors to pod set head: insufficient quota for cpu in flavor "
+        "taugrid-real, previously considered podsets requests (0) + current podset request "
+        "(2010m) > maximum capacity (2)",
+        "couldn't assign flavors to pod set main: insufficient quota for nvidia.com/gpu in "
+        "flavor h100, request > maximum capacity (8 > 0)",
+    ],
+)
+def test_a_request_larger_than_the_queue_can_ever_hold_is_not_a_wait(message):
+    objects = load_objects("quota-pending")
+    workload = next(o for o in objects if o["kind"] == "Workload")
+    for condition in workload["status"]["conditions"]:
+        if condition.get("type") == "QuotaReserved":
+            condition["message"] = message
+    status = interpret(snapshot_of("quota-pending", objects), NOW)
+    admission = status.phases[1]
+    assert "waiting will not help" in (admission.hint or "")
+    assert "no free quota" not in (admission.hint or "")
+    (diagnostic,) = status.diagnostics
+    assert (diagnostic.code, diagnostic.owner) == ("QuotaNeverFits", Owner.RESEARCHER)
+    assert "waiting will not help" in diagnostic.suggestion

@@ -144,9 +144,9 @@ def inputs(
     the repository root, the user's kubeconfig files, the dedicated copy and its trust record,
     and the CA file the cluster identity is pinned to.
     """
-    from tau.intent.gitroot import FILENAME
     from tau.connection.descriptor import RELATIVE_PATH
     from tau.connection.kubeconfig import user_kubeconfig_paths
+    from tau.intent.gitroot import FILENAME
 
     found: list[tuple[Path, bool]] = []
     for directory in (cwd, *cwd.parents):

@@ -116,6 +116,14 @@ CODES: Mapping[str, Code] = MappingProxyType(
             "wait, or ask the queue owner for quota; editing tau.yaml does not add quota",
             (_QUOTA,),
         ),
+        # The request exceeds the ClusterQueue's maximum capacity: it is never admitted as is.
+        "QuotaNeverFits": Code(
+            E,
+            R,
+            "ask for less (compute sizing, fewer workers or GPUs) so the run fits the queue, or "
+            "ask the queue owner for a larger quota; waiting will not help",
+            (_QUOTA,),
+        ),
         # The queue's flavor names no Topology while the run asks for topology-aware placement.
         "TopologyUnsupported": Code(
             E,
@@ -341,6 +349,8 @@ def _admission(f: Facts, phases: tuple[PhaseResult, ...]) -> Iterator[tuple[str,
             yield "TopologyUnsupported", f"{w.name} (queue {w.queue}): {w.pending_message}"
         elif any(m in w.pending_message.lower() for m in tables.TOPOLOGY_NO_ROOM_MARKERS):
             yield "TopologyNoRoom", f"{w.name} (queue {w.queue}): {w.pending_message}"
+        elif any(m in w.pending_message.lower() for m in tables.QUOTA_NEVER_FITS_MARKERS):
+            yield "QuotaNeverFits", f"{w.name} (queue {w.queue}): {w.pending_message}"
         elif any(m in w.pending_message.lower() for m in tables.QUOTA_MARKERS):
             yield "QuotaPending", f"{w.name} (queue {w.queue}): {w.pending_message}"
     if (

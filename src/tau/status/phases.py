@@ -139,6 +139,12 @@ def _admission_blocked(
             "no node has room for the pods now: busy nodes free up, but a pod larger than any "
             "node never fits; ask for fewer GPUs per pod (more workers or nodes) if so"
         )
+    elif any(m in lowered for m in tables.QUOTA_NEVER_FITS_MARKERS):
+        hint = (
+            "the request is larger than the ClusterQueue can ever hold (its maximum capacity, "
+            "borrowing included): waiting will not help; ask for less in tau.yaml (compute), "
+            "or ask the queue owner for a larger quota"
+        )
     elif any(m in lowered for m in tables.QUOTA_MARKERS):
         hint = (
             "no free quota in the ClusterQueue (borrowing included): wait, or ask the queue "

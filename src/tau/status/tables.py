@@ -143,6 +143,10 @@ TOPOLOGY_UNSUPPORTED_MARKERS: tuple[str, ...] = ("does not support topologyaware
 # room for the pods now: busy nodes free up, but a pod larger than any node never fits.
 TOPOLOGY_NO_ROOM_MARKERS: tuple[str, ...] = ("doesn't allow to fit", "allows to fit only")
 
+# Substrings of Kueue pending messages meaning the request exceeds the most the ClusterQueue can
+# ever hold (nominal quota plus what it may borrow): waiting for quota to free up never helps.
+QUOTA_NEVER_FITS_MARKERS: tuple[str, ...] = ("> maximum capacity", "exceeds the maximum capacity")
+
 # Substrings of Kueue pending messages meaning "no quota" (scheduler flavorassigner messages).
 QUOTA_MARKERS: tuple[str, ...] = (
     "insufficient quota",
