@@ -6,6 +6,7 @@ tails it on the head pod: no exec into the cluster, and it outlives the driver.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -197,12 +198,8 @@ def stream(
             # No driver output (yet): the driver has not started, often because Ray itself
             # did not (the head's `ray start` failed). What the head said is the next place
             # to look, labelled as what it is.
-            read = resources.LogOptions(
-                container=RAY_HEAD_CONTAINER,
-                timestamps=opts.timestamps,
-                tail_lines=opts.tail if opts.tail >= 0 else None,
-            )
-            text = resources.pod_log(api_client, pod_name, namespace, read)
+            head = dataclasses.replace(read, container=RAY_HEAD_CONTAINER)
+            text = resources.pod_log(api_client, pod_name, namespace, head)
             label = f"[pod/{pod_name}/{RAY_HEAD_CONTAINER}] "
         yield "".join(f"{label}{line}\n" for line in text.splitlines()) if label else text
 

@@ -12,6 +12,7 @@ from typing import Any
 
 from tau.k8s import timefmt
 from tau.serving.apply import RESOURCES, SERVE_KINDS
+from tau.status.facts import conditions, is_true
 
 #: Columns per --kind, as the reference's kubectl custom-columns.
 COLUMNS = {
@@ -62,8 +63,7 @@ def fetch_pods(
 
 
 def _is_ready(pod: dict[str, Any]) -> bool:
-    conditions = (pod.get("status") or {}).get("conditions") or []
-    return any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
+    return is_true(conditions(pod), "Ready")
 
 
 def not_ready(pods: list[dict[str, Any]], events: list[dict[str, Any]]) -> list[dict[str, Any]]:
