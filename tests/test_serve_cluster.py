@@ -6,6 +6,7 @@ flags, the client factory, the API calls over HTTP and the printed lines are all
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import re
 import subprocess
@@ -381,6 +382,48 @@ def test_status_of_a_deployment_says_why_its_pods_are_not_ready(tau, kube_api):
     assert [(p["pod"], p["reason"], p["restarts"], p["last_exit_code"]) for p in problems] == [
         ("api-a", "CrashLoopBackOff", 4, 1),
         ("api-b", "NotReady", 0, None),
+    ]
+
+
+def test_status_of_a_deployment_names_a_ready_pod_that_restarted_lately(tau, kube_api):
+    """A server that crashes without a readiness probe is Ready for the moments it runs:
+    the counts read healthy, so the restart of the last minutes is said under them."""
+    _deploy(tau, "api", "--kind", "deployment", "--replicas", "2")
+    now = dt.datetime.now(dt.UTC)
+
+    def restarted(ago: dt.timedelta) -> dict:
+        finished = (now - ago).strftime("%Y-%m-%dT%H:%M:%SZ")
+        return {
+            "phase": "Running",
+            "conditions": [{"type": "Ready", "status": "True"}],
+            "containerStatuses": [
+                {
+                    "name": "server",
+                    "ready": True,
+                    "restartCount": 3,
+                    "state": {"running": {}},
+                    "lastState": {
+                        "terminated": {"exitCode": 1, "reason": "Error", "finishedAt": finished}
+                    },
+                }
+            ],
+        }
+
+    kube_api.put(_pod("api-a", restarted(dt.timedelta(seconds=40))))
+    # A restart of hours ago is history, not news.
+    kube_api.put(_pod("api-b", restarted(dt.timedelta(hours=2))))
+    flags = ("--kind", "deployment", "-n", NS, "--context", EMULATOR_CONTEXT)
+    code, out, _ = tau("serve", "status", "api", *flags)
+    assert code == 0
+    (line,) = out.splitlines()[2:]
+    assert re.fullmatch(
+        r"pod api-a: ready, but restarted 3 times, last exit 1 \(Error\) 4\ds ago", line
+    )
+    code, out, _ = tau("serve", "status", "api", *flags, "-o", "json")
+    document = json.loads(out)
+    assert document["not_ready"] == []
+    assert [(r["pod"], r["restarts"], r["last_exit_code"]) for r in document["restarting"]] == [
+        ("api-a", 3, 1)
     ]
 
 

@@ -304,14 +304,18 @@ def status(
     api, ctx = _connect(context)
     obj = observe.fetch(api, kind, ns, name, context=ctx)
     now = dt.datetime.now(dt.UTC)
-    problems = None
+    problems = restarts = None
     if kind == "deployment":
-        # Replica counts say how many; the pods say why not: a crash loop, a failing probe.
-        problems = observe.not_ready(*observe.fetch_pods(api, obj, ns, context=ctx))
+        # Replica counts say how many; the pods say why not: a crash loop, a failing probe,
+        # or a server Ready only between the restarts of one.
+        pods, events = observe.fetch_pods(api, obj, ns, context=ctx)
+        problems, restarts = observe.not_ready(pods, events), observe.restarting(pods, now)
     sys.stdout.write(
-        observe.table([observe.row(obj, kind, now)], kind) + observe.problem_lines(problems or [])
+        observe.table([observe.row(obj, kind, now)], kind)
+        + observe.problem_lines(problems or [])
+        + observe.restart_lines(restarts or [])
         if fmt == "table"
-        else observe.as_json(obj, kind, now, problems)
+        else observe.as_json(obj, kind, now, problems, restarts)
     )
     return 0
 

@@ -101,6 +101,46 @@ def not_ready(pods: list[dict[str, Any]], events: list[dict[str, Any]]) -> list[
     return out
 
 
+#: How recent a ready pod's last restart must be to be worth a line: a server that crashes
+#: without a readiness probe is Ready for the moments it runs between two back-offs, and
+#: replica counts alone would call it healthy.
+RECENT_RESTART = dt.timedelta(minutes=10)
+
+
+def restarting(pods: list[dict[str, Any]], now: dt.datetime) -> list[dict[str, Any]]:
+    """One entry per Ready pod with a container that ended within `RECENT_RESTART` of `now`
+    and was restarted: its restarts, the last exit code and reason, and when it ended.
+    """
+    out = []
+    for pod in sorted(pods, key=lambda p: (p.get("metadata") or {}).get("name") or ""):
+        if not _is_ready(pod) or (pod.get("metadata") or {}).get("deletionTimestamp"):
+            continue
+        statuses = (pod.get("status") or {}).get("containerStatuses") or []
+        ended = [
+            (finished, container)
+            for container in statuses
+            if int(container.get("restartCount") or 0) > 0
+            for last in [(container.get("lastState") or {}).get("terminated") or {}]
+            if (finished := timefmt.parse_timestamp(last.get("finishedAt")))
+            and now - finished <= RECENT_RESTART
+        ]
+        if not ended:
+            continue
+        finished, container = max(ended, key=lambda pair: pair[0])
+        last = container["lastState"]["terminated"]
+        out.append(
+            {
+                "pod": str(pod["metadata"].get("name") or ""),
+                "restarts": sum(int(c.get("restartCount") or 0) for c in statuses),
+                "last_exit_code": last.get("exitCode"),
+                "last_reason": str(last.get("reason") or ""),
+                "finished_at": last["finishedAt"],
+                "ago": timefmt.age(last["finishedAt"], now, missing=NONE),
+            }
+        )
+    return out
+
+
 def _pod_reason(pod: dict[str, Any], name: str, events: list[dict[str, Any]]) -> tuple[str, str]:
     """Why a pod with no waiting container is not Ready."""
     status = pod.get("status") or {}
@@ -130,6 +170,20 @@ def problem_lines(entries: list[dict[str, Any]]) -> str:
         if e["message"]:
             said += f": {e['message']}"
         lines.append(f"pod {e['pod']}: {said}\n")
+    return "".join(lines)
+
+
+def restart_lines(entries: list[dict[str, Any]]) -> str:
+    """The Ready pods that restarted lately, one line each under the not-Ready ones."""
+    lines = []
+    for e in entries:
+        times = f"{e['restarts']} time{'s' if e['restarts'] != 1 else ''}"
+        said = f"ready, but restarted {times}"
+        if e["last_exit_code"] is not None:
+            said += f", last exit {e['last_exit_code']}"
+        if e["last_reason"]:
+            said += f" ({e['last_reason']})"
+        lines.append(f"pod {e['pod']}: {said} {e['ago']} ago\n")
     return "".join(lines)
 
 
@@ -183,11 +237,14 @@ def as_json(
     kind: str,
     now: dt.datetime,
     problems: list[dict[str, Any]] | None = None,
+    restarts: list[dict[str, Any]] | None = None,
 ) -> str:
     """The row plus the object's raw status (and, for a Deployment, its pods that are not
-    Ready), as indented JSON.
+    Ready and the Ready ones that restarted lately), as indented JSON.
     """
     document = {**row(obj, kind, now), "raw": obj.get("status") or {}}
     if problems is not None:
         document["not_ready"] = problems
+    if restarts is not None:
+        document["restarting"] = restarts
     return json.dumps(document, indent=2, sort_keys=True) + "\n"
