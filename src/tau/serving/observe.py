@@ -158,15 +158,22 @@ def _pod_reason(pod: dict[str, Any], name: str, events: list[dict[str, Any]]) ->
     return "NotReady", "running; its readiness probe has not passed yet"
 
 
+def _restarts(e: dict[str, Any]) -> str:
+    """ ", restarted N times, last exit C" as far as the entry knows them."""
+    said = ""
+    if e["restarts"]:
+        said += f", restarted {e['restarts']} time{'s' if e['restarts'] != 1 else ''}"
+    if e["last_exit_code"] is not None:
+        said += f", last exit {e['last_exit_code']}"
+    return said
+
+
 def problem_lines(entries: list[dict[str, Any]]) -> str:
     """The not-Ready pods under the table, one line each."""
     lines = []
     for e in entries:
         said = e["reason"] if e["reason"] != "NotReady" else "running, not ready"
-        if e["restarts"]:
-            said += f", restarted {e['restarts']} time{'s' if e['restarts'] != 1 else ''}"
-        if e["last_exit_code"] is not None:
-            said += f", last exit {e['last_exit_code']}"
+        said += _restarts(e)
         if e["message"]:
             said += f": {e['message']}"
         lines.append(f"pod {e['pod']}: {said}\n")
@@ -177,10 +184,7 @@ def restart_lines(entries: list[dict[str, Any]]) -> str:
     """The Ready pods that restarted lately, one line each under the not-Ready ones."""
     lines = []
     for e in entries:
-        times = f"{e['restarts']} time{'s' if e['restarts'] != 1 else ''}"
-        said = f"ready, but restarted {times}"
-        if e["last_exit_code"] is not None:
-            said += f", last exit {e['last_exit_code']}"
+        said = "ready, but" + _restarts(e).removeprefix(",")
         if e["last_reason"]:
             said += f" ({e['last_reason']})"
         lines.append(f"pod {e['pod']}: {said} {e['ago']} ago\n")
