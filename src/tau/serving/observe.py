@@ -159,7 +159,7 @@ def _pod_reason(pod: dict[str, Any], name: str, events: list[dict[str, Any]]) ->
 
 
 def _restarts(e: dict[str, Any]) -> str:
-    """ ", restarted N times, last exit C" as far as the entry knows them."""
+    """The restarts and last exit code an entry knows of, as ", restarted N times, last exit C"."""
     said = ""
     if e["restarts"]:
         said += f", restarted {e['restarts']} time{'s' if e['restarts'] != 1 else ''}"
