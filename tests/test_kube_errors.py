@@ -51,6 +51,8 @@ def test_object_not_found_names_kind_name_namespace() -> None:
     }
     err = translate(api_error(404, body), "get", RAYJOB, namespace="team", name="train")
     assert err is not None and err.message == 'RayJob "train" not found in namespace "team"'
+    # A name no object has is the caller's input (as a missing run is), not a cluster failure.
+    assert err.exit_code == ExitCode.INVALID
 
 
 def test_forbidden_and_unauthorized_are_plain_and_say_who_to_ask() -> None:

@@ -429,7 +429,7 @@ def test_status_of_a_deployment_names_a_ready_pod_that_restarted_lately(tau, kub
 
 def test_status_of_a_missing_service_says_it_is_not_found(tau, kuberay):
     code, out, err = tau("serve", "status", "ghost", "-n", NS, "--context", EMULATOR_CONTEXT)
-    assert (code, out) == (3, "")
+    assert (code, out) == (1, "")
     assert f'RayService "ghost" not found in namespace "{NS}"' in err
 
 
@@ -487,7 +487,7 @@ def test_scaling_a_missing_deployment_is_not_found(tau, kube_api):
         "--context",
         EMULATOR_CONTEXT,
     )
-    assert code == 3 and f'Deployment "ghost" not found in namespace "{NS}"' in err
+    assert code == 1 and f'Deployment "ghost" not found in namespace "{NS}"' in err
 
 
 # ------------------------------------------------------------------------------------ delete

@@ -197,7 +197,7 @@ def test_check_data_pvc_forbidden_is_a_failure(cluster: KubeApiServer, capsys) -
 
 def test_missing_workspace_is_a_plain_not_found(cluster: KubeApiServer, capsys) -> None:
     code, _, err = run(capsys, "workspace", "status", "nope", "--context", EMULATOR_CONTEXT)
-    assert code == 3
+    assert code == 1
     assert err.startswith('error: TauWorkspace "nope" not found in namespace "tau-system"')
     assert "tau workspace list" in err
 

@@ -130,6 +130,9 @@ class ClusterError(TauError):
         super().__init__(message, hint=hint)
         self.status = status
         self.reason = reason
+        if reason == "NotFound":
+            # A name no object has is the caller's input, as a missing run is: one rule, exit 1.
+            self.exit_code = ExitCode.INVALID
 
 
 def run_command(call: Callable[[], object]) -> int:

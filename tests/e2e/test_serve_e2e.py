@@ -166,7 +166,7 @@ def test_a_deployment_service_deploys_scales_and_deletes(
     out = ok(serve(repo, researcher, "delete", name, "--kind", "deployment"))
     assert out == f"service {name} (kind=deployment) not found in ns={ns}: nothing to delete\n"
     gone = serve(repo, researcher, "status", name, "--kind", "deployment")
-    assert (gone.returncode, gone.stdout) == (3, "")
+    assert (gone.returncode, gone.stdout) == (1, "")
     assert f'Deployment "{name}" not found in namespace "{ns}"' in gone.stderr
 
 
