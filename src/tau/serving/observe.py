@@ -66,6 +66,15 @@ def _is_ready(pod: dict[str, Any]) -> bool:
     return is_true(conditions(pod), "Ready")
 
 
+def _live(pods: list[dict[str, Any]], *, ready: bool) -> list[dict[str, Any]]:
+    """The pods, by name, that are (or are not) Ready, leaving out those being deleted."""
+    return [
+        pod
+        for pod in sorted(pods, key=lambda p: (p.get("metadata") or {}).get("name") or "")
+        if _is_ready(pod) == ready and not (pod.get("metadata") or {}).get("deletionTimestamp")
+    ]
+
+
 def not_ready(pods: list[dict[str, Any]], events: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """One entry per pod that is not Ready, saying why as the kubelet and scheduler do: a
     container waiting (CrashLoopBackOff with its restarts and last exit code, an image pull
@@ -73,9 +82,7 @@ def not_ready(pods: list[dict[str, Any]], events: list[dict[str, Any]]) -> list[
     or a pod the scheduler has not placed.
     """
     out = []
-    for pod in sorted(pods, key=lambda p: (p.get("metadata") or {}).get("name") or ""):
-        if _is_ready(pod) or (pod.get("metadata") or {}).get("deletionTimestamp"):
-            continue
+    for pod in _live(pods, ready=False):
         name = str((pod.get("metadata") or {}).get("name") or "")
         status = pod.get("status") or {}
         entry: dict[str, Any] = {
@@ -112,12 +119,10 @@ def restarting(pods: list[dict[str, Any]], now: dt.datetime) -> list[dict[str, A
     and was restarted: its restarts, the last exit code and reason, and when it ended.
     """
     out = []
-    for pod in sorted(pods, key=lambda p: (p.get("metadata") or {}).get("name") or ""):
-        if not _is_ready(pod) or (pod.get("metadata") or {}).get("deletionTimestamp"):
-            continue
+    for pod in _live(pods, ready=True):
         statuses = (pod.get("status") or {}).get("containerStatuses") or []
         ended = [
-            (finished, container)
+            (finished, last)
             for container in statuses
             if int(container.get("restartCount") or 0) > 0
             for last in [(container.get("lastState") or {}).get("terminated") or {}]
@@ -126,8 +131,7 @@ def restarting(pods: list[dict[str, Any]], now: dt.datetime) -> list[dict[str, A
         ]
         if not ended:
             continue
-        finished, container = max(ended, key=lambda pair: pair[0])
-        last = container["lastState"]["terminated"]
+        _, last = max(ended, key=lambda pair: pair[0])
         out.append(
             {
                 "pod": str(pod["metadata"].get("name") or ""),
@@ -135,7 +139,7 @@ def restarting(pods: list[dict[str, Any]], now: dt.datetime) -> list[dict[str, A
                 "last_exit_code": last.get("exitCode"),
                 "last_reason": str(last.get("reason") or ""),
                 "finished_at": last["finishedAt"],
-                "ago": timefmt.age(last["finishedAt"], now, missing=NONE),
+                "ago": age(last["finishedAt"], now),
             }
         )
     return out
