@@ -53,11 +53,10 @@ def test_static_credentials_are_served_by_the_lean_session(user: dict[str, Any] 
         (SERVER, {"exec": {"command": "kubelogin", "apiVersion": "v1"}}),
         (SERVER, {"auth-provider": {"name": "oidc"}}),
         (SERVER, {"username": "u", "password": "p"}),
-        ({**SERVER, "proxy-url": "http://proxy:3128"}, {"token": "t"}),
         ({}, {"token": "t"}),
     ],
 )
-def test_plugins_providers_passwords_and_proxies_go_to_the_official_client(
+def test_plugins_providers_and_passwords_go_to_the_official_client(
     cluster: dict[str, Any], user: dict[str, Any]
 ) -> None:
     assert entries(config(cluster, user), "c") is None

@@ -29,7 +29,8 @@ def api_client(kubeconfig: Path, context: str) -> ApiClient:
     Raises:
         ClusterError: the kubeconfig cannot be loaded or its exec credential plugin failed.
     """
-    lean = _direct(kubeconfig, context)
+    config = _load(kubeconfig)
+    lean = _direct(config, context)
     if lean is not None:
         return lean  # the same calls as an ApiClient, answered alike
     from kubernetes.client import Configuration
@@ -39,6 +40,7 @@ def api_client(kubeconfig: Path, context: str) -> ApiClient:
     configuration = Configuration()
     # One quick retry only: a refused connection should fail in seconds, not after backoff.
     configuration.retries = 1
+    _proxy(configuration, config, context)
     try:
         # persist_config=False: the client must not write refreshed tokens back to disk.
         return new_client_from_config(
@@ -66,22 +68,49 @@ def api_client(kubeconfig: Path, context: str) -> ApiClient:
         ) from exc
 
 
-def _direct(kubeconfig: Path, context: str) -> Any:
-    """Tau's lean session for `context`, or None (then the official client decides, and reports
-    any problem with the file the way it always has).
+def _load(kubeconfig: Path) -> dict[str, Any] | None:
+    """The kubeconfig as a mapping, or None (the official client then reports the problem with
+    the file the way it always has).
     """
     import yaml
-
-    from tau.kube.direct import DirectClient, entries
 
     try:
         config = yaml.load(
             kubeconfig.read_bytes(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)
         )
-        found = entries(config, context) if isinstance(config, dict) else None
-        return DirectClient(*found) if found is not None else None
     except (OSError, ValueError, yaml.YAMLError):
         return None
+    return config if isinstance(config, dict) else None
+
+
+def _direct(config: dict[str, Any] | None, context: str) -> Any:
+    """Tau's lean session for `context`, or None (then the official client decides)."""
+    from tau.kube.direct import DirectClient, entries
+
+    found = entries(config, context) if config is not None else None
+    try:
+        return DirectClient(*found) if found is not None else None
+    except (OSError, ValueError):
+        return None
+
+
+def _proxy(configuration: Any, config: dict[str, Any] | None, context: str) -> None:
+    """Point the official client at the proxy kubectl would use for this context's server
+    (urllib3 reads no proxy variable by itself).
+    """
+    from tau.kube import proxy
+    from tau.kube.direct import named
+
+    ctx = named(config, "contexts", context) if config is not None else None
+    cluster = named(config, "clusters", ctx.get("cluster")) if config and ctx else None
+    if not cluster or not cluster.get("server"):
+        return
+    import os
+
+    via = proxy.for_server(str(cluster["server"]), os.environ, str(cluster.get("proxy-url") or ""))
+    if via is not None:
+        configuration.proxy = str(via)
+        configuration.proxy_headers = via.headers() or None
 
 
 def _first_line(exc: Any) -> str:

@@ -5,10 +5,10 @@ Importing the official client costs about a quarter of a second of CPU before th
 than kubectl takes for a whole `get`. tau only ever sends plain JSON requests by path
 (`tau.kube.rest`), so when the kubeconfig's user signs in with something tau can send itself (a
 bearer token, a token file, a client certificate, or nothing) the session is this client:
-standard-library HTTP (`tau.kube.transport`) with the kubeconfig's TLS settings. A user that
-signs in through an exec plugin or an auth provider (AKS's kubelogin, OIDC), a password or a
-proxy gets the official client, which runs and refreshes those (`tau.kube.client.api_client`
-decides).
+standard-library HTTP (`tau.kube.transport`) with the kubeconfig's TLS settings, through the
+proxy kubectl would use (`tau.kube.proxy`). A user that signs in through an exec plugin or an
+auth provider (AKS's kubelogin, OIDC) or a password gets the official client, which runs and
+refreshes those (`tau.kube.client.api_client` decides).
 """
 
 from __future__ import annotations
@@ -18,15 +18,15 @@ import json
 import os
 import ssl
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-#: Cluster fields this client understands; any other one (proxy-url, ...) is the official
-#: client's to handle.
+#: Cluster fields this client understands; any other one is the official client's to handle.
 _CLUSTER_FIELDS = {
     "server",
+    "proxy-url",
     "certificate-authority",
     "certificate-authority-data",
     "insecure-skip-tls-verify",
@@ -59,21 +59,24 @@ class HttpError(Exception):
         return f"({self.status}) {self.reason}"
 
 
+def named(config: dict[str, Any], kind: str, name: Any) -> dict[str, Any] | None:
+    """The body of the kubeconfig entry `name` of `kind` (`contexts`, `clusters`, `users`):
+    {} when the entry has none, None when there is no such entry. Pure.
+    """
+    for entry in config.get(kind) or ():
+        if isinstance(entry, dict) and entry.get("name") == name:
+            body = entry.get(kind[:-1])
+            return body if isinstance(body, dict) else {}
+    return None
+
+
 def entries(config: dict[str, Any], context: str) -> tuple[dict[str, Any], dict[str, Any]] | None:
     """The cluster and user of `context` when this client can serve them, else None. Pure."""
-
-    def named(kind: str, name: Any) -> dict[str, Any] | None:
-        for entry in config.get(kind) or ():
-            if isinstance(entry, dict) and entry.get("name") == name:
-                body = entry.get(kind[:-1])
-                return body if isinstance(body, dict) else {}
-        return None
-
-    ctx = named("contexts", context)
+    ctx = named(config, "contexts", context)
     if ctx is None:
         return None
-    cluster = named("clusters", ctx.get("cluster"))
-    user = named("users", ctx.get("user")) if ctx.get("user") else {}
+    cluster = named(config, "clusters", ctx.get("cluster"))
+    user = named(config, "users", ctx.get("user")) if ctx.get("user") else {}
     if cluster is None or user is None or not str(cluster.get("server") or ""):
         return None
     if set(cluster) - _CLUSTER_FIELDS or set(user) - _USER_FIELDS:
@@ -90,7 +93,13 @@ class DirectClient:
         sent: how many requests it has sent.
     """
 
-    def __init__(self, cluster: dict[str, Any], user: dict[str, Any]) -> None:
+    def __init__(
+        self,
+        cluster: dict[str, Any],
+        user: dict[str, Any],
+        environ: Mapping[str, str] | None = None,
+    ) -> None:
+        from tau.kube import proxy
         from tau.kube.transport import Pool
 
         self.entries = (cluster, user)
@@ -99,7 +108,12 @@ class DirectClient:
         self._token = str(user.get("token") or "")
         self._token_file = str(user.get("tokenFile") or "")
         tls = _tls(cluster, user) if self.host.startswith("https:") else None
-        self._pool = Pool(self.host, tls, str(cluster.get("tls-server-name") or ""))
+        via = proxy.for_server(
+            self.host,
+            os.environ if environ is None else environ,
+            str(cluster.get("proxy-url") or ""),
+        )
+        self._pool = Pool(self.host, tls, str(cluster.get("tls-server-name") or ""), via)
 
     def _headers(self, extra: dict[str, str]) -> dict[str, str]:
         headers = {"User-Agent": "tau", **extra}

@@ -1,25 +1,29 @@
-"""Keep-alive HTTP/1.1 connections to one API server, on sockets and ssl. Performs I/O.
+"""Keep-alive HTTP/1.1 connections to one API server, through `http.client`. Performs I/O.
 
-The lean session (`tau.kube.direct`) sends its requests through this pool rather than urllib3
-or `http.client`, whose imports alone (~30 ms and ~10 ms of CPU: regexes, HTTP/2 probes, the
-`email` package that parses their headers) were a large part of what a short `tau run status`
-spends. The protocol tau needs of an API server is small: one request at a time per connection,
-an answer framed by Content-Length, by chunked transfer coding or by the end of the connection,
-and keep-alive. Connections are reused across requests and shared by threads (a `--watch`
-reads several streams at once). A response is handed out unread: `.data` reads it whole,
-`.stream()` as it arrives; either returns the connection to the pool once the body is complete.
-Every transport failure leaves as `TransportError`, a `ConnectionError` that keeps the cause's
-words, so `tau.kube.errors` says what happened (refused, timed out, TLS, a malformed answer).
+The lean session (`tau.kube.direct`) sends its requests through this pool rather than urllib3,
+whose import alone (its HTTP/2 probes, its own pools and retries) was a large part of what a
+short `tau run status` spends. `http.client` does the framing (Content-Length, chunked transfer
+coding, the end of the connection, interim answers); this module adds what tau needs on top:
+connections reused across requests and shared by threads (a `--watch` reads several streams at
+once), a connect timeout apart from the read timeout, the kubeconfig's `tls-server-name`, a
+proxy chosen as kubectl chooses it (`tau.kube.proxy`), and one retry where it is safe. A
+response is handed out unread: `.data` reads it whole, `.stream()` as it arrives; either returns
+the connection to the pool once the body is complete. Every transport failure leaves as
+`TransportError`, a `ConnectionError` that keeps the cause's words, so `tau.kube.errors` says
+what happened (refused, timed out, TLS, a malformed answer).
 """
 
 from __future__ import annotations
 
+import http.client
 import socket
 import ssl
 import threading
 from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlsplit
+
+from tau.kube.proxy import Proxy
 
 #: Seconds, or (connect, read) seconds; None waits for ever.
 Timeout = float | tuple[float, float] | None
@@ -30,9 +34,6 @@ IDEMPOTENT = frozenset({"GET", "HEAD", "PUT", "DELETE", "OPTIONS"})
 _WITH_BODY = frozenset({"POST", "PUT", "PATCH"})
 #: Bytes read at a time from a streamed body.
 _CHUNK = 65536
-#: The longest status, header or chunk-size line accepted, and the most header lines.
-_MAX_LINE = 65536
-_MAX_HEADERS = 100
 
 
 class TransportError(ConnectionError):
@@ -56,109 +57,46 @@ class Headers(dict[str, str]):
         return isinstance(name, str) and super().__contains__(name.lower())
 
 
-class Connection:
-    """One connection to the server; opened on first use."""
-
-    def __init__(self, pool: Pool) -> None:
-        self._pool = pool
-        self.sock: socket.socket | None = None
-        self.file: Any = None
-
-    def open(self, timeout: float | None) -> None:
-        pool = self._pool
-        sock = socket.create_connection((pool.host, pool.port), timeout)
-        try:
-            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            if pool.tls is not None:
-                sock = pool.tls.wrap_socket(sock, server_hostname=pool.server_name)
-        except BaseException:
-            sock.close()
-            raise
-        self.sock = sock
-        self.file = sock.makefile("rb")
-
-    def send(self, head: bytes, body: bytes | None) -> None:
-        assert self.sock is not None
-        self.sock.sendall(head + body if body else head)
-
-    def line(self) -> bytes:
-        """One CRLF-terminated line (without it).
-
-        Raises:
-            ProtocolError: the line is too long or the connection ended inside it.
-        """
-        raw = self.file.readline(_MAX_LINE + 1)
-        if len(raw) > _MAX_LINE:
-            raise ProtocolError("line too long")
-        if not raw.endswith(b"\n"):
-            raise ProtocolError("connection closed inside a line")
-        return raw.rstrip(b"\r\n")
-
-    def close(self) -> None:
-        for part in (self.file, self.sock):
-            if part is not None:
-                part.close()
-        self.file = self.sock = None
-
-
-def _head(connection: Connection) -> tuple[int, str, Headers, bool]:
-    """(status, reason, headers, HTTP/1.0) of the next answer, skipping interim 1xx answers.
-
-    Raises:
-        ConnectionResetError: the server closed the connection before answering (a pooled
-            connection it had dropped: the request is retried).
-        ProtocolError: the answer is malformed.
+class _Connection(http.client.HTTPConnection):
+    """One connection: plain, or TLS checked against the kubeconfig's server name, either
+    direct or through a proxy's CONNECT tunnel (`set_tunnel`).
     """
-    while True:
-        first = connection.file.readline(_MAX_LINE + 1)
-        if not first:
-            raise ConnectionResetError("the server closed the connection without an answer")
-        version, _, rest = first.decode("latin-1").rstrip("\r\n").partition(" ")
-        code, _, reason = rest.partition(" ")
-        if not version.startswith("HTTP/1.") or len(code) != 3 or not code.isdigit():
-            raise ProtocolError(f"not an HTTP/1.x status line: {first[:80]!r}")
-        headers = Headers()
-        for _ in range(_MAX_HEADERS + 1):
-            line = connection.line()
-            if not line:
-                break
-            name, colon, value = line.decode("latin-1").partition(":")
-            if not colon:
-                raise ProtocolError(f"malformed header line: {line[:80]!r}")
-            key = name.strip().lower()
-            value = value.strip()
-            headers[key] = f"{headers[key]}, {value}" if key in headers else value
-        else:
-            raise ProtocolError("too many headers")
-        if not 100 <= int(code) < 200:
-            return int(code), reason, headers, version == "HTTP/1.0"
+
+    def __init__(self, host: str, port: int, tls: ssl.SSLContext | None, server_name: str):
+        super().__init__(host, port)
+        self._tls = tls
+        self._server_name = server_name
+
+    def open(self, connect: float | None, read: float | None) -> None:
+        self.timeout = connect
+        self.connect()
+        assert self.sock is not None
+        self.sock.settimeout(read)
+
+    def connect(self) -> None:
+        # http.client's own connect also sends the CONNECT of a tunnel when one is set.
+        super().connect()
+        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        if self._tls is not None:
+            self.sock = self._tls.wrap_socket(self.sock, server_hostname=self._server_name)
 
 
 class Response:
     """An answer whose body is read on demand (the calls of a urllib3 response tau uses)."""
 
-    def __init__(self, pool: Pool, connection: Connection, method: str) -> None:
+    def __init__(self, pool: Pool, connection: _Connection, answer: http.client.HTTPResponse):
         self._pool = pool
-        self.connection: Connection | None = connection
-        self.status, self.reason, self.headers, old = _head(connection)
-        tokens = {t.strip().lower() for t in self.headers.get("connection", "").split(",")}
-        self._close_after = "close" in tokens or (old and "keep-alive" not in tokens)
-        self._chunked = "chunked" in self.headers.get("transfer-encoding", "").lower()
-        self._started_chunks = False
-        #: Body bytes still due (-1: until the end of the connection; chunked: of this chunk).
-        self._left = 0
-        self._done = method == "HEAD" or self.status in (204, 304)
-        if not self._done and not self._chunked:
-            length = self.headers.get("content-length")
-            if length is None:
-                self._left, self._close_after = -1, True
-            elif length.strip().isdigit():
-                self._left = int(length)
-                self._done = self._left == 0
-            else:
-                raise ProtocolError(f"bad Content-Length: {length!r}")
-        self._data: bytes | None = b"" if self._done else None
-        if self._done:
+        self.connection: _Connection | None = connection
+        self._answer = answer
+        self.status = answer.status
+        self.reason = answer.reason
+        self.headers = Headers()
+        for name, value in answer.getheaders():
+            key = name.lower()
+            self.headers[key] = f"{self.headers[key]}, {value}" if key in self.headers else value
+        self._data: bytes | None = None
+        if answer.length == 0 and not answer.chunked:  # HEAD, 204, 304 or an empty body
+            self._data = answer.read()  # nothing to read: this only marks the answer done
             self.release_conn()
 
     @property
@@ -166,10 +104,10 @@ class Response:
         """The whole body (read once)."""
         if self._data is None:
             try:
-                self._data = b"".join(self._pieces(None))
-            except (OSError, ProtocolError) as exc:
+                self._data = self._answer.read()
+            except (OSError, http.client.HTTPException) as exc:
                 self.close()
-                raise TransportError(f"{type(exc).__name__}: {exc}") from exc
+                raise _failure(exc) from exc
             self.release_conn()
         return self._data
 
@@ -177,58 +115,21 @@ class Response:
         """The body as it arrives, in pieces of at most `amt` bytes."""
         del decode_content  # identity only: tau never asks for a compressed body
         try:
-            yield from self._pieces(amt or _CHUNK)
-        except (OSError, ProtocolError) as exc:
+            while True:
+                piece = self._answer.read1(amt or _CHUNK)
+                if not piece:
+                    break
+                yield piece
+        except (OSError, http.client.HTTPException) as exc:
             self.close()
-            raise TransportError(f"{type(exc).__name__}: {exc}") from exc
+            raise _failure(exc) from exc
         self.release_conn()
-
-    def _pieces(self, amt: int | None) -> Iterator[bytes]:
-        """The rest of the body: whole runs when `amt` is None, else as it arrives."""
-        connection = self.connection
-        while not self._done and connection is not None:
-            if self._chunked and self._left == 0:
-                self._left = self._chunk_size(connection)
-                if self._left == 0:
-                    self._done = True
-                    break
-            if self._left < 0:  # until the server closes
-                piece = connection.file.read() if amt is None else connection.file.read1(amt)
-                if not piece:
-                    self._done = True
-                    break
-            else:
-                want = self._left if amt is None else min(amt, self._left)
-                read = connection.file.read if amt is None else connection.file.read1
-                piece = read(want)
-                if not piece:
-                    raise ProtocolError(f"body ended {self._left} bytes short")
-                self._left -= len(piece)
-                if self._left == 0 and not self._chunked:
-                    self._done = True
-            yield piece
-
-    def _chunk_size(self, connection: Connection) -> int:
-        """The next chunk's size; after the last chunk its trailer is read too."""
-        # Every chunk but the first follows the CRLF that ends the previous chunk's data.
-        if self._started_chunks and connection.line():
-            raise ProtocolError("chunk longer than its size")
-        self._started_chunks = True
-        size = connection.line().split(b";", 1)[0].strip()
-        try:
-            value = int(size, 16)
-        except ValueError:
-            raise ProtocolError(f"bad chunk size: {size[:20]!r}") from None
-        if value == 0:
-            while connection.line():  # the trailer, up to its blank line
-                pass
-        return value
 
     def release_conn(self) -> None:
         """Give the connection back when the body is complete; drop it otherwise."""
         if self.connection is None:
             return
-        if self._done and not self._close_after:
+        if self._answer.isclosed() and not self._answer.will_close:
             self._pool.put(self.connection)
         else:
             self.connection.close()
@@ -240,10 +141,36 @@ class Response:
             self.connection = None
 
 
+def _failure(exc: BaseException) -> TransportError:
+    """The TransportError for a failure while reading, in words a person reads."""
+    if isinstance(exc, http.client.IncompleteRead):
+        return TransportError(f"ProtocolError: body ended {exc.expected} bytes short")
+    return TransportError(f"{type(exc).__name__}: {exc}")
+
+
+def _check(answer: http.client.HTTPResponse) -> None:
+    """Refuse what `http.client` lets through but an API server never sends.
+
+    Raises:
+        ProtocolError: a header line without a colon, or a Content-Length that is no number.
+    """
+    if answer.msg.defects:
+        raise ProtocolError(f"malformed header: {answer.msg.defects[0]}")
+    length = answer.getheader("content-length")
+    if length is not None and not length.strip().isdigit():
+        raise ProtocolError(f"bad Content-Length: {length!r}")
+
+
 class Pool:
     """Idle connections to the server at `url`, for any thread."""
 
-    def __init__(self, url: str, context: ssl.SSLContext | None, server_name: str = "") -> None:
+    def __init__(
+        self,
+        url: str,
+        context: ssl.SSLContext | None,
+        server_name: str = "",
+        proxy: Proxy | None = None,
+    ) -> None:
         parts = urlsplit(url)
         https = parts.scheme == "https"
         self.host = parts.hostname or ""
@@ -252,30 +179,52 @@ class Pool:
         if https and context is None:
             raise ValueError("an https server needs a TLS context")
         self.server_name = server_name or self.host
+        self.proxy = proxy
         self._prefix = parts.path.rstrip("/")
         # As http.client writes it: the port only when it is not the scheme's own.
         name = f"[{self.host}]" if ":" in self.host else self.host
         self._host_header = (
             name if parts.port in (None, 443 if https else 80) else f"{name}:{self.port}"
         )
-        self._idle: list[Connection] = []
+        # A plain-http server behind a proxy is asked with the absolute URI (no tunnel).
+        self._absolute = f"http://{self._host_header}" if proxy and not https else ""
+        self._idle: list[_Connection] = []
         self._lock = threading.Lock()
 
-    def put(self, connection: Connection) -> None:
+    def put(self, connection: _Connection) -> None:
         with self._lock:
             self._idle.append(connection)
 
-    def _take(self) -> Connection | None:
+    def _take(self) -> _Connection | None:
         with self._lock:
             return self._idle.pop() if self._idle else None
 
-    def _head(self, method: str, target: str, headers: dict[str, str], body: bytes | None) -> bytes:
-        lines = [f"{method} {self._prefix}{target} HTTP/1.1", f"Host: {self._host_header}"]
-        lines.append("Accept-Encoding: identity")
-        lines += [f"{name}: {value}" for name, value in headers.items()]
+    def _new(self) -> _Connection:
+        proxy = self.proxy
+        if proxy is None:
+            return _Connection(self.host, self.port, self.tls, self.server_name)
+        connection = _Connection(proxy.host, proxy.port, self.tls, self.server_name)
+        if self.tls is not None:
+            connection.set_tunnel(self.host, self.port, headers=proxy.headers())
+        return connection
+
+    def _send(self, connection: _Connection, method: str, target: str, headers, body) -> None:
+        connection.putrequest(
+            method,
+            f"{self._absolute}{self._prefix}{target}",
+            skip_host=True,
+            skip_accept_encoding=True,
+        )
+        connection.putheader("Host", self._host_header)
+        connection.putheader("Accept-Encoding", "identity")
+        if self._absolute and self.proxy is not None:
+            for name, value in self.proxy.headers().items():
+                connection.putheader(name, value)
+        for name, value in headers.items():
+            connection.putheader(name, value)
         if body is not None or method in _WITH_BODY:
-            lines.append(f"Content-Length: {len(body or b'')}")
-        return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+            connection.putheader("Content-Length", str(len(body or b"")))
+        connection.endheaders(body or None)
 
     def request(
         self,
@@ -295,28 +244,30 @@ class Pool:
             TransportError: no answer.
         """
         connect, read = timeout if isinstance(timeout, tuple) else (timeout, timeout)
-        head = self._head(method, target, headers, body)
         for attempt in (1, 2):
             connection = self._take()
             reused = connection is not None
             connected = reused
-            connection = connection or Connection(self)
+            connection = connection or self._new()
             try:
                 if connection.sock is None:
-                    connection.open(connect)
+                    connection.open(connect, read)
                 connected = True
                 assert connection.sock is not None
                 connection.sock.settimeout(read)
-                connection.send(head, body)
-                return Response(self, connection, method)
-            except (OSError, ProtocolError) as exc:
+                self._send(connection, method, target, headers, body)
+                answer = connection.getresponse()
+                _check(answer)
+                return Response(self, connection, answer)
+            except (OSError, http.client.HTTPException, ProtocolError) as exc:
                 connection.close()
                 # Retried: a connection that never opened, a pooled one the server had closed,
-                # or a request that changes nothing when repeated; never a TLS refusal or a
-                # timeout, which would only fail again.
+                # or a request that changes nothing when repeated; never a TLS refusal, a
+                # timeout or a refusal by the proxy, which would only fail again.
                 again = not connected or reused or method in IDEMPOTENT
-                if attempt == 2 or not again or isinstance(exc, (ssl.SSLError, TimeoutError)):
-                    raise TransportError(f"{type(exc).__name__}: {exc}") from exc
+                final = isinstance(exc, (ssl.SSLError, TimeoutError)) or _proxy_refused(exc)
+                if attempt == 2 or not again or final:
+                    raise _transport_error(exc, self.proxy) from exc
         raise AssertionError("unreachable")
 
     def clear(self) -> None:
@@ -324,3 +275,17 @@ class Pool:
             idle, self._idle = self._idle, []
         for connection in idle:
             connection.close()
+
+
+def _proxy_refused(exc: BaseException) -> bool:
+    # http.client raises OSError("Tunnel connection failed: 407 ...") when CONNECT is refused.
+    return isinstance(exc, OSError) and str(exc).startswith("Tunnel connection failed")
+
+
+def _transport_error(exc: BaseException, proxy: Proxy | None) -> TransportError:
+    if isinstance(exc, http.client.RemoteDisconnected):
+        return TransportError(f"{type(exc).__name__}: the server closed the connection")
+    if isinstance(exc, (http.client.BadStatusLine, http.client.LineTooLong, ProtocolError)):
+        return TransportError(f"ProtocolError: {exc}")
+    via = f" (through the proxy {proxy})" if proxy is not None else ""
+    return TransportError(f"{type(exc).__name__}: {exc}{via}")

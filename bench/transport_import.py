@@ -1,0 +1,41 @@
+"""What the lean session's HTTP library costs a command: `http.client` imported or not.
+
+The lean session once framed HTTP/1.1 itself to save this import. Paired runs of a fresh
+interpreter that imports what the session needs anyway (ssl, socket, threading) with and
+without `http.client`, alternated so a busy machine slows both alike; prints the medians and
+their difference (the cost `tau.kube.transport` pays for using the standard library).
+"""
+
+from __future__ import annotations
+
+import statistics
+import subprocess
+import sys
+import time
+
+RUNS = 40
+BASE = "import ssl, socket, threading"
+
+
+def _once(code: str) -> float:
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-S", "-c", code], check=True)
+    return time.perf_counter() - start
+
+
+def main() -> int:
+    without: list[float] = []
+    with_client: list[float] = []
+    for _ in range(RUNS):
+        without.append(_once(BASE))
+        with_client.append(_once(BASE + ", http.client"))
+    a, b = statistics.median(without), statistics.median(with_client)
+    print(
+        f"interpreter + ssl/socket: median {a * 1e3:.1f} ms; + http.client: {b * 1e3:.1f} ms; "
+        f"http.client costs {(b - a) * 1e3:.1f} ms per command ({RUNS} paired runs)"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
