@@ -4,10 +4,10 @@ Performs I/O (PostgreSQL). A read command on a team store (`experiment search`, 
 is a fresh process that runs a handful of queries: importing psycopg costs it about 90 ms of a
 300 ms budget (psycopg loads asyncio, logging and its whole type registry at import), while
 libpq, which psycopg drives anyway, loads and connects in a few milliseconds. So reads go
-through libpq directly: the query's `?` placeholders are replaced by quoted literals, as
-psycopg's client-side binding does, so the server plans the same SQL; results come back as
-text and are typed by their column's type OID as psycopg types them (int, float, Decimal,
-bool, str).
+through libpq directly: the query's `?` placeholders become `$1`, `$2`, ... and the values go
+as server-side parameters (`PQexecParams`, typed as psycopg types them), so no value is ever
+quoted into the query text; results come back as text and are typed by their column's type
+OID as psycopg types them (int, float, Decimal, bool, str).
 
 libpq is the system's (`libpq.so.5`, `libpq.5.dylib`) or the copy bundled with psycopg's binary
 wheel; where neither loads, `load()` is None and the team store reads with psycopg. Writers
@@ -130,9 +130,11 @@ def _declare(lib: ctypes.CDLL) -> None:
         ("PQgetvalue", [p, i, i], s),
         ("PQgetisnull", [p, i, i], i),
         ("PQclear", [p], None),
-        ("PQescapeLiteral", [p, s, ctypes.c_size_t], p),
-        ("PQparameterStatus", [p, s], s),
-        ("PQfreemem", [p], None),
+        (
+            "PQexecParams",
+            [p, s, i, ctypes.POINTER(ctypes.c_uint), strings, ctypes.c_void_p, ctypes.c_void_p, i],
+            p,
+        ),
     ):
         fn = getattr(lib, name)
         fn.argtypes = args
@@ -163,9 +165,6 @@ class Connection:
             lib.PQfinish(pg)
             raise Error(f"connection failed: {message}", operational=True)
         self._pg: int | None = pg
-        #: Whether a backslash in a quoted string is itself (the server's default): then a
-        #: string is quoted here, else by libpq (`PQescapeLiteral`, a call per parameter).
-        self._plain_strings = lib.PQparameterStatus(pg, b"standard_conforming_strings") == b"on"
 
     @property
     def closed(self) -> bool:
@@ -177,8 +176,8 @@ class Connection:
             self._pg = None
 
     def rows(self, sql: str, params: Sequence[Any], pieces: Sequence[str]) -> list[dict[str, Any]]:
-        """The rows of `sql` as dicts; `pieces` is `sql` split at its placeholders, each
-        replaced by the quoted literal of its parameter.
+        """The rows of `sql` as dicts; `pieces` is `sql` split at its placeholders, which become
+        `$1`, `$2`, ... with `params` sent apart as server-side parameters.
         """
         if self._pg is None:
             raise Error("the connection is closed", operational=True)
@@ -187,11 +186,14 @@ class Connection:
                 f"the query has {len(pieces) - 1} placeholders but {len(params)} parameters",
                 operational=False,
             )
-        text = pieces[0] + "".join(
-            self._literal(v) + p for v, p in zip(params, pieces[1:], strict=True)
-        )
+        text = pieces[0] + "".join(f"${n}{p}" for n, p in enumerate(pieces[1:], 1))
+        typed = [_parameter(v) for v in params]
+        count = len(typed)
+        types = (ctypes.c_uint * max(count, 1))(*(t for t, _ in typed))
+        values = (ctypes.c_char_p * max(count, 1))(*(v for _, v in typed))
         lib, pg = self._lib, self._pg
-        res = lib.PQexec(pg, text.encode())
+        # Text format in and out (NULL lengths and formats): libpq reads each value to its NUL.
+        res = lib.PQexecParams(pg, text.encode(), count, types, values, None, None, 0)
         if not res:
             raise self._failure(None)
         try:
@@ -209,34 +211,36 @@ class Connection:
         message = message or _text(lib.PQerrorMessage(self._pg)) or "query failed"
         return Error(message, operational=lost or state[:2] in _OPERATIONAL)
 
-    def _literal(self, value: Any) -> str:
-        """`value` as SQL text, as psycopg's client-side binding writes it."""
-        if value is None:
-            return "NULL"
-        if isinstance(value, bool):
-            return "true" if value else "false"
-        if isinstance(value, int):
-            return f" {value}" if value < 0 else str(value)  # " -1": never a `--` comment
-        if isinstance(value, float):
-            if math.isnan(value):
-                return "'NaN'::float8"
-            if math.isinf(value):
-                return "'Infinity'::float8" if value > 0 else "'-Infinity'::float8"
-            return f" {value!r}" if value < 0 else repr(value)
-        if isinstance(value, str):
-            if "\x00" in value:  # PostgreSQL's text never holds one; the query would end there
-                raise Error("a text parameter holds a NUL character", operational=False)
-            if self._plain_strings:
-                return "'" + value.replace("'", "''") + "'"
-            raw = value.encode()
-            quoted = self._lib.PQescapeLiteral(self._pg, raw, len(raw))
-            if not quoted:
-                raise Error(_text(self._lib.PQerrorMessage(self._pg)), operational=False)
-            try:
-                return ctypes.string_at(quoted).decode()
-            finally:
-                self._lib.PQfreemem(quoted)
-        raise Error(f"cannot pass a {type(value).__name__} to a read query", operational=False)
+
+#: Parameter type OIDs, as psycopg sends them: a str goes untyped (0) so the server types it
+#: from its use, as it does a quoted literal.
+_BOOL, _INT8, _FLOAT8, _UNKNOWN = 16, 20, 701, 0
+
+
+def _parameter(value: Any) -> tuple[int, bytes | None]:
+    """(type OID, text form) of one query parameter; (0, None) is SQL NULL.
+
+    Raises:
+        Error: a type reads never pass, or a text holding NUL (PostgreSQL's text never holds
+            one, and libpq would end the value there).
+    """
+    if value is None:
+        return _UNKNOWN, None
+    if isinstance(value, bool):
+        return _BOOL, b"t" if value else b"f"
+    if isinstance(value, int):
+        return _INT8, str(value).encode()
+    if isinstance(value, float):
+        if math.isnan(value):
+            return _FLOAT8, b"NaN"
+        if math.isinf(value):
+            return _FLOAT8, b"Infinity" if value > 0 else b"-Infinity"
+        return _FLOAT8, repr(value).encode()
+    if isinstance(value, str):
+        if "\x00" in value:
+            raise Error("a text parameter holds a NUL character", operational=False)
+        return _UNKNOWN, value.encode()
+    raise Error(f"cannot pass a {type(value).__name__} to a read query", operational=False)
 
 
 def _rows(lib: ctypes.CDLL, res: int) -> list[dict[str, Any]]:
