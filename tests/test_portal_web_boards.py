@@ -240,8 +240,35 @@ def test_forbidden_nodes_disable_the_nodes_board(kube_api: KubeApiServer, kube_c
         lambda guard: create_app(guard=guard, portal=ClusterReader(kube_client))
     ) as served:
         status, body = served.json("/api/portal/nodes")
-        assert status == 503 and body["detail"].startswith("forbidden to list nodes")
+        assert status == 503 and body["detail"].startswith("Node capacity and health need read")
         assert served.json("/api/portal/runs")[0] == 200
+
+
+def test_a_namespaced_researcher_sees_what_their_role_allows_and_who_has_the_rest(
+    kube_api: KubeApiServer, kube_client: Any
+) -> None:
+    """A researcher's role reads its namespace, not Nodes or ClusterQueues: the boards show
+    the runs, LocalQueues and workloads, and say in one line which access the rest needs and
+    that the platform operator has it, never the API server's raw 403."""
+    load(kube_api, cluster_objects())
+    kube_api.deny(403, path_prefix="/api/v1/nodes")
+    kube_api.deny(403, path_prefix="/apis/kueue.x-k8s.io/v1beta2/clusterqueues")
+    with serve_app(
+        lambda guard: create_app(guard=guard, portal=ClusterReader(kube_client))
+    ) as served:
+        status, jobs = served.json("/api/portal/jobs")
+        assert status == 200 and jobs["localQueues"] and jobs["clusterQueues"] == []
+        line = jobs["clusterQueuesUnavailable"]
+        assert line.startswith("ClusterQueue quota and usage need read access to ClusterQueue")
+        assert "across the cluster" in line and "platform operator" in line
+        status, overview = served.json("/api/portal/overview")
+        queue = overview["cards"]["queue"]
+        assert status == 200 and queue["gpuUsed"] is None and queue["quotaUnavailable"] == line
+        assert "platform operator" in overview["cards"]["fleetUnavailable"]
+        status, _, page = served.get("/portal")
+        text = page.decode()
+        assert status == 200 and "platform operator" in text
+        assert "403" not in text and "forbidden" not in text.lower()
 
 
 def test_without_a_cluster_every_board_says_why(tmp_path: Path) -> None:

@@ -46,20 +46,52 @@ class ClusterView:
         """The items of each kind, or Unavailable naming the first kind that failed."""
         out = []
         for kind in kinds:
-            listed = self.lists.get(kind)
-            if listed is None or not listed.ok:
-                raise Unavailable(listed.error if listed else f"{kind} was not read")
-            out.append(listed.items)
+            items, error = self.optional(kind)
+            if error:
+                raise Unavailable(error)
+            out.append(items)
         return out
 
     def optional(self, kind: str) -> tuple[list[Obj], str]:
+        """The items of `kind`, or none and why: a kind this identity may not read is said as
+        the access it needs and who has it, never as the API server's 403 text.
+        """
         listed = self.lists.get(kind)
-        if listed is None or not listed.ok:
-            return [], listed.error if listed else f"{kind} was not read"
-        return listed.items, ""
+        if listed is None:
+            return [], f"{kind} was not read"
+        if listed.status == 403:
+            return [], forbidden(kind)
+        return (listed.items, "") if listed.ok else ([], listed.error)
 
     def truncated(self) -> list[str]:
         return sorted(k for k, v in self.lists.items() if v.truncated)
+
+
+#: What each kind a researcher's role may lack shows, for the one line that says so.
+_SHOWS = {
+    "Node": "Node capacity and health",
+    "ClusterQueue": "ClusterQueue quota and usage",
+    "Workload": "Kueue workloads",
+    "LocalQueue": "LocalQueues",
+    "RayCluster": "Ray clusters",
+    "Job": "Jobs",
+    "RayJob": "RayJobs",
+    "Pod": "Pods",
+}
+#: Kinds without a namespace: reading them always needs a cluster-wide grant.
+_CLUSTER_WIDE = ("Node", "ClusterQueue")
+
+
+def forbidden(kind: str) -> str:
+    """The one line for a kind this identity may not list (HTTP 403), as `tau run status` says
+    a layer the researcher cannot fix: what it would show, the access it needs, who has it.
+    """
+    what = _SHOWS.get(kind, f"{kind} objects")
+    scope = "across the cluster" if kind in _CLUSTER_WIDE else "here"
+    return (
+        f"{what} need read access to {kind} objects {scope}, which your identity does not "
+        f"have; the platform operator does (ask them for it, or for these figures)"
+    )
 
 
 def _once(build: Any) -> Any:
@@ -226,8 +258,13 @@ def _gpus(resources: Mapping[str, Mapping[str, str]]) -> float:
 
 @_once
 def queues_board(view: ClusterView) -> dict[str, Any]:
-    """Kueue ClusterQueue/LocalQueue usage and the pending workloads."""
-    cqs, lqs, workloads = view.need("ClusterQueue", "LocalQueue", "Workload")
+    """Kueue ClusterQueue/LocalQueue usage and the pending workloads. An identity that may not
+    read ClusterQueues (a namespaced researcher) still sees its LocalQueues and workloads.
+    """
+    lqs, workloads = view.need("LocalQueue", "Workload")
+    cqs, cq_error = view.optional("ClusterQueue")
+    if cq_error and view.lists.get("ClusterQueue", Listed()).status != 403:
+        raise Unavailable(cq_error)
     cluster_queues = []
     for cq in sorted(cqs, key=lambda o: _key(o)[1]):
         st = cq.get("status") or {}
@@ -274,6 +311,7 @@ def queues_board(view: ClusterView) -> dict[str, Any]:
     return {
         **_meta(view, partial=[]),
         "clusterQueues": cluster_queues[:MAX_ROWS],
+        "clusterQueuesUnavailable": cq_error,
         "localQueues": local_queues[:MAX_ROWS],
         "pending": pending[:MAX_ROWS],
         "pendingTotal": len(pending),
@@ -412,11 +450,18 @@ def overview(view: ClusterView) -> dict[str, Any]:
         cards["fleet"], cards["fleetUnavailable"] = None, str(exc)
     try:
         q = queues_board(view)
+        quota = not q["clusterQueuesUnavailable"]
         cards["queue"] = {
             "pending": q["pendingTotal"],
-            "admitted": sum(c["admittedWorkloads"] for c in q["clusterQueues"]),
-            "gpuUsed": sum(c["gpuUsed"] for c in q["clusterQueues"]),
-            "gpuHeadroom": sum(c["gpuQuota"] - c["gpuUsed"] for c in q["clusterQueues"]),
+            "admitted": sum(
+                c["admittedWorkloads"] for c in q["clusterQueues" if quota else "localQueues"]
+            ),
+            # Quota is the ClusterQueues': unknown (null) where they cannot be read.
+            "gpuUsed": sum(c["gpuUsed"] for c in q["clusterQueues"]) if quota else None,
+            "gpuHeadroom": (
+                sum(c["gpuQuota"] - c["gpuUsed"] for c in q["clusterQueues"]) if quota else None
+            ),
+            "quotaUnavailable": q["clusterQueuesUnavailable"],
         }
     except Unavailable as exc:
         cards["queue"], cards["queueUnavailable"] = None, str(exc)
