@@ -258,10 +258,25 @@ def test_each_missing_piece_is_named_as_layer_7_with_its_owner(
 
 def test_a_running_offloading_run_is_not_checked_yet() -> None:
     status = status_of(offloading(_objects("running")))
-    phase = evidence_phase(status)
-    assert phase.status is PhaseStatus.ACTIVE
-    assert phase.detail == "offloading to /stores/team as run train-r1; checked at the end"
-    assert not [d for d in status.diagnostics if d.code.startswith("Evidence")]
+    # No Evidence phase while it runs: startup completes (a watch stops) as for any run.
+    assert all(p.name is not Phase.EVIDENCE for p in status.phases)
+    assert status.startup_complete and status.first_open_phase is None
+    assert not [d for d in status.diagnostics if d.code.startswith(("Evidence", "Offload"))]
+
+
+def test_a_running_run_whose_offload_is_not_wired_says_so_already() -> None:
+    status = status_of(offloading(_objects("running"), None))
+    assert [d.code for d in status.diagnostics if d.code == "OffloadNotWired"] == [
+        "OffloadNotWired"
+    ]
+    assert status.startup_complete
+
+
+def test_missing_evidence_leaves_startup_complete() -> None:
+    status = status_of(offloading(_objects("success")), StoreEvidence("/s", "train-r1"))
+    assert status.startup_complete
+    assert status.first_open_phase is not None
+    assert status.first_open_phase.name is Phase.EVIDENCE
 
 
 def test_the_text_view_says_what_landed() -> None:

@@ -65,20 +65,16 @@ def _piece(f: Facts, o: Offload) -> tuple[str, str] | None:
 
 
 def phase(f: Facts) -> PhaseResult | None:
-    """The Evidence phase of an offloading run (None for a run that does not offload)."""
+    """The Evidence phase of an offloading run that ended (None for a run that does not
+    offload, or still runs: the phase tree of a running run stays its startup's, and a watch
+    still stops once startup completes; an offload that is not wired is said in Attention).
+    """
     o = offload(f)
-    if o is None:
+    if o is None or terminal_state(f) is None:
         return None
     piece = _piece(f, o)
-    ended = terminal_state(f) is not None
-    if piece is not None and (ended or piece[0] == "OffloadNotWired"):
+    if piece is not None:
         return PhaseResult(Phase.EVIDENCE, P.WARNING, piece[1], f"layer 7: {HINTS[piece[0]]}")
-    if not ended:
-        return PhaseResult(
-            Phase.EVIDENCE,
-            P.ACTIVE,
-            f"offloading to {o.store} as run {o.run_id}; checked at the end",
-        )
     ev = f.snapshot.store_evidence
     if ev is None:
         return PhaseResult(Phase.EVIDENCE, P.PENDING, f"store {o.store} not read by this view")

@@ -222,8 +222,14 @@ class RunStatus:
 
     @property
     def startup_complete(self) -> bool:
-        """Every phase is done or skipped."""
-        return all(p.status in (PhaseStatus.DONE, PhaseStatus.SKIPPED) for p in self.phases)
+        """Every startup phase is done or skipped (the Evidence phase, layer 7 of a run that
+        ended, is no part of its startup).
+        """
+        return all(
+            p.status in (PhaseStatus.DONE, PhaseStatus.SKIPPED)
+            for p in self.phases
+            if p.name is not Phase.EVIDENCE
+        )
 
     @property
     def first_open_phase(self) -> PhaseResult | None:
