@@ -189,7 +189,11 @@ def _missing(ev: StoreEvidence | None, **kw: Any) -> tuple[RunStatus, str, Owner
     # The header points at the layer: the first phase that is not done.
     assert "(first open phase: Evidence)" in to_text(status)
     assert document.to_dict(status)["evidence"]["verified"] is False
-    codes = [d for d in status.diagnostics if d.code.startswith(("Evidence", "Offload"))]
+    codes = [
+        d
+        for d in status.diagnostics
+        if d.code.startswith(("Evidence", "Offload")) and d.code != "EvidenceUnverified"
+    ]
     assert len(codes) == 1
     return status, codes[0].code + " — " + codes[0].message, codes[0].owner
 
@@ -270,6 +274,12 @@ def test_a_running_run_whose_offload_is_not_wired_says_so_already() -> None:
         "OffloadNotWired"
     ]
     assert status.startup_complete
+
+
+def test_a_view_that_did_not_read_the_store_claims_nothing() -> None:
+    status = status_of(offloading(_objects("success")))
+    assert all(p.name is not Phase.EVIDENCE for p in status.phases)
+    assert [d.code for d in status.diagnostics] == ["EvidenceUnverified"]
 
 
 def test_missing_evidence_leaves_startup_complete() -> None:

@@ -77,7 +77,9 @@ def phase(f: Facts) -> PhaseResult | None:
         return PhaseResult(Phase.EVIDENCE, P.WARNING, piece[1], f"layer 7: {HINTS[piece[0]]}")
     ev = f.snapshot.store_evidence
     if ev is None:
-        return PhaseResult(Phase.EVIDENCE, P.PENDING, f"store {o.store} not read by this view")
+        # A view that did not read the store (a --watch frame, the portal's boards) claims
+        # nothing about it.
+        return None
     return PhaseResult(Phase.EVIDENCE, P.DONE, summary(ev))
 
 
