@@ -32,8 +32,9 @@ def _attempt(value: str | None) -> int | None:
 def read(offload: Offload, env: Mapping[str, str] | None = None) -> StoreEvidence:
     """What the store named by `offload` holds for its run; `error` set when unreadable.
 
-    `env` is where the team store's credentials come from (PGPASSWORD, ~/.pgpass, the AWS
-    variables): the reader's own, as for every portal command.
+    A team store is reached with the reader's own credentials (PGPASSWORD or ~/.pgpass, the
+    AWS variables of this process), as every portal command reaches it; `env` only stands in
+    for the environment where the store is chosen (the offload always names it).
     """
     run = offload.run_id
     try:
