@@ -60,10 +60,12 @@ def test_a_running_runs_page_grows_marks_retries_and_ends_on_the_marker(
         assert liveness.inner_text().startswith("live: rows arriving")
         assert page.locator("#main").get_attribute("data-live-interval") == str(LIVE_INTERVAL)
 
-        # A delivery lands: the chart shows it within the poll interval (plus a render).
+        # A delivery lands: the chart shows it within the poll interval, plus the page's
+        # rebuild and a margin for a busy machine (the contract: one offload interval + 2 s
+        # after the row is logged, the delivery itself taking up to the interval).
         seed.deliver(store, RUN, _rows(20, 39), seq=1, wall=wall)
         took = _until(lambda: _x_max(watched) == 39)
-        assert took < LIVE_INTERVAL + 1.5, took
+        assert took < LIVE_INTERVAL + 3, took
         assert page.locator(CHART).get_attribute("data-attempt-marks") == "0"
 
         # The run is retried: attempt 1 starts again from step 30; its start is marked.

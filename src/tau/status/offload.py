@@ -132,8 +132,8 @@ def offload_of(primary: Obj | None) -> Offload | None:
     if sidecar is None:
         return Offload(session, fallback, "", sidecar=False)
     env = {str(e.get("name")): e for e in sidecar.get("env") or ()}
-    store = str((env.get(STORE_ENV) or _EMPTY).get("value") or "")
     argv = [*(sidecar.get("command") or ()), *(sidecar.get("args") or ())]
+    store = str((env.get(STORE_ENV) or _EMPTY).get("value") or "") or _flag(argv, "--store")
     return Offload(session, _flag(argv, "--run") or fallback, store, sidecar=True)
 
 
