@@ -224,7 +224,18 @@ def _missing(ev: StoreEvidence | None, **kw: Any) -> tuple[RunStatus, str, Owner
         (
             StoreEvidence("/stores/team", "train-r1"),
             {},
-            "EvidenceNoRows — no metric rows of run train-r1 in /stores/team",
+            "EvidenceNoRows — no training metric rows of run train-r1 in /stores/team",
+            Owner.RESEARCHER,
+        ),
+        (
+            StoreEvidence(
+                "/stores/team",
+                "train-r1",
+                metrics=(("system/cpu_cores", 30),),
+                marker="succeeded",
+            ),
+            {},
+            "EvidenceNoRows — no training metric rows of run train-r1 in /stores/team; marker succeeded",
             Owner.RESEARCHER,
         ),
         (

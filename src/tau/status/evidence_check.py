@@ -53,7 +53,7 @@ def _piece(f: Facts, o: Offload) -> tuple[str, str] | None:
         return "EvidenceUnreachable", f"store {ev.store} could not be read: {ev.error}"
     if not ev.rows:
         marker = f"; {marker_phrase(ev)}" if ev.marker else ""
-        return "EvidenceNoRows", f"no metric rows of run {ev.run_id} in {ev.store}{marker}"
+        return "EvidenceNoRows", f"no training metric rows of run {ev.run_id} in {ev.store}{marker}"
     if not ev.marker:
         return (
             "EvidenceNoMarker",

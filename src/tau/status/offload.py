@@ -89,8 +89,10 @@ class StoreEvidence:
 
     @property
     def rows(self) -> bool:
-        """Some metric row of the run (not only the marker) landed."""
-        return any(count for _, count in self.metrics)
+        """Some row the training code logged landed (not only the marker, nor only the
+        collector's own system/... metrics of the pod).
+        """
+        return any(count for name, count in self.metrics if not name.startswith(SYSTEM_PREFIX))
 
 
 def _template(primary: Obj) -> Mapping[str, Any]:
