@@ -235,7 +235,8 @@ def _missing(ev: StoreEvidence | None, **kw: Any) -> tuple[RunStatus, str, Owner
                 marker="succeeded",
             ),
             {},
-            "EvidenceNoRows — no training metric rows of run train-r1 in /stores/team; marker succeeded",
+            "EvidenceNoRows — no training metric rows of run train-r1 in /stores/team; "
+            "marker succeeded",
             Owner.RESEARCHER,
         ),
         (
