@@ -332,8 +332,9 @@ CODES: Mapping[str, Code] = MappingProxyType(
         "EvidenceUnreachable": Code(
             W,
             PL,
-            "status reads the store with your own credentials (PGPASSWORD or ~/.pgpass, the AWS "
-            "variables): check them; if they are right, the platform team owns the store",
+            "status reads the store from here: a team store with your own credentials "
+            "(PGPASSWORD or ~/.pgpass, the AWS variables), a folder store at the path the pod "
+            "wrote it (mounted here too); if those are right, the platform team owns the store",
         ),
         "EvidenceNoRows": Code(
             W,
