@@ -456,3 +456,30 @@ def test_status_with_the_store_unreachable_says_so_and_does_not_fail(
     assert code == 0
     assert f"EvidenceUnreachable — store {where} could not be read: " in out
     assert "Traceback" not in out
+
+
+def test_the_last_frame_of_a_watch_says_what_landed(store: Path) -> None:
+    import io
+
+    from rich.console import Console
+
+    from tau.status.watch import ChangeFeed, watch
+
+    seed.deliver(store, "train-r1", [{"_step": s, "loss": 1.0} for s in range(40)])
+    seed.mark(store, "train-r1", step=39)
+    finished = Snapshot.from_objects(
+        "research", "train", offloading(_objects("success"), str(store))
+    )
+    console = Console(width=160, record=True, color_system=None, file=io.StringIO())
+    result = watch(
+        None,
+        "research",
+        "train",
+        console=console,
+        interval=0.01,
+        clock=lambda: NOW,
+        fetcher=lambda api, ns, name: finished,
+        feed=ChangeFeed(None, "research", "train"),
+    )
+    assert (result.exit_code, result.reason) == (0, "completed")
+    assert "EvidenceLanded — evidence: 40 steps of loss; marker succeeded" in console.export_text()
