@@ -483,3 +483,18 @@ def test_the_last_frame_of_a_watch_says_what_landed(store: Path) -> None:
     )
     assert (result.exit_code, result.reason) == (0, "completed")
     assert "EvidenceLanded — evidence: 40 steps of loss; marker succeeded" in console.export_text()
+
+
+@pytest.mark.parametrize(
+    "where",
+    [
+        "postgresql://tau:hunter2@127.0.0.1:9/evidence?objects=s3://bucket/p",
+        "postgresql://tau@127.0.0.1:9/evidence?password=hunter2&objects=s3://bucket/p",
+    ],
+)
+def test_a_password_in_the_store_url_is_never_printed(where: str) -> None:
+    ev = store_read.read(_offload(where), env={})
+    status = status_of(offloading(_objects("success"), where), ev)
+    text = to_text(status, width=200) + document.to_json(status)
+    assert "hunter2" not in text
+    assert "***" in text

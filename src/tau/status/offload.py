@@ -153,6 +153,27 @@ def store_to_read(snapshot: Snapshot) -> Offload | None:
     return offload if terminal_state(read_facts(snapshot)) is not None else None
 
 
+def shown(store: str) -> str:
+    """The store as status may print it: a URL's password (in its user part, or a libpq
+    `password=` parameter) replaced by `***`. The render never puts one there (credentials come
+    from the platform's Secret), but what status prints must not depend on that.
+    """
+    if "://" not in store:
+        return store
+    from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+    parts = urlsplit(store)
+    netloc = parts.netloc
+    if parts.password is not None:
+        user = f"{parts.username or ''}:***@"
+        netloc = user + netloc.rsplit("@", 1)[1]
+    query = parse_qsl(parts.query, keep_blank_values=True)
+    if any("password" in k.lower() for k, _ in query):
+        query = [(k, "***" if "password" in k.lower() else v) for k, v in query]
+        return urlunsplit((parts.scheme, netloc, parts.path, urlencode(query, safe=":/*"), ""))
+    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+
+
 def _count(n: int) -> str:
     return f"{n:,}"
 
@@ -203,7 +224,7 @@ def summary(ev: StoreEvidence) -> str:
 def as_dict(offload: Offload, ev: StoreEvidence | None) -> dict[str, Any]:
     """The `evidence.offload` object of the RunStatus document."""
     doc: dict[str, Any] = {
-        "store": offload.store or None,
+        "store": shown(offload.store) or None,
         "runId": offload.run_id,
         "sessionId": offload.session_id or None,
         "checked": ev is not None and not ev.error,

@@ -36,19 +36,19 @@ def read(offload: Offload, env: Mapping[str, str] | None = None) -> StoreEvidenc
     AWS variables of this process), as every portal command reaches it; `env` only stands in
     for the environment where the store is chosen (the offload always names it).
     """
-    run = offload.run_id
+    run, where = offload.run_id, o.shown(offload.store)
     try:
         from tau.portal.store import read as reads
         from tau.portal.store.opener import open_store
 
         store = open_store(offload.store, env)
     except Exception as exc:  # any failure to open is one line, not a failed status
-        return StoreEvidence(offload.store, run, error=_line(exc))
+        return StoreEvidence(where, run, error=_line(exc).replace(offload.store, where))
     try:
         summaries = reads.metric_summaries(store, run_ids=[run])
         tags = reads.run_tags(store, [run]).get(run, {})
     except Exception as exc:  # a damaged index or a dropped connection: the same one line
-        return StoreEvidence(offload.store, run, error=_line(exc))
+        return StoreEvidence(where, run, error=_line(exc).replace(offload.store, where))
     finally:
         store.close()
     marker = next((s for s in summaries if s.metric_name == o.MARKER_METRIC), None)
@@ -57,7 +57,7 @@ def read(offload: Offload, env: Mapping[str, str] | None = None) -> StoreEvidenc
         state = o.MARKER_STATES.get(float(marker.latest_value), "")
     state = state or str(tags.get(o.STATE_TAG) or "")
     return StoreEvidence(
-        store=offload.store,
+        store=where,
         run_id=run,
         metrics=tuple(
             (s.metric_name, int(s.count or 0))
