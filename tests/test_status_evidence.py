@@ -498,3 +498,18 @@ def test_a_password_in_the_store_url_is_never_printed(where: str) -> None:
     text = to_text(status, width=200) + document.to_json(status)
     assert "hunter2" not in text
     assert "***" in text
+
+
+def test_a_rayjob_names_its_head_s_collector_log_without_a_job_only_flag() -> None:
+    objects = copy.deepcopy(_objects("rayjob-success"))
+    rayjob = next(o for o in objects if o["kind"] == "RayJob")
+    head = rayjob["spec"]["rayClusterSpec"]["headGroupSpec"]["template"]
+    head.setdefault("metadata", {})["annotations"] = {"tau.azure.com/metrics-session-id": "s"}
+    head["spec"]["initContainers"] = [sidecar("/stores/team")]
+    name = rayjob["metadata"]["name"]
+    snapshot = Snapshot.from_objects("research", name, objects)
+    ev = StoreEvidence("/stores/team", "train-r1", metrics=(("loss", 5),))
+    status = interpret(Snapshot(**{**snapshot.__dict__, "store_evidence": ev}), NOW)
+    assert evidence_phase(status).status is PhaseStatus.WARNING
+    logs = next(a for a in status.actions if a.name == "offload-logs")
+    assert logs.command is None and "Ray head pod" in logs.description

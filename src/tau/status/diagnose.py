@@ -55,6 +55,12 @@ _OFFLOAD_LOGS = ActionTemplate(
     "read the metrics collector's log",
     "tau run logs {name} -n {ns} -c metrics-offload",
 )
+_OFFLOAD_LOGS_RAY = ActionTemplate(
+    "offload-logs",
+    R,
+    "read the metrics collector's log: the metrics-offload container of the Ray head pod "
+    "(kubectl logs HEAD-POD -c metrics-offload, while the head exists)",
+)
 _QUOTA = ActionTemplate(
     "quota", Q, "confirm ClusterQueue/LocalQueue capacity and borrowing; raise quota or wait"
 )
@@ -665,6 +671,9 @@ def actions(f: Facts, state: State, diagnostics: tuple[Diagnostic, ...]) -> tupl
     command = evidence_check.evidence_command(f.snapshot.store_evidence)
     unique = [t for t in dict.fromkeys(templates) if t is not _EVIDENCE or command is not None]
     ns, name = f.snapshot.namespace, f.snapshot.name
+    if f.is_ray:
+        # `tau run logs` of a RayJob reads its driver log alone; the sidecar is on the head.
+        unique = [_OFFLOAD_LOGS_RAY if t is _OFFLOAD_LOGS else t for t in unique]
     return tuple(
         Action(
             t.name,
