@@ -38,3 +38,24 @@ def test_a_team_store_refusing_the_credentials_is_one_line(
     ev = store_read.read(Offload("sess-1", "train-r1", team.url, sidecar=True))
     assert "password authentication failed" in ev.error, ev.error
     assert "\n" not in ev.error and "not-the-password" not in ev.error
+
+
+def test_attempt_starts_are_read_from_the_team_store_s_objects(
+    team: Team, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tau.portal.store.attempts import attempt_starts
+    from tau.portal.store.location import parse_team_url
+    from tau.portal.store.team import TeamStore
+
+    folder = seed.init(tmp_path / "store")
+    seed.deliver(folder, "r1", [{"_step": s, "loss": 1.0} for s in range(20)])
+    seed.deliver(folder, "r1", [{"_step": s, "loss": 0.5} for s in range(15, 40)], attempt=1)
+    assert portal(capsys, "experiment", "init", "--store", team.url).code == 0
+    pushed = portal(capsys, "experiment", "push", "--all", "--store", str(folder), "--to", team.url)
+    assert pushed.code == 0, pushed.err
+    store = TeamStore.open(parse_team_url(team.url))
+    try:
+        starts = attempt_starts(store, ["r1"])
+    finally:
+        store.close()
+    assert [(a, step) for a, step, _ in starts["r1"]] == [(0, 0), (1, 15)]
