@@ -9,6 +9,7 @@ the `tau/run_status` row, and the same keys are set as the run's tags (the last 
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -122,11 +123,13 @@ def mark(
     reason: str = "workload-entrypoint-exit",
     message: str = "",
     attempt: int = 0,
-    step: int = 0,
+    at: float | None = None,
     checkpoint: str = "",
     artifact: str = "",
 ) -> None:
-    """The terminal marker: the `tau/run_status` row and the same keys as the run's tags."""
+    """The terminal marker: the `tau/run_status` row (no step: it sits at the run's end by its
+    time, `at`, default now) and the same keys as the run's tags.
+    """
     tags = {
         "tau.status.state": state,
         "tau.status.reason": reason,
@@ -142,8 +145,8 @@ def mark(
                 "run_group_id": GROUP,
                 "run_id": run,
                 "metric_name": "tau/run_status",
-                "step": step,
-                "wall_time": 1_760_000_000_000_000 + step,
+                "step": None,
+                "wall_time": round((time.time() if at is None else at) * 1_000_000),
                 "value": MARKERS[state],
                 "unit": None,
                 "source": "stellar-online",
@@ -156,6 +159,10 @@ def mark(
     store = Store.open(root)
     try:
         with store.writer() as w:
+            # The run's state follows its last attempt's marker, as the collector sets it.
+            run_row = w.get("runs", {"run_id": run})
+            if run_row is not None:
+                w.replace("runs", {**run_row, "state": state})
             for key, value in tags.items():
                 # Run tags may change (the last attempt wins): replaced, not written once.
                 w.replace(

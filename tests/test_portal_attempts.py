@@ -24,10 +24,10 @@ def store(tmp_path: Path) -> Path:
     root = seed.init(tmp_path / "store")
     seed.deliver(root, "r1", [{"_step": s, "loss": 1.0} for s in range(0, 50)], wall=WALL)
     seed.deliver(root, "r1", [{"_step": s, "loss": 1.0} for s in range(50, 80)], seq=1, wall=WALL)
-    seed.mark(root, "r1", "failed", attempt=0, step=79)
+    seed.mark(root, "r1", "failed", attempt=0)
     seed.deliver(root, "r1", [{"_step": s, "loss": 0.5} for s in range(60, 120)], attempt=1)
     seed.deliver(root, "r1", [{"_step": s, "loss": 0.2} for s in range(100, 130)], attempt=2)
-    seed.mark(root, "r1", attempt=2, step=129)
+    seed.mark(root, "r1", attempt=2)
     seed.deliver(root, "r2", [{"_step": s, "loss": 1.0} for s in range(10)], wall=WALL)
     return root
 
@@ -101,3 +101,43 @@ def test_the_charts_mark_each_retry_with_its_step_and_time(store: Path) -> None:
 def test_no_loader_no_marks() -> None:
     ev = Evidence("/s", "t", "run", {}, {}, None, (), (), 0)
     assert chartdata.attempt_marks(ev, ["a"]) == []
+
+
+def test_a_marker_followed_by_a_later_attempt_s_rows_ends_an_attempt_not_the_run(
+    tmp_path: Path,
+) -> None:
+    import time
+    from datetime import UTC, datetime
+
+    from tau.portal.stellar import snapshot
+
+    root = seed.init(tmp_path / "store")
+    now = time.time()
+    seed.deliver(root, "r", [{"_step": s, "loss": 1.0} for s in range(10)], wall=now - 200)
+    seed.mark(root, "r", "failed", attempt=0, at=now - 150)
+    doc = snapshot.build(StoreSource(root).evidence("r", max_runs=5), now=datetime.now(UTC))
+    run = doc["runs"][0]
+    assert (run["terminal"], run["outcome_state"]) == (True, "failed")
+    # Failed moments ago: a retry may come, the live page keeps looking.
+    assert doc["live"]["finished"] is True and doc["live"]["settled"] is False
+    assert doc["live"]["retry_watch"] == ["r"]
+
+    seed.deliver(root, "r", [{"_step": s, "loss": 0.5} for s in range(5, 20)], attempt=1)
+    doc = snapshot.build(StoreSource(root).evidence("r", max_runs=5), now=datetime.now(UTC))
+    run = doc["runs"][0]
+    assert (run["terminal"], run["liveness_state"]) == (False, "running")
+    assert run["lifecycle_reason"] == "attempt 1 running after an earlier attempt's marker"
+    assert doc["live"]["finished"] is False
+
+    seed.mark(root, "r", attempt=1)
+    doc = snapshot.build(StoreSource(root).evidence("r", max_runs=5), now=datetime.now(UTC))
+    run = doc["runs"][0]
+    assert (run["terminal"], run["outcome_state"]) == (True, "succeeded")
+    assert doc["live"]["settled"] is True
+
+
+def test_a_failure_long_ago_settles() -> None:
+    from tau.portal.stellar import snapshot
+
+    runs = [{"run_id": "a", "terminal": True, "outcome_state": "failed", "freshness_seconds": 3600}]
+    assert snapshot.settled(runs) == {"settled": True, "retry_watch": []}

@@ -324,7 +324,7 @@ def test_the_store_read_counts_each_metric_and_reads_the_marker(store: Path) -> 
         steps = range(seq * 100, seq * 100 + 100)
         rows = [{"_step": s, "loss": 1.0 / (s + 1), "acc": s / 1000} for s in steps]
         seed.deliver(store, "train-r1", rows, seq=seq)
-    seed.mark(store, "train-r1", checkpoint="pvc://training-data/ckpt/train", step=999)
+    seed.mark(store, "train-r1", checkpoint="pvc://training-data/ckpt/train")
     ev = store_read.read(_offload(store))
     assert ev.error == ""
     assert dict(ev.metrics) == {"acc": 1000, "loss": 1000}
@@ -344,7 +344,7 @@ def test_a_retried_run_says_its_attempts(store: Path) -> None:
     seed.deliver(store, "train-r1", [{"_step": s, "loss": 2.0} for s in range(50)], attempt=0)
     seed.mark(store, "train-r1", "failed", reason="workload-entrypoint-exit", attempt=0)
     seed.deliver(store, "train-r1", [{"_step": s, "loss": 1.0} for s in range(40, 100)], attempt=1)
-    seed.mark(store, "train-r1", attempt=1, step=99)
+    seed.mark(store, "train-r1", attempt=1)
     ev = store_read.read(_offload(store))
     assert (ev.marker, ev.attempt, dict(ev.metrics)) == ("succeeded", 1, {"loss": 110})
     assert (
@@ -433,7 +433,7 @@ def test_status_of_a_finished_offloading_run_says_what_landed(
     store: Path,
 ) -> None:
     seed.deliver(store, "train-r1", [{"_step": s, "loss": 1.0, "acc": 0.5} for s in range(1000)])
-    seed.mark(store, "train-r1", step=999, checkpoint="pvc://training-data/ckpt")
+    seed.mark(store, "train-r1", checkpoint="pvc://training-data/ckpt")
     _put_finished_job(kube_api, offloading(_objects("success"), str(store)))
     code, out, modules = _status([], kubeconfig_file, tmp_path, monkeypatch)
     assert code == 0
@@ -466,7 +466,7 @@ def test_the_last_frame_of_a_watch_says_what_landed(store: Path) -> None:
     from tau.status.watch import ChangeFeed, watch
 
     seed.deliver(store, "train-r1", [{"_step": s, "loss": 1.0} for s in range(40)])
-    seed.mark(store, "train-r1", step=39)
+    seed.mark(store, "train-r1")
     finished = Snapshot.from_objects(
         "research", "train", offloading(_objects("success"), str(store))
     )

@@ -1,6 +1,8 @@
 """Stellar live (issue 37 item 6), in a real Chromium over a real folder store: the page of a
-running run grows its chart as deliveries land (within the 2 s poll), marks where a retry
-starts, says live, then terminal once the `tau/run_status` marker arrives, and stops polling.
+running run grows its chart as deliveries land (within the 2 s poll), says live, then terminal
+when an attempt's `tau/run_status` marker arrives (a failed one keeps the page looking for a
+retry), live again with the retry's rows and their start marked, and terminal for good on the
+last attempt's `succeeded` marker, when it stops polling.
 
 The store is written through its own write API the way the metrics collector delivers
 (tests/offload_store_support.py), while the page is open.
@@ -68,9 +70,19 @@ def test_a_running_runs_page_grows_marks_retries_and_ends_on_the_marker(
         assert took < LIVE_INTERVAL + 3, took
         assert page.locator(CHART).get_attribute("data-attempt-marks") == "0"
 
-        # The run is retried: attempt 1 starts again from step 30; its start is marked.
-        seed.deliver(store, RUN, _rows(30, 59, 0.5), attempt=1, seq=0, wall=wall)
+        # The first attempt ends (OOMKilled, say): its collector's marker says failed. The run
+        # may be retried, so the page says terminal but keeps looking.
+        seed.mark(store, RUN, "failed", attempt=0, message="entrypoint exited with code 137")
+        page.wait_for_selector("#run-liveness[data-liveness='terminal']")
+        assert liveness.inner_text().startswith("terminal: failed")
+        assert page.locator("#live-state").get_attribute("data-retry-watch") == "1"
+        assert page.locator("#main").get_attribute("data-live-url") is not None
+
+        # The retry: attempt 1 starts again from step 30; the run is live again, its start marked.
+        seed.deliver(store, RUN, _rows(30, 59, 0.5), attempt=1, seq=0, wall=time.time() - 100)
         _until(lambda: _x_max(watched) == 59)
+        assert liveness.get_attribute("data-liveness") == "live"
+        assert "attempt 1 running after an earlier attempt's marker" in liveness.inner_text()
         page.wait_for_selector(f"{CHART}[data-attempt-marks='1']")
         assert "1 retry marked" in page.locator(CHART).inner_text()
         assert page.locator("#run-attempts").inner_text() == "2 attempts (attempt 1 from step 30)"
@@ -78,7 +90,7 @@ def test_a_running_runs_page_grows_marks_retries_and_ends_on_the_marker(
         shot(watched, tmp_path, "stellar-live-retry.png")
 
         # The collector's terminal marker: the page says terminal and stops polling.
-        seed.mark(store, RUN, attempt=1, step=59)
+        seed.mark(store, RUN, attempt=1)
         page.get_by_text("live refresh off: all runs finished").wait_for(timeout=10_000)
         assert liveness.get_attribute("data-liveness") == "terminal"
         text = liveness.inner_text()

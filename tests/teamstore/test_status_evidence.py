@@ -20,7 +20,7 @@ def test_status_reads_what_landed_in_the_team_store(
 ) -> None:
     folder = seed.init(tmp_path / "store")
     seed.deliver(folder, "train-r1", [{"_step": s, "loss": 1.0, "acc": 0.1} for s in range(300)])
-    seed.mark(folder, "train-r1", "cancelled", reason="sidecar-shutdown", step=299)
+    seed.mark(folder, "train-r1", "cancelled", reason="sidecar-shutdown")
     assert portal(capsys, "experiment", "init", "--store", team.url).code == 0
     pushed = portal(capsys, "experiment", "push", "--all", "--store", str(folder), "--to", team.url)
     assert pushed.code == 0, pushed.err

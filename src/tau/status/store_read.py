@@ -52,10 +52,11 @@ def read(offload: Offload, env: Mapping[str, str] | None = None) -> StoreEvidenc
     finally:
         store.close()
     marker = next((s for s in summaries if s.metric_name == o.MARKER_METRIC), None)
-    state = ""
-    if marker is not None and marker.latest_value is not None:
+    # The run tags are the last attempt's marker (the collector replaces them); the marker
+    # metric's summary says the same when the tags are missing.
+    state = str(tags.get(o.STATE_TAG) or "") if marker is not None else ""
+    if not state and marker is not None and marker.latest_value is not None:
         state = o.MARKER_STATES.get(float(marker.latest_value), "")
-    state = state or str(tags.get(o.STATE_TAG) or "")
     return StoreEvidence(
         store=where,
         run_id=run,

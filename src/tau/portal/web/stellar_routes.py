@@ -295,8 +295,9 @@ class Stellar:
                     served_data=served,
                     live_interval=LIVE_INTERVAL,
                 )
-            # A target whose runs have all finished will not change: the page does not poll.
-            finished = bool((built.doc.get("live") or {}).get("finished"))
+            # A target whose runs have all finished will not change: the page does not poll
+            # (unless one failed moments ago: its retry's rows may follow).
+            finished = bool((built.doc.get("live") or {}).get("settled"))
             return built.etag, html.stellar_page(
                 built.doc,
                 inline_assets=False,
