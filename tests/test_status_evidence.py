@@ -440,7 +440,8 @@ def test_status_of_a_finished_offloading_run_says_what_landed(
     assert "EvidenceLanded — evidence: 1,000 steps of acc, loss; marker succeeded; " in out
     assert "checkpoint pvc://training-data/ckpt" in out
     assert "not checked by tau" not in out
-    assert not _loaded(modules, "psycopg")  # a folder store needs no team-store driver
+    # Two index reads: no team-store driver for a folder store, and no metric file opened.
+    assert not _loaded(modules, "psycopg") and not _loaded(modules, "pyarrow")
     code, out, _ = _status(["-o", "json"], kubeconfig_file, tmp_path, monkeypatch)
     doc = json.loads(out)
     assert doc["evidence"]["verified"] is True
