@@ -514,3 +514,20 @@ def test_a_rayjob_names_its_head_s_collector_log_without_a_job_only_flag() -> No
     assert evidence_phase(status).status is PhaseStatus.WARNING
     logs = next(a for a in status.actions if a.name == "offload-logs")
     assert logs.command is None and "Ray head pod" in logs.description
+
+
+@pytest.mark.parametrize(
+    "ev",
+    [
+        LANDED,
+        StoreEvidence("/stores/team", "train-r1", metrics=(("loss", 300),)),
+        StoreEvidence("/stores/team", "train-r1", error="connection refused"),
+    ],
+)
+def test_the_colourless_layout_prints_the_evidence_as_rich_does(ev: StoreEvidence) -> None:
+    from tau.status import plain
+    from tests.test_status_plain import WIDTHS, rich_output
+
+    status = status_of(offloading(_objects("success")), ev)
+    for width in WIDTHS:
+        assert plain.render(status, width) == rich_output(status, width), width
