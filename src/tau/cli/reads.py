@@ -113,9 +113,18 @@ def status(connect: Connect, name: str, *, fmt: str, run_profile: bool = False) 
 
     from tau.status import fetch, interpret
     from tau.status.model import State
+    from tau.status.offload import store_to_read
 
     api, ns = connect()
-    run_status = interpret.interpret(fetch.fetch(api, ns, name), datetime.now(UTC))
+    snapshot = fetch.fetch(api, ns, name)
+    offload = store_to_read(snapshot)
+    if offload is not None:
+        # Only a finished run that offloads its metrics reads its experiment store (layer 7);
+        # every other status loads no store code at all.
+        from tau.status import store_read
+
+        snapshot = store_read.attach(snapshot, offload)
+    run_status = interpret.interpret(snapshot, datetime.now(UTC))
     if fmt == "json":
         from tau.status import document
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 from tau.k8s import meta
-from tau.status import scheduling, tables
+from tau.status import evidence_check, scheduling, tables
 from tau.status.facts import ContainerFacts, Facts, PodFacts, conditions, metadata
 from tau.status.model import (
     Action,
@@ -46,6 +46,21 @@ _RESULTS = ActionTemplate(
     "results", R, "check that the artifacts landed", "tau run get {name} -n {ns}"
 )
 _LIST = ActionTemplate("list", R, "list the runs of this namespace", "tau run list -n {ns}")
+_EVIDENCE = ActionTemplate(
+    "evidence", R, "read the run's record in its experiment store", "{evidence_command}"
+)
+_OFFLOAD_LOGS = ActionTemplate(
+    "offload-logs",
+    R,
+    "read the metrics collector's log",
+    "tau run logs {name} -n {ns} -c metrics-offload",
+)
+_OFFLOAD_LOGS_RAY = ActionTemplate(
+    "offload-logs",
+    R,
+    "read the metrics collector's log: the metrics-offload container of the Ray head pod "
+    "(kubectl logs HEAD-POD -c metrics-offload, while the head exists)",
+)
 _QUOTA = ActionTemplate(
     "quota", Q, "confirm ClusterQueue/LocalQueue capacity and borrowing; raise quota or wait"
 )
@@ -305,6 +320,52 @@ CODES: Mapping[str, Code] = MappingProxyType(
         "EvidenceUnverified": Code(
             N, R, "completed is not evidence preserved: check the artifacts landed", (_RESULTS,)
         ),
+        # Layer 7 of a run that offloads its metrics (tau.status.evidence_check): what the
+        # experiment store holds, or the first missing piece and who owns it.
+        "EvidenceLanded": Code(
+            N,
+            R,
+            "the run's metrics and its terminal marker are in the experiment store",
+            (_EVIDENCE,),
+        ),
+        "OffloadNotWired": Code(
+            W,
+            PL,
+            "the platform team names the experiment store in the TauWorkspace "
+            "(spec.experiments.store), then the run is resubmitted; until then the metrics stay "
+            "in the metrics.history file on the data claim",
+        ),
+        "EvidenceUnreachable": Code(
+            W,
+            PL,
+            "status reads the store from here: a team store with your own credentials "
+            "(PGPASSWORD or ~/.pgpass, the AWS variables), a folder store at the path the pod "
+            "wrote it (mounted here too); if those are right, the platform team owns the store",
+        ),
+        "EvidenceNoRows": Code(
+            W,
+            R,
+            "either the training code logged nothing (tau.log writes metrics.history) or the "
+            "collector could not deliver (its log says; the store's credentials Secret is the "
+            "platform's)",
+            (_OFFLOAD_LOGS, _EVIDENCE),
+        ),
+        "EvidenceNoMarker": Code(
+            W,
+            PL,
+            "the collector stopped before it drained and wrote the marker (killed before the "
+            "completion sentinel, or the store was down at the end): its log says which; the "
+            "grace period and the collector are the platform's",
+            (_OFFLOAD_LOGS, _EVIDENCE),
+        ),
+        "EvidenceMarkerFailed": Code(
+            W,
+            R,
+            "the marker records how the workload ended: workload-entrypoint-exit and "
+            "workload-termination are the training code's exit or a cancel (read the logs); "
+            "metrics-offloader-not-ready and sidecar-shutdown are the collector's (platform)",
+            (_LOGS, _EVIDENCE),
+        ),
     }
 )
 
@@ -535,7 +596,8 @@ def _outcome(
             yield "RunFailed", f"Job {f.snapshot.name} failed: {_job_failure(f)}"
     elif state is State.RUNNING:
         yield "ProgressUnverified", "containers are running; tau cannot see the training loop"
-    elif state is State.SUCCEEDED:
+    elif state is State.SUCCEEDED and f.snapshot.store_evidence is None:
+        # A run whose store status read gets what it found there instead (evidence_check).
         yield from _evidence(f)
 
 
@@ -576,6 +638,7 @@ def diagnose(f: Facts, state: State, phases: tuple[PhaseResult, ...]) -> tuple[D
         found.extend(_ray(f, phases))
         found.extend(_pods(f, phases))
         found.extend(_outcome(f, state, phases, {c for c, _ in found}))
+        found.extend(evidence_check.findings(f))
     unique = list(dict.fromkeys(found))
     order = {E: 0, W: 1, N: 2}
     diagnostics = [
@@ -605,14 +668,18 @@ def actions(f: Facts, state: State, diagnostics: tuple[Diagnostic, ...]) -> tupl
         metadata(f.primary).get("annotations") or {}
     ):
         templates.append(_RESULTS)
-    unique = list(dict.fromkeys(templates))
+    command = evidence_check.evidence_command(f.snapshot.store_evidence)
+    unique = [t for t in dict.fromkeys(templates) if t is not _EVIDENCE or command is not None]
     ns, name = f.snapshot.namespace, f.snapshot.name
+    if f.is_ray:
+        # `tau run logs` of a RayJob reads its driver log alone; the sidecar is on the head.
+        unique = [_OFFLOAD_LOGS_RAY if t is _OFFLOAD_LOGS else t for t in unique]
     return tuple(
         Action(
             t.name,
             t.owner,
             t.description,
-            t.command.format(name=name, ns=ns) if t.command else None,
+            t.command.format(name=name, ns=ns, evidence_command=command) if t.command else None,
         )
         for t in unique
     )

@@ -10,6 +10,7 @@ import json
 from typing import Any
 
 from tau.k8s import meta
+from tau.status import offload
 from tau.status.model import (
     Action,
     Diagnostic,
@@ -94,7 +95,9 @@ def _evidence(e: Evidence | None) -> dict[str, Any] | None:
         "resultPath": e.result_path,
         "resultPvc": e.result_pvc,
         "checkpointArtifact": e.checkpoint_artifact,
-        "verified": False,
+        "verified": e.verified,
+        # A run that offloads its metrics: its store and what status found there (layer 7).
+        "offload": offload.as_dict(e.offload, e.store) if e.offload is not None else None,
     }
 
 

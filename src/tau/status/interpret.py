@@ -21,6 +21,7 @@ from tau.status.model import (
     State,
     WorkloadRow,
 )
+from tau.status.offload import offload_of
 from tau.status.phases import phase_tree
 from tau.status.snapshot import Snapshot
 from tau.status.state import run_state
@@ -92,6 +93,8 @@ def _evidence(f: Facts) -> Evidence | None:
         result_path=annotations.get(meta.ANNOTATION_RESULT_PATH),
         result_pvc=annotations.get(meta.ANNOTATION_RESULT_PVC),
         checkpoint_artifact=annotations.get(meta.ANNOTATION_CHECKPOINT_ARTIFACT),
+        offload=offload_of(f.primary),
+        store=f.snapshot.store_evidence,
     )
 
 

@@ -7,6 +7,10 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tau.status.offload import Offload, StoreEvidence
 
 
 class PhaseStatus(enum.StrEnum):
@@ -61,6 +65,8 @@ class Phase(enum.StrEnum):
     READY = "Ready"
     RAYJOB_STATUS = "RayJob status"
     COMPUTE_RELEASE = "Compute release"
+    #: Layer 7 of a run that offloads its metrics: what reached the experiment store.
+    EVIDENCE = "Evidence"
 
 
 #: The six phases that happen on pods; skipped together in a MultiKueue manager-only view.
@@ -163,11 +169,21 @@ class Action:
 
 @dataclass(frozen=True)
 class Evidence:
-    """Where the run said its results go; tau records the place, it has not checked the bytes."""
+    """Where the run said its results go (tau records the place, it has not checked the bytes),
+    and for a run that offloads its metrics, its sidecar and what its store held.
+    """
 
     result_path: str | None
     result_pvc: str | None
     checkpoint_artifact: str | None
+    offload: Offload | None = None
+    store: StoreEvidence | None = None
+
+    @property
+    def verified(self) -> bool:
+        """The store was read and holds the run's rows and a `succeeded` marker."""
+        ev = self.store
+        return ev is not None and not ev.error and ev.rows and ev.marker == "succeeded"
 
 
 @dataclass(frozen=True)
@@ -206,8 +222,14 @@ class RunStatus:
 
     @property
     def startup_complete(self) -> bool:
-        """Every phase is done or skipped."""
-        return all(p.status in (PhaseStatus.DONE, PhaseStatus.SKIPPED) for p in self.phases)
+        """Every startup phase is done or skipped (the Evidence phase, layer 7 of a run that
+        ended, is no part of its startup).
+        """
+        return all(
+            p.status in (PhaseStatus.DONE, PhaseStatus.SKIPPED)
+            for p in self.phases
+            if p.name is not Phase.EVIDENCE
+        )
 
     @property
     def first_open_phase(self) -> PhaseResult | None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from tau.k8s import meta
-from tau.status import pod_phases, tables
+from tau.status import evidence_check, pod_phases, tables
 from tau.status.facts import Facts, conditions, is_true, metadata, status_of
 from tau.status.model import POD_PHASES, Phase, PhaseResult, PhaseStatus
 from tau.status.pod_phases import earliest, result
@@ -340,4 +340,7 @@ def phase_tree(f: Facts) -> tuple[PhaseResult, ...]:
     phases.extend(_pod_phases(f))
     if f.is_ray:
         phases.extend((rayjob_status(f), compute_release(f)))
+    evidence = evidence_check.phase(f)
+    if evidence is not None:
+        phases.append(evidence)
     return tuple(phases)

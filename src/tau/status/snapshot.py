@@ -8,7 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from tau.status.offload import StoreEvidence
 
 Obj = Mapping[str, Any]
 
@@ -30,6 +33,8 @@ class Snapshot:
         service: the headless Service of an Indexed Job, or None.
         errors: sub-queries that failed and left their part empty (soft failure), as
             ``"<what>: <why>"`` lines.
+        store_evidence: what the experiment store held for a finished run that offloads its
+            metrics (`tau.status.store_read`), or None when it was not read.
     """
 
     namespace: str
@@ -43,6 +48,7 @@ class Snapshot:
     resource_claims: tuple[Obj, ...] = ()
     service: Obj | None = None
     errors: tuple[str, ...] = field(default=())
+    store_evidence: StoreEvidence | None = None
 
     @classmethod
     def from_objects(

@@ -233,6 +233,7 @@ def watch(
         raise ValueError("--interval must be > 0 and --max-iterations >= 0")
     from tau.status.fetch import fetch
     from tau.status.interpret import interpret
+    from tau.status.offload import store_to_read
 
     fetcher, interpreter = fetcher or fetch, interpreter or interpret
     feed = feed or ChangeFeed(api_client, namespace, name)
@@ -241,6 +242,12 @@ def watch(
         while True:
             snapshot = fetcher(api_client, namespace, name)
             status = interpreter(snapshot, clock())
+            offload = store_to_read(snapshot) if outcome(status) is not None else None
+            if offload is not None:
+                # The last frame of a run that offloads says what reached its store (layer 7).
+                from tau.status import store_read
+
+                status = interpreter(store_read.attach(snapshot, offload), clock())
             iterations += 1
             last_draw = monotonic()
             draw(console, status, interval)

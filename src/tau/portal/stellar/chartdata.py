@@ -51,6 +51,9 @@ SERVED_EMBEDDED = 1
 #: Rendered points per metric when a served chart fetches a zoomed step range, split across
 #: the metric's runs within [MIN_SERIES_POINTS, MAX_SERIES_POINTS] (the browser computes it).
 ZOOM_METRIC_POINTS = 60_000
+#: Runs (in page order) whose attempt starts are read for the charts' marks: a retried run is
+#: read on its own page or among a few; a sweep of hundreds does not pay for the footers.
+MAX_ATTEMPT_RUNS = 20
 
 
 def metric_order(metric_names: Sequence[str], decision: str) -> list[str]:
@@ -155,6 +158,7 @@ def build(
     groups = sorted({str(r["run_group_id"]) for r in runs})
     return {
         "schema": SCHEMA,
+        "attempts": attempt_marks(ev, [str(r["run_id"]) for r in runs[:MAX_ATTEMPT_RUNS]]),
         "decision_metric": decision if decision in charted else (charted[0] if charted else ""),
         "default_visible": charted[:DEFAULT_VISIBLE],
         "metrics": metrics,
@@ -176,6 +180,21 @@ def build(
             "method": METHOD,
         },
     }
+
+
+def attempt_marks(ev: Evidence, run_ids: Sequence[str]) -> list[dict[str, Any]]:
+    """Where each retry of a run starts (attempt > 0): its first step and, when recorded, its
+    first wall time in milliseconds; the charts draw a vertical mark there.
+    """
+    if not run_ids:
+        return []
+    starts = ev.attempt_starts(run_ids)
+    return [
+        {"run_id": rid, "attempt": attempt, "step": step, "t": wall // 1000 or None}
+        for rid in run_ids
+        for attempt, step, wall in starts.get(rid, ())
+        if attempt > 0
+    ]
 
 
 def deferred(name: str, decimated: bool) -> dict[str, Any]:

@@ -37,6 +37,15 @@ def _no_series(metric: str, run_ids: Sequence[str]) -> list[Series]:
     return []
 
 
+#: run ids -> per run with `tau.attempt` tags: (attempt, first step, first wall time in
+#: microseconds or 0) of each attempt, ordered by attempt.
+AttemptLoader = Callable[[Sequence[str]], Mapping[str, Sequence[tuple[int, int, int]]]]
+
+
+def _no_attempts(run_ids: Sequence[str]) -> Mapping[str, Sequence[tuple[int, int, int]]]:
+    return {}
+
+
 @dataclass(frozen=True)
 class Evidence:
     """Everything a snapshot is built from.
@@ -62,6 +71,8 @@ class Evidence:
         metric_directions: metric name -> `max`/`min` its rows' `tau.metric.direction` tag
             records; metrics without the tag are absent (the name rule decides).
         load_series: reads one metric's series for some runs.
+        attempt_starts: where each attempt of the runs starts (rows tagged `tau.attempt`, as
+            the metrics collector delivers them); runs without the tag are absent.
     """
 
     store_path: str
@@ -82,3 +93,4 @@ class Evidence:
     metric_cards: Mapping[str, str] = field(default_factory=dict)
     metric_directions: Mapping[str, str] = field(default_factory=dict)
     load_series: SeriesLoader = _no_series
+    attempt_starts: AttemptLoader = _no_attempts

@@ -169,6 +169,7 @@ def stellar_page(
     inline_assets: bool = True,
     live_url: str | None = None,
     live_etag: str = "",
+    live_interval: int = 5,
     metric_form: str | None = None,
     nav: Mapping[str, Any] | None = None,
     downloadable: frozenset[str] = frozenset(),
@@ -191,6 +192,7 @@ def stellar_page(
                 inline_assets=inline_assets,
                 live_url=live_url,
                 live_etag=live_etag,
+                live_interval=live_interval,
                 metric_form=metric_form,
                 served=not inline_assets,
                 nav=dict(nav or {}),
@@ -209,6 +211,7 @@ def stellar_fragment(
     downloadable: frozenset[str] = frozenset(),
     view: Mapping[str, str] | None = None,
     served_data: Mapping[str, str] | None = None,
+    live_interval: int = 5,
 ) -> str:
     """The page's <main> content alone, for live refresh (only served pages refresh)."""
     return (
@@ -220,6 +223,7 @@ def stellar_fragment(
                 served_data,
                 metric_form=metric_form,
                 live_url="live",
+                live_interval=live_interval,
                 served=True,
                 nav=dict(nav or {}),
                 downloadable=downloadable,

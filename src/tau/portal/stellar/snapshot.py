@@ -190,18 +190,24 @@ def classify(run: Record, summaries: Mapping[str, Record]) -> tuple[str, bool, l
     )
 
 
-def liveness(run: Record, summaries: Mapping[str, Record], now: datetime) -> dict[str, Any]:
-    """Outcome and liveness of one run (contract §6): a terminal outcome wins, else freshness."""
+def liveness(
+    run: Record, summaries: Mapping[str, Record], now: datetime, retry: int | None = None
+) -> dict[str, Any]:
+    """Outcome and liveness of one run (contract §6): a terminal outcome wins, else freshness.
+
+    `retry`: the attempt whose rows arrived after the last marker's attempt (a retried run):
+    that marker, and the terminal state it wrote, end an attempt, not the run.
+    """
     marker = summaries.get(RUN_STATUS_METRIC)
     marker_state = (
         _RUN_STATUS_VALUES.get(float(marker["latest_value"]))
-        if marker and marker.get("latest_value") is not None
+        if marker and marker.get("latest_value") is not None and retry is None
         else None
     )
     state = _text(run.get("state")).lower()
     outcome = marker_state or (
         {"completed": "succeeded", "canceled": "cancelled"}.get(state, state)
-        if state in ("succeeded", "completed", "failed", "cancelled", "canceled")
+        if state in ("succeeded", "completed", "failed", "cancelled", "canceled") and retry is None
         else ""
     )
     times = [
@@ -224,6 +230,8 @@ def liveness(run: Record, summaries: Mapping[str, Record], now: datetime) -> dic
         source = "metrics" if marker_state else "store"
     elif fresh is not None and fresh <= 15 * 60:
         live, reason, source = "running", "evidence within 15m", "store"
+        if retry is not None:
+            reason = f"attempt {retry} running after an earlier attempt's marker"
     else:
         live, reason, source = "not_responding", "no evidence within 15m", "store"
     return {
@@ -323,7 +331,11 @@ def build(
     if not [n for n in metric_names if n != RUN_STATUS_METRIC]:
         warnings.append("no scalar metrics were found for this target")
 
-    runs = [_run_doc(ev, run, by_run.get(str(run["run_id"]), {}), now) for run in ev.runs]
+    retries = retried(ev, by_run)
+    runs = [
+        _run_doc(ev, run, by_run.get(str(run["run_id"]), {}), now, retries.get(str(run["run_id"])))
+        for run in ev.runs
+    ]
     failed = [r["run_id"] for r in runs if is_failed(r)]
     for r in runs:
         r["failed"] = r["run_id"] in failed
@@ -398,7 +410,7 @@ def build(
         "best_group_id": best_group,
         "seed_coverage": coverage,
         "warnings": warnings,
-        "live": live_state(runs),
+        "live": {**live_state(runs), **settled(runs)},
         "config_diff": configs_.diff(runs, ev.configs),
         "table": table.build(runs, by_run, direction, decision=decision, full=include_points),
     }
@@ -430,8 +442,38 @@ def _read_once(load: SeriesLoader) -> SeriesLoader:
     return read
 
 
+#: Runs with a marker (in page order) checked for a later attempt's rows (`retried`).
+MAX_RETRY_CHECKS = 20
+
+
+def retried(ev: Evidence, by_run: Mapping[str, Mapping[str, Record]]) -> dict[str, int]:
+    """Runs whose rows of a later attempt arrived after their last `tau/run_status` marker
+    (its `tau.attempt` run tag): run id -> that attempt. A retried run's first attempt ends
+    with a marker, and the run goes on; only the metric files' `tau.attempt` tags tell.
+    """
+    marked = {
+        str(r["run_id"]): _text((r.get("tags") or {}).get("tau.attempt"))
+        for r in ev.runs
+        if RUN_STATUS_METRIC in by_run.get(str(r["run_id"]), {})
+    }
+    checked = [rid for rid, attempt in marked.items() if attempt.isdigit()][:MAX_RETRY_CHECKS]
+    if not checked:
+        return {}
+    starts = ev.attempt_starts(checked)
+    out = {}
+    for rid in checked:
+        latest = max((a for a, _, _ in starts.get(rid, ())), default=-1)
+        if latest > int(marked[rid]):
+            out[rid] = latest
+    return out
+
+
 def _run_doc(
-    ev: Evidence, run: Record, summaries: Mapping[str, Record], now: datetime
+    ev: Evidence,
+    run: Record,
+    summaries: Mapping[str, Record],
+    now: datetime,
+    retry: int | None = None,
 ) -> dict[str, Any]:
     run_id = str(run["run_id"])
     lifecycle, successful, reasons = classify(run, summaries)
@@ -442,7 +484,7 @@ def _run_doc(
             "lifecycle_state": lifecycle,
             "successful": successful,
             "success_reasons": reasons,
-            **liveness(run, summaries, now),
+            **liveness(run, summaries, now, retry),
             "color": svg.run_color(run_id),
             "tags": dict(sorted((run.get("tags") or {}).items())),
             "metric_names": sorted(summaries),
@@ -642,6 +684,27 @@ def live_state(runs: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         "open_runs": len(open_runs),
         "reason": reason,
     }
+
+
+#: Seconds after a run failed or was cancelled during which a live page keeps looking for its
+#: retry (resilience.retry_on resubmits it; the next attempt's rows then follow).
+RETRY_WINDOW = 10 * 60
+
+
+def settled(runs: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Whether a live page may stop refreshing: every run is terminal, and none failed or was
+    cancelled so recently that a retry may still come (its first attempt's marker ends an
+    attempt; `retried` tells once the retry's rows arrive).
+    """
+    finished = live_state(runs)["finished"]
+    waiting = [
+        str(r["run_id"])
+        for r in runs
+        if r.get("outcome_state") in ("failed", "cancelled")
+        and r.get("freshness_seconds") is not None
+        and int(r["freshness_seconds"]) <= RETRY_WINDOW
+    ]
+    return {"settled": finished and not waiting, "retry_watch": waiting}
 
 
 def _seed_coverage(runs: Sequence[Mapping[str, Any]]) -> str:

@@ -76,7 +76,7 @@ class StoreSource:
             raise LookupError(name) from None
 
     def evidence(self, target: str, *, max_runs: int, kind: str = "") -> Evidence:
-        from tau.portal.store import read, series
+        from tau.portal.store import attempts, read, series
         from tau.portal.store.status import status
 
         store = self._store()
@@ -157,6 +157,7 @@ class StoreSource:
             observations=[as_row(o) for o in read.observations(store, scopes).items],
             warnings=warnings,
             load_series=load_series,
+            attempt_starts=lambda run_ids: attempts.attempt_starts(store_for_thread(), run_ids),
         )
 
     def status(self, target: str) -> Mapping[str, Any]:

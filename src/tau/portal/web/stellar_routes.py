@@ -31,7 +31,10 @@ V2 = "/api/v2/stellar"
 LEGACY = ("/api/v1/stellar", "/api/stellar")
 DEFAULT_LIMIT, MAX_LIMIT = 50, 200
 DEFAULT_POINTS, MAX_POINTS = 8000, 12000
-LIVE_INTERVAL = 5
+#: Seconds between a live page's conditional GETs of its fragment. A running run's rows reach
+#: the page within one offload interval plus this (issue 37): an unchanged store answers 304
+#: from the version check alone (a stat of the folder store, one query of a team store).
+LIVE_INTERVAL = 2
 _MODES = ("full", "summary", "metric")
 _DEPRECATION = {
     "Deprecation": "true",
@@ -290,14 +293,17 @@ class Stellar:
                     downloadable=downloadable,
                     view=keep,
                     served_data=served,
+                    live_interval=LIVE_INTERVAL,
                 )
-            # A target whose runs have all finished will not change: the page does not poll.
-            finished = bool((built.doc.get("live") or {}).get("finished"))
+            # A target whose runs have all finished will not change: the page does not poll
+            # (unless one failed moments ago: its retry's rows may follow).
+            finished = bool((built.doc.get("live") or {}).get("settled"))
             return built.etag, html.stellar_page(
                 built.doc,
                 inline_assets=False,
                 live_url=None if finished else live,
                 live_etag=built.etag,
+                live_interval=LIVE_INTERVAL,
                 metric_form="/stellar",
                 nav=self.nav,
                 downloadable=downloadable,

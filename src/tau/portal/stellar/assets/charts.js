@@ -98,7 +98,9 @@
     });
     return {
       runs: runs, order: order, groups: payload.groups, metrics: metrics, payload: payload,
-      served: payload.served || null
+      served: payload.served || null,
+      // Where each retry of a run starts (attempt > 0): {run_id, attempt, step, t (ms)}.
+      attempts: payload.attempts || []
     };
   }
 
@@ -763,6 +765,7 @@
         strokeSeries(ctx, sv, sv.ys, m);
       }
     });
+    v.attemptMarks = markAttempts(ctx, chart, m);
     ctx.restore();
     var outliers = 0;
     v.series.forEach(function (sv) {
@@ -771,6 +774,43 @@
     v.outliers = outliers;
     describe(chart, performance.now() - t0);
     clearOverlay(chart);
+  }
+
+  // A retried run's attempts: a dashed vertical line in the run's colour where each attempt
+  // after the first starts (its first step; its first time on a time axis), labelled with the
+  // attempt number. Marks of hidden runs, or outside the x range, are not drawn.
+  function markAttempts(ctx, chart, m) {
+    var v = chart.view;
+    var drawn = 0;
+    var shown = {};
+    v.series.forEach(function (sv) { shown[sv.s.run.id] = sv.s; });
+    view.attempts.forEach(function (a) {
+      var s = shown[a.run_id];
+      if (!s) return;
+      var x = a.step;
+      if (state.xAxis !== "step") {
+        if (a.t === null || a.t === undefined) return;
+        x = state.xAxis === "wall" ? a.t : (a.t - s.run.start) / 1000;
+      }
+      if (x < v.x0 || x > v.x1) return;
+      var px = Math.round(m.px(x)) + 0.5;
+      ctx.save();
+      ctx.strokeStyle = s.run.color;
+      ctx.fillStyle = s.run.color;
+      ctx.globalAlpha = 0.8;
+      ctx.lineWidth = 1;
+      ctx.setLineDash([4, 3]);
+      ctx.beginPath();
+      ctx.moveTo(px, m.top);
+      ctx.lineTo(px, m.bottom);
+      ctx.stroke();
+      ctx.setLineDash([]);
+      ctx.font = "10px sans-serif";
+      ctx.fillText("attempt " + a.attempt, px + 3, m.top + 10);
+      ctx.restore();
+      drawn++;
+    });
+    return drawn;
   }
 
   // The chart's state for people (note, aria-label) and for tests (data- attributes).
@@ -793,6 +833,7 @@
       "data-outliers": v.outliers,
       "data-skipped-nonpositive": v.skipped,
       "data-points": v.points,
+      "data-attempt-marks": v.attemptMarks || 0,
       "data-zoomed": state.zoom ? "1" : "0",
       "data-detail": detailState(chart.metric),
       "data-loading": chart.metric.deferred ? (chart.metric.failed ? "failed" : "1") : "0",
@@ -804,6 +845,10 @@
     if (v.outliers) {
       notes.push(v.outliers + (v.outliers === 1 ? " point" : " points") +
         " beyond the y range (marked ▲▼; \"Show full range\" includes them)");
+    }
+    if (v.attemptMarks) {
+      notes.push(v.attemptMarks + (v.attemptMarks === 1 ? " retry" : " retries") +
+        " marked (dashed: where an attempt starts)");
     }
     if (v.skipped) notes.push(v.skipped + " non-positive values not drawn on the log scale");
     if (v.noTimes) notes.push(v.noTimes + " runs without wall times not drawn on this x-axis");
