@@ -65,6 +65,8 @@ class ImportRequest:
     #: RFC3339 times given by the user; unset ones come from the history's wall times.
     created_at: str | None = None
     completed_at: str | None = None
+    #: Tags every metric row carries besides the importer's own (the collector's `tau.attempt`).
+    row_tags: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -87,6 +89,27 @@ class _History:
     given: str
     data: bytes
     sha256: str
+    #: The line number of `data`'s first line in its file (a tailed file is read in pieces).
+    first_line: int = 1
+
+
+def metric_rows(
+    data: bytes, path: Path, given: str, req: ImportRequest, *, first_line: int = 1
+) -> pa.Table:
+    """The metric rows (contract §3.4 columns) of whole history lines `data` read from `path`.
+
+    The parsing, tags and non-finite handling are the importer's; `first_line` numbers the
+    lines as they sit in the file (tags and errors name them). No rows: an empty table.
+    """
+    import pyarrow as pa
+
+    history = _History(path, given, data, hashlib.sha256(data).hexdigest(), first_line)
+    wide = parse_history(history, req)
+    tables = [
+        _metric_table(part, req, 0, part.table.num_rows).cast(arrow_schema())
+        for part in _parts(wide, history, req)
+    ]
+    return pa.concat_tables(tables) if tables else arrow_schema().empty_table()
 
 
 def expand(patterns: Sequence[str]) -> list[_History]:
@@ -509,6 +532,8 @@ def _parse_fast(f: _History, req: ImportRequest) -> pa.Table | None:
         if numbers is None
         else pa.array(numbers, pa.int64())
     )
+    if f.first_line != 1:
+        columns[_LINE] = pc.add(columns[_LINE], f.first_line - 1)
     return pa.table(columns)
 
 
@@ -528,7 +553,7 @@ def _parse_slow(f: _History, req: ImportRequest) -> pa.Table:
     raw_lines = f.data.split(b"\n")
     if raw_lines and raw_lines[-1] == b"":
         raw_lines.pop()  # the newline that ends the last line
-    for number, raw_line in enumerate(raw_lines, start=1):
+    for number, raw_line in enumerate(raw_lines, start=f.first_line):
         try:
             line = raw_line.decode("utf-8")
         except UnicodeDecodeError as exc:
@@ -620,7 +645,7 @@ def _micros(value: Any, where: str, line: int, name: str) -> int | None:
 # -- the long metric rows ---------------------------------------------------------------
 
 
-def _tag_prefix(part: _Part) -> str:
+def _tag_prefix(part: _Part, req: ImportRequest) -> str:
     """The tags JSON of a metric row up to its line number (the only per-row tag)."""
     fixed = {
         "jsonl.history_file": part.history.path.name,
@@ -630,6 +655,7 @@ def _tag_prefix(part: _Part) -> str:
         CARD_TAG: card_of(part.name),
         STANDARD_TAG: "true" if is_standard(part.name) else "false",
     }
+    fixed.update(req.row_tags)
     return json.dumps(fixed, sort_keys=True)[:-1] + ', "jsonl.history_line": "'
 
 
@@ -666,7 +692,7 @@ def _metric_table(part: _Part, req: ImportRequest, start: int, length: int) -> p
     # Every row's tags are the same JSON object but for the line number: two constant halves
     # around the line joined in C, instead of serializing millions of dicts.
     tags = pc.binary_join_element_wise(
-        pa.scalar(_tag_prefix(part)),
+        pa.scalar(_tag_prefix(part, req)),
         pc.cast(rows[_LINE], pa.string()),
         pa.scalar('"}'),
         "",

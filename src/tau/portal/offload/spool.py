@@ -1,0 +1,87 @@
+"""The spool: every metric row the collector has read, in order, one JSON object per line.
+
+Performs I/O (`<out>/TauExpMetrics.jsonl`, appended). A line is a metric row of the store
+(contract §3.4 columns: project, run_group_id, run_id, metric_name, step, wall_time, value,
+unit, source, split, tags), so a delivery is a slice of the spool and the spool alone can be
+delivered again later (`offload metrics` without `--watch`). NaN and ±Infinity are written as
+Python's json writes them (`NaN`, `Infinity`) and read back as such.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+NAME = "TauExpMetrics.jsonl"
+
+
+class Spool:
+    def __init__(self, out: Path) -> None:
+        self.path = out / NAME
+
+    def size(self) -> int:
+        try:
+            return self.path.stat().st_size
+        except FileNotFoundError:
+            return 0
+
+    def cut(self, size: int) -> None:
+        """Drop what lies past `size` (appended by a process killed before it checkpointed)."""
+        if self.size() > size:
+            os.truncate(self.path, size)
+
+    def append(self, rows: Iterable[Mapping[str, Any]]) -> int:
+        """Append rows (fsynced); the spool's new size."""
+        text = "".join(json.dumps(dict(r), separators=(",", ":")) + "\n" for r in rows)
+        if text:
+            with open(self.path, "a", encoding="utf-8") as fh:
+                fh.write(text)
+                fh.flush()
+                os.fsync(fh.fileno())
+        return self.size()
+
+    def read(self, start: int, end: int) -> list[dict[str, Any]]:
+        """The rows of spool bytes [start, end) (both at line boundaries)."""
+        if end <= start:
+            return []
+        with open(self.path, "rb") as fh:
+            fh.seek(start)
+            data = fh.read(end - start)
+        return [json.loads(line) for line in data.splitlines() if line.strip()]
+
+    def count(self, start: int, end: int) -> int:
+        """Rows in spool bytes [start, end)."""
+        if end <= start:
+            return 0
+        total = 0
+        with open(self.path, "rb") as fh:
+            fh.seek(start)
+            left = end - start
+            while left > 0:
+                block = fh.read(min(left, 1 << 20))
+                if not block:
+                    break
+                total += block.count(b"\n")
+                left -= len(block)
+        return total
+
+    def boundary(self, start: int, end: int, limit: int) -> int:
+        """The end of the last whole line within `limit` bytes of `start` (at most `end`); a
+        first line longer than `limit` is taken whole.
+        """
+        if end - start <= limit:
+            return end
+        with open(self.path, "rb") as fh:
+            fh.seek(start)
+            block = fh.read(limit)
+            cut = block.rfind(b"\n") + 1
+            if cut:
+                return start + cut
+            fh.seek(start)
+            while True:
+                line = fh.readline()
+                if not line or line.endswith(b"\n"):
+                    return min(end, fh.tell())
