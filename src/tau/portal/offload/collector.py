@@ -348,7 +348,7 @@ class Collector:
             rows = self.spool.read(pending.start, pending.end)
             try:
                 store = self._opened()
-                deliver(
+                stored = deliver(
                     store,
                     self._who(pending.session),
                     rows,
@@ -365,8 +365,9 @@ class Collector:
             point.seq = pending.seq + 1
             point.pending = None
             checkpoints.save(s.out, point)
-            report.deliveries += 1
-            report.delivered_rows += len(rows)
+            if stored:  # a re-delivery the store already held adds nothing
+                report.deliveries += 1
+                report.delivered_rows += len(rows)
         report.pending_rows = self.spool.count(point.delivered, point.spool_size)
 
     def _who(self, session: str) -> Identity:

@@ -1,0 +1,338 @@
+"""The collector's parts one by one: tail, spool, checkpoint, marker, system, gpu, options."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from pathlib import Path
+
+import pytest
+
+from tau.errors import TauError
+from tau.portal.errors import NotBuilt, UsageError
+from tau.portal.offload import checkpoint, gpu, marker, tail
+from tau.portal.offload.options import Flags, resolve
+from tau.portal.offload.spool import Spool
+from tau.portal.offload.system import CPU, MEMORY, SystemSampler, parse_stat
+
+# -- tail ---------------------------------------------------------------------------------
+
+
+def test_tail_reads_whole_lines_once_and_waits_for_the_rest(tmp_path: Path) -> None:
+    history = tmp_path / "h.jsonl"
+    history.write_bytes(b'{"_step":0,"loss":1}\n{"_step":1,"lo')
+    state: dict[str, dict[str, int]] = {}
+    [piece] = tail.read_new([str(history)], state)
+    assert piece.data == b'{"_step":0,"loss":1}\n' and piece.first_line == 1
+    state[piece.path] = {"offset": piece.offset, "lines": piece.lines, "inode": piece.inode}
+    assert tail.read_new([str(history)], state) == []  # only half a line is new
+    with open(history, "ab") as fh:
+        fh.write(b'ss":2}\n{"_step":2,"loss":3}')
+    [piece] = tail.read_new([str(history)], state)
+    assert piece.data == b'{"_step":1,"loss":2}\n' and piece.first_line == 2
+    state[piece.path] = {"offset": piece.offset, "lines": piece.lines, "inode": piece.inode}
+    # The workload has ended: its last line, newline or not, is whole.
+    [last] = tail.read_new([str(history)], state, final=True)
+    assert last.data == b'{"_step":2,"loss":3}' and last.first_line == 3 and last.lines == 3
+
+
+def test_tail_skips_dotfile_chunks_until_renamed(tmp_path: Path) -> None:
+    folder = tmp_path / "chunks"
+    folder.mkdir()
+    (folder / ".part-0001.jsonl").write_text('{"_step":0,"acc":1}\n')
+    (folder / "part-0000.jsonl").write_text('{"_step":1,"acc":2}\n')
+    pattern = str(folder / "*.jsonl")
+    got = tail.read_new([pattern, str(folder / ".*.jsonl")], {})
+    assert [Path(p.path).name for p in got] == ["part-0000.jsonl"]
+    os.rename(folder / ".part-0001.jsonl", folder / "part-0001.jsonl")
+    state = {p.path: {"offset": p.offset, "lines": p.lines, "inode": p.inode} for p in got}
+    assert [Path(p.path).name for p in tail.read_new([pattern], state)] == ["part-0001.jsonl"]
+
+
+def test_tail_reads_a_replaced_file_from_its_start(tmp_path: Path) -> None:
+    history = tmp_path / "h.jsonl"
+    history.write_text('{"_step":0,"loss":1}\n{"_step":1,"loss":1}\n')
+    [piece] = tail.read_new([str(history)], {})
+    state = {piece.path: {"offset": piece.offset, "lines": piece.lines, "inode": piece.inode}}
+    replacement = tmp_path / "new.jsonl"
+    replacement.write_text('{"_step":0,"loss":9}\n')
+    os.replace(replacement, history)  # a new inode, shorter
+    notes: list[str] = []
+    [again] = tail.read_new([str(history)], state, notes=notes)
+    assert again.data == b'{"_step":0,"loss":9}\n' and again.first_line == 1
+    assert notes and "reading it again" in notes[0]
+
+
+def test_tail_baseline_starts_at_the_end(tmp_path: Path) -> None:
+    history = tmp_path / "h.jsonl"
+    history.write_text('{"_step":0,"loss":1}\n')
+    state = tail.baseline([str(history)])
+    assert tail.read_new([str(history)], state) == []
+    assert state[str(history)]["lines"] == 1
+
+
+# -- spool --------------------------------------------------------------------------------
+
+
+def test_spool_keeps_non_finite_values_and_cuts_an_unrecorded_tail(tmp_path: Path) -> None:
+    spool = Spool(tmp_path)
+    size = spool.append([{"value": math.nan}, {"value": math.inf}])
+    assert spool.count(0, size) == 2
+    more = spool.append([{"value": -math.inf}])
+    rows = spool.read(0, more)
+    assert math.isnan(rows[0]["value"]) and rows[1]["value"] == math.inf
+    assert rows[2]["value"] == -math.inf
+    spool.cut(size)
+    assert spool.size() == size and spool.count(0, spool.size()) == 2
+
+
+def test_spool_boundary_ends_on_a_whole_line(tmp_path: Path) -> None:
+    spool = Spool(tmp_path)
+    end = spool.append([{"i": i} for i in range(10)])  # 9 bytes a line: {"i":0}\n
+    cut = spool.boundary(0, end, 20)
+    assert cut == 16 and len(spool.read(0, cut)) == 2
+    assert spool.boundary(0, end, 5) == 8  # a line longer than the limit goes whole
+    assert spool.boundary(0, end, 1000) == end
+
+
+# -- checkpoint ---------------------------------------------------------------------------
+
+
+def test_checkpoint_round_trip_and_a_damaged_one_is_a_located_error(tmp_path: Path) -> None:
+    fresh = checkpoint.load(tmp_path, None)
+    assert fresh.session.startswith("local-") and fresh.seq == 0
+    fresh.pending = checkpoint.Pending(3, 10, 20, fresh.session, "1")
+    fresh.files["/h"] = {"offset": 5, "lines": 1, "inode": 7}
+    checkpoint.save(tmp_path, fresh)
+    back = checkpoint.load(tmp_path, None)
+    assert back.pending == fresh.pending and back.files == fresh.files
+    assert checkpoint.load(tmp_path, "sess-1").session == "sess-1"
+    assert not list(tmp_path.glob(".*.tmp"))
+    (tmp_path / checkpoint.NAME).write_text("{broken")
+    with pytest.raises(UsageError, match=r"--out .*checkpoint.json is not readable JSON"):
+        checkpoint.load(tmp_path, None)
+
+
+# -- marker -------------------------------------------------------------------------------
+
+
+def test_sentinel_states_and_the_marker_row(tmp_path: Path) -> None:
+    path = tmp_path / "completion.json"
+    assert marker.read_sentinel(path) == (None, None)
+    path.write_text(
+        json.dumps(
+            {
+                "state": "failed",
+                "reason": "workload-entrypoint-exit",
+                "message": "exit 3",
+                "completed_at": "2026-12-07T03:00:00Z",
+            }
+        )
+    )
+    done, note = marker.read_sentinel(path)
+    assert note is None and done == marker.Completion(
+        "failed", "workload-entrypoint-exit", "exit 3", "2026-12-07T03:00:00Z"
+    )
+    assert done is not None
+    tags = marker.status_tags(done, attempt="2", artifact_uri="a://x", checkpoint_uri="c://y")
+    row = marker.marker_row(done, tags, project="p", group="g", run="r", source="stellar-online")
+    assert row["metric_name"] == "tau/run_status" and row["value"] == -1.0
+    assert row["wall_time"] == 1796612400_000000
+    row_tags = json.loads(row["tags"])
+    assert {k: row_tags[k] for k in marker.TAG_KEYS} == {
+        "tau.status.state": "failed",
+        "tau.status.reason": "workload-entrypoint-exit",
+        "tau.status.message": "exit 3",
+        "tau.status.artifact_uri": "a://x",
+        "tau.status.checkpoint_uri": "c://y",
+        "tau.attempt": "2",
+    }
+    status = marker.status_path(tmp_path, "r", "s", "2")
+    assert status.parent.name == "metrics-status" and status.name.startswith("run-status-r-")
+    marker.write_status(status, row)
+    assert json.loads(status.read_text()) == row
+
+
+def test_a_sentinel_that_is_not_one_is_recorded_as_failed(tmp_path: Path) -> None:
+    path = tmp_path / "completion.json"
+    path.write_text("not json")
+    done, note = marker.read_sentinel(path)
+    assert done is not None and done.state == "failed"
+    assert done.reason == "invalid-completion-file" and note and "not a completion" in note
+    path.write_text('{"state":"exploded"}')
+    done, note = marker.read_sentinel(path)
+    assert done is not None and done.state == "failed" and note and "unknown state" in note
+
+
+def test_marker_values() -> None:
+    assert marker.VALUES == {"succeeded": 1.0, "failed": -1.0, "cancelled": -2.0}
+
+
+# -- system -------------------------------------------------------------------------------
+
+
+def _proc(root: Path, pid: int, utime: int, stime: int, rss_pages: int, comm: str = "py") -> None:
+    folder = root / str(pid)
+    folder.mkdir(parents=True, exist_ok=True)
+    # Fields 3.. of proc(5): state, then 10 others up to utime (14) and stime (15), start (22).
+    fields = ["S"] + ["0"] * 10 + [str(utime), str(stime)] + ["0"] * 6 + ["777", "0"]
+    fields += [str(rss_pages)]
+    (folder / "stat").write_text(f"{pid} ({comm}) " + " ".join(fields) + "\n")
+
+
+def test_system_sums_the_pods_processes(tmp_path: Path) -> None:
+    proc = tmp_path / "proc"
+    ticks = os.sysconf("SC_CLK_TCK")
+    page = os.sysconf("SC_PAGE_SIZE")
+    _proc(proc, 1, 0, 0, 10, "pause")
+    _proc(proc, 7, 100, 0, 1000, "python train.py (rank 0)")
+    _proc(proc, 9, 5, 5, 100, "taugrid-portal")
+    sampler = SystemSampler(proc, tmp_path / "none", {"KUBERNETES_SERVICE_HOST": "x"}, own_pid=9)
+    first = sampler.sample(now=100.0)
+    assert first == {MEMORY: float(1110 * page)}  # no rate before a second sample
+    _proc(proc, 7, 100 + 2 * ticks, ticks, 2000, "python train.py (rank 0)")
+    _proc(proc, 12, ticks, 0, 50)  # started during the interval
+    second = sampler.sample(now=102.0)
+    assert second[CPU] == pytest.approx((3 + 1) / 2)
+    assert second[MEMORY] == float((10 + 2000 + 100 + 50) * page)
+
+
+def test_system_falls_back_to_its_cgroup_when_it_sees_only_itself(tmp_path: Path) -> None:
+    proc = tmp_path / "proc"
+    _proc(proc, 1, 0, 0, 10)
+    cgroup = tmp_path / "cgroup"
+    cgroup.mkdir()
+    (cgroup / "cpu.stat").write_text("usage_usec 1000000\nuser_usec 900000\n")
+    (cgroup / "memory.current").write_text("4096\n")
+    sampler = SystemSampler(proc, cgroup, {"KUBERNETES_SERVICE_HOST": "x"}, own_pid=1)
+    assert sampler.sample(now=10.0) == {MEMORY: 4096.0}
+    (cgroup / "cpu.stat").write_text("usage_usec 3000000\n")
+    assert sampler.sample(now=14.0)[CPU] == pytest.approx(0.5)
+    # Off a pod (no KUBERNETES_SERVICE_HOST) the machine's /proc is not the run's: the cgroup.
+    off = SystemSampler(proc, cgroup, {}, own_pid=99)
+    assert off.sample(now=1.0) == {MEMORY: 4096.0}
+    assert SystemSampler(proc, tmp_path / "missing", {}, own_pid=99).sample() == {}
+
+
+def test_parse_stat_survives_odd_command_names(tmp_path: Path) -> None:
+    _proc(tmp_path, 5, 11, 22, 33, comm="a) b (c")
+    assert parse_stat(tmp_path / "5" / "stat") == (11, 22, 777, 33)
+    assert parse_stat(tmp_path / "missing") is None
+
+
+# -- gpu ----------------------------------------------------------------------------------
+
+
+def test_gpu_parses_the_documented_csv() -> None:
+    # nvidia-smi --query-gpu=index,utilization.gpu,memory.used,memory.total
+    # --format=csv,noheader,nounits prints one line per GPU like these.
+    text = "0, 35, 1024, 81920\n1, 100, 81000, 81920\n2, [N/A], [Not Supported], 16384\n"
+    assert gpu.parse(text) == {
+        "system/gpu0/utilization_percent": 35.0,
+        "system/gpu0/memory_used_bytes": 1024.0 * gpu.MIB,
+        "system/gpu1/utilization_percent": 100.0,
+        "system/gpu1/memory_used_bytes": 81000.0 * gpu.MIB,
+    }
+    assert gpu.parse("No devices were found\n") == {}
+
+
+def test_gpu_without_nvidia_smi_is_silent_and_a_failing_one_is_a_note(tmp_path: Path) -> None:
+    assert gpu.sample(binary=None) == ({}, None) or shutil_which_nvidia()
+    fake = tmp_path / "nvidia-smi"
+    fake.write_text("#!/bin/sh\necho 'NVIDIA-SMI has failed' >&2\nexit 9\n")
+    fake.chmod(0o755)
+    found, note = gpu.sample(binary=str(fake))
+    assert found == {} and note == "nvidia-smi exited 9: NVIDIA-SMI has failed"
+    good = tmp_path / "ok-smi"
+    good.write_text("#!/bin/sh\necho '0, 7, 512, 1024'\n")
+    good.chmod(0o755)
+    assert gpu.sample(binary=str(good)) == (
+        {"system/gpu0/utilization_percent": 7.0, "system/gpu0/memory_used_bytes": 512.0 * gpu.MIB},
+        None,
+    )
+
+
+def shutil_which_nvidia() -> bool:
+    import shutil
+
+    return shutil.which("nvidia-smi") is not None
+
+
+# -- options ------------------------------------------------------------------------------
+
+
+def _flags(**given: object) -> Flags:
+    base: dict[str, object] = {"store": "/s", "out": "out", "history": ["h.jsonl"], "run": "r1"}
+    base.update(given)
+    return Flags(**base)  # type: ignore[arg-type]
+
+
+def test_options_flags_then_env_with_watch_then_tau_yaml(tmp_path: Path) -> None:
+    (tmp_path / "tau.yaml").write_text(
+        "name: from-yaml\nexperiment: {project: yproj, name: yexp, group: ygroup}\n"
+    )
+    env = {
+        "TAU_METRICS_OFFLOAD_PROJECT": "envproj",
+        "TAU_METRICS_OFFLOAD_INTERVAL": "10s",
+        "TAU_METRICS_OFFLOAD_TAGS": "a=1,b=2",
+        "TAU_METRICS_HISTORY": "/data/out/metrics.jsonl",
+        "TAU_RETRY_ATTEMPT": "2",
+        "TAU_METRICS_SESSION_ID": "abc-123",
+    }
+    watched = resolve(_flags(run=None, history=None, out=None, watch=True),
+                      env | {"TAU_METRICS_OFFLOAD_OUT": "out"}, tmp_path)  # fmt: skip
+    assert watched.who.run == "from-yaml" and watched.who.project == "envproj"
+    assert watched.who.experiment == "yexp" and watched.who.group == "ygroup"
+    assert watched.history == ["/data/out/metrics.jsonl"] and watched.interval == 10.0
+    assert watched.who.tags == {"a": "1", "b": "2"} and watched.attempt == "2"
+    assert watched.who.session == "abc-123" and watched.who.source == "stellar-online"
+    assert watched.out == tmp_path / "out"
+    # Without --watch the variables are not read (contract: the fallbacks are the sidecar's).
+    plain = resolve(_flags(), env, tmp_path)
+    assert plain.who.project == "yproj" and plain.interval == 60.0 and plain.who.tags == {}
+    flagged = resolve(_flags(project="flagproj", watch=True), env, tmp_path)
+    assert flagged.who.project == "flagproj"
+
+
+@pytest.mark.parametrize(
+    ("given", "env", "message"),
+    [
+        ({"run": None}, {}, "--run is required"),
+        ({"history": None}, {}, "--history is required"),
+        ({"out": None}, {}, "--out is required"),
+        ({"run": "Bad Run"}, {}, '--run: run "Bad Run" is invalid'),
+        ({"interval": "10"}, {}, '--interval: missing unit in duration "10"'),
+        ({"interval": "-5s"}, {}, '--interval must be a positive duration (got "-5s")'),
+        (
+            {"watch": True},
+            {"TAU_METRICS_OFFLOAD_INTERVAL": "soon"},
+            "TAU_METRICS_OFFLOAD_INTERVAL: invalid duration",
+        ),
+        ({"tag": ["novalue"]}, {}, '--tag: expected key=value, got "novalue"'),
+        ({}, {"TAU_RETRY_ATTEMPT": "one"}, 'TAU_RETRY_ATTEMPT="one": must be the attempt number'),
+        ({}, {"TAU_METRICS_SESSION_ID": "Has_Caps"}, "must contain only lowercase letters"),
+        ({"max_iterations": -1}, {}, "--max-iterations -1: must be 0"),
+        ({"store": "postgresql://u:pw@h/db?objects=s3://b/p"}, {}, "must not hold a password"),
+    ],
+)
+def test_options_bad_values_are_located_errors(
+    tmp_path: Path, given: dict[str, object], env: dict[str, str], message: str
+) -> None:
+    with pytest.raises(TauError) as caught:
+        resolve(_flags(**given), env, tmp_path)
+    assert message in caught.value.message
+    assert "pw" not in caught.value.message
+
+
+def test_options_out_that_is_a_file_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "out").write_text("")
+    with pytest.raises(UsageError, match="--out out: is a file, not a folder"):
+        resolve(_flags(), {}, tmp_path)
+
+
+def test_remote_write_is_refused_as_not_built(tmp_path: Path) -> None:
+    with pytest.raises(NotBuilt, match="--remote-write-endpoint"):
+        resolve(_flags(remote_write_endpoint="http://x"), {}, tmp_path)
+    with pytest.raises(NotBuilt, match="TAU_METRICS_OFFLOAD_REMOTE_WRITE_ENDPOINT"):
+        resolve(_flags(watch=True), {"TAU_METRICS_OFFLOAD_REMOTE_WRITE_ENDPOINT": "x"}, tmp_path)
