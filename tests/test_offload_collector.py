@@ -42,8 +42,8 @@ def collector(tmp: Path, store: Path | str, *extra: str, env: dict[str, str] | N
     return subprocess.Popen(
         args,
         env={**os.environ, **(env or {})},
-        stdout=open(tmp / f"{name}.out", "ab"),  # noqa: SIM115 - lives with the process
-        stderr=open(tmp / f"{name}.err", "ab"),  # noqa: SIM115
+        stdout=open(tmp / f"{name}.out", "ab"),
+        stderr=open(tmp / f"{name}.err", "ab"),
     )
 
 
