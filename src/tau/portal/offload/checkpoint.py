@@ -48,7 +48,8 @@ class Checkpoint:
     #: The next delivery's sequence number.
     seq: int = 0
     pending: Pending | None = None
-    #: Terminal markers spooled, by attempt: {"state", "reason", "spool_end"}.
+    #: Terminal markers spooled, by "session/attempt": the completion, the marker row and its
+    #: spool range ("start", "end"), so the delivery holding it also finishes the run.
     markers: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: Cumulative CPU seconds and the time of the last system sample (rates span restarts).
     system: dict[str, float] = field(default_factory=dict)

@@ -174,12 +174,15 @@ class Collector:
                 "cancelled", "sidecar-shutdown", SHUTDOWN, marker.now()
             )
         report = self.one_pass(number, final=True, deliver_now=False)
-        recorded = self.point.markers.get(s.attempt)
+        # One marker per session and attempt: a restart after it was spooled must not add another.
+        key = f"{self.point.session}/{s.attempt}"
+        recorded = self.point.markers.get(key)
         if recorded is None:
             row = self._marker_row(done)
             start = self.point.spool_size
             self.point.spool_size = self.spool.append([row])
-            self.point.markers[s.attempt] = {
+            self.point.markers[key] = {
+                "attempt": s.attempt,
                 "state": done.state,
                 "reason": done.reason,
                 "message": done.message,
@@ -189,7 +192,7 @@ class Collector:
                 "row": row,
             }
             checkpoints.save(s.out, self.point)
-            recorded = self.point.markers[s.attempt]
+            recorded = self.point.markers[key]
         status = marker.status_path(s.out, s.who.run, self.point.session, s.attempt)
         marker.write_status(status, recorded["row"])
         report.marker = recorded["state"]
@@ -198,10 +201,11 @@ class Collector:
             if self.point.delivered >= self.point.spool_size:
                 break
             if signalled or self.stop.is_set() or not s.watch:
+                left = self.spool.count(self.point.delivered, self.point.spool_size)
                 self._note(
-                    f"offload metrics: stopping with {self.point.spool_size - self.point.delivered}"
-                    f" spool bytes not delivered; they stay in {self.spool.path} (run the command "
-                    "again without --watch to deliver them)"
+                    f"offload metrics: stopping with {left} rows not delivered; they stay in "
+                    f"{self.spool.path} (run the command again without --watch, same --out, to "
+                    "deliver them)"
                 )
                 break
             self._wait(s.interval, sentinel=False)
@@ -285,6 +289,11 @@ class Collector:
         if self.sampler is None:
             self.sampler = SystemSampler()
         values = self.sampler.sample()
+        if not values:
+            self._note(
+                "offload metrics: system/cpu_cores and system/memory_bytes not recorded: no "
+                "other process of the pod in /proc and no cgroup v2 cpu.stat/memory.current"
+            )
         found, note = self.gpu_sample()
         if note:
             self._note(note)
@@ -379,7 +388,8 @@ class Collector:
 
     def _terminal(self, pending: Pending) -> Terminal | None:
         """The marker's effect when the marker row lies in this delivery's range."""
-        for attempt, found in self.point.markers.items():
+        for found in self.point.markers.values():
+            attempt = str(found["attempt"])
             if pending.start <= int(found["start"]) < pending.end:
                 done = marker.Completion(
                     found["state"], found["reason"], found["message"], found["completed_at"]
@@ -403,20 +413,21 @@ class Collector:
         return self._store
 
     def _failed(self, exc: BaseException, report: PassReport) -> None:
+        """One stderr line per failed interval (without --watch the command's error says it)."""
         from tau.errors import TauError
 
         text = exc.message if isinstance(exc, TauError) else f"{type(exc).__name__}: {exc}"
         text = text.strip().splitlines()[0] if text.strip() else type(exc).__name__
         self._last_error = text
-        report.store = "unreachable"
-        kept = self.spool.count(self.point.delivered, self.point.spool_size)
-        retry = f"retrying in {_seconds(self.settings.interval)}" if self.settings.watch else ""
-        self._note(
-            f"offload metrics: store not written ({text}); {kept} rows kept in "
-            f"{self.spool.path}" + (f", {retry}" if retry else ""),
-            once=False,
-        )
+        report.store = "not-written"
         self._close()
+        if self.settings.watch:
+            kept = self.spool.count(self.point.delivered, self.point.spool_size)
+            self._note(
+                f"offload metrics: store not written ({text}); {kept} rows kept in "
+                f"{self.spool.path}, retrying in {self.settings.interval:g}s",
+                once=False,
+            )
 
     def _close(self) -> None:
         if self._store is not None:
@@ -461,7 +472,3 @@ class Collector:
 def _touch(path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     checkpoints.write_atomic(path, marker.now() + "\n")
-
-
-def _seconds(value: float) -> str:
-    return f"{value:g}s"
