@@ -191,10 +191,22 @@ def test_sigterm_before_the_sentinel_records_cancelled(
     tmp_path: Path, store: Path, procs: list[subprocess.Popen[bytes]]
 ) -> None:
     writer = Writer(tmp_path)
-    procs.append(collector(tmp_path, store, env={"TAU_RETRY_ATTEMPT": "1"}))
+    # In a pod (KUBERNETES_SERVICE_HOST) the processes in /proc are summed; a GPU node's
+    # nvidia-smi answers the query in its documented CSV form.
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "nvidia-smi").write_text("#!/bin/sh\necho '0, 42, 2048, 81920'\n")
+    (bin_dir / "nvidia-smi").chmod(0o755)
+    env = {
+        "TAU_RETRY_ATTEMPT": "1",
+        "KUBERNETES_SERVICE_HOST": "10.0.0.1",
+        "PATH": f"{bin_dir}:{os.environ['PATH']}",
+    }
+    procs.append(collector(tmp_path, store, env=env))
     wait_until(lambda: (tmp_path / "run" / "ready").exists(), "the ready file", TIMEOUT)
     writer.steps(0, 50)
     wait_until(lambda: count(store, "loss") >= 1, "the first rows in the store", TIMEOUT)
+    wait_until(lambda: count(store, "system/cpu_cores") >= 1, "a CPU rate (two samples)", TIMEOUT)
     procs[-1].send_signal(signal.SIGTERM)
     assert procs[-1].wait(timeout=TIMEOUT) == 0
     assert (tmp_path / "run" / "done").exists()
@@ -205,6 +217,19 @@ def test_sigterm_before_the_sentinel_records_cancelled(
     assert isinstance(tags, dict)
     assert row["state"] == "cancelled" and tags["tau.status.state"] == "cancelled"
     assert tags["tau.status.reason"] == "sidecar-shutdown" and tags["tau.attempt"] == "1"
+    for name in ("system/memory_bytes", "system/gpu0/utilization_percent",
+                 "system/gpu0/memory_used_bytes"):  # fmt: skip
+        assert steps[name] and set(steps[name]) == {None}  # placed by time, not by step
+    opened = Store.open(store)
+    values = opened.query(
+        "SELECT metric_name, latest_value, min_value FROM metric_summaries "
+        "WHERE metric_name LIKE 'system/%' ORDER BY metric_name"
+    )
+    by_name = {v["metric_name"]: v for v in values}
+    assert by_name["system/gpu0/utilization_percent"]["latest_value"] == 42.0
+    assert by_name["system/gpu0/memory_used_bytes"]["latest_value"] == 2048 * 1024 * 1024
+    assert by_name["system/memory_bytes"]["min_value"] > 0
+    assert by_name["system/cpu_cores"]["min_value"] >= 0
 
 
 def _immutable(path: Path, on: bool) -> None:

@@ -336,3 +336,13 @@ def test_remote_write_is_refused_as_not_built(tmp_path: Path) -> None:
         resolve(_flags(remote_write_endpoint="http://x"), {}, tmp_path)
     with pytest.raises(NotBuilt, match="TAU_METRICS_OFFLOAD_REMOTE_WRITE_ENDPOINT"):
         resolve(_flags(watch=True), {"TAU_METRICS_OFFLOAD_REMOTE_WRITE_ENDPOINT": "x"}, tmp_path)
+
+
+def test_a_second_collector_on_the_same_out_is_refused(tmp_path: Path) -> None:
+    fd = checkpoint.hold(tmp_path)
+    try:
+        with pytest.raises(UsageError, match="another collector is using this folder"):
+            checkpoint.hold(tmp_path)
+    finally:
+        os.close(fd)
+    os.close(checkpoint.hold(tmp_path))  # free again once the holder is gone

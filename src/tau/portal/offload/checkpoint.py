@@ -23,6 +23,7 @@ from typing import Any
 from tau.portal.errors import UsageError
 
 NAME = "checkpoint.json"
+LOCK = ".collector.lock"
 VERSION = 1
 
 
@@ -87,6 +88,24 @@ def load(out: Path, session: str | None) -> Checkpoint:
         markers=dict(data.get("markers") or {}),
         system={str(k): float(v) for k, v in (data.get("system") or {}).items()},
     )
+
+
+def hold(out: Path) -> int:
+    """Take `<out>/.collector.lock` for this process (the kernel drops it when it dies);
+    a second collector on the same --out would interleave two spools: refused.
+    """
+    import fcntl
+
+    fd = os.open(out / LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        raise UsageError(
+            f"--out {out}: another collector is using this folder",
+            hint="stop it first, or give this one an --out of its own",
+        ) from None
+    return fd
 
 
 def save(out: Path, point: Checkpoint) -> None:

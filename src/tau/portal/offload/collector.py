@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import signal
 import threading
 import time
@@ -92,11 +93,13 @@ class Collector:
     gpu_sample: Callable[[], tuple[dict[str, float], str | None]] = gpu.sample
     stop: threading.Event = field(default_factory=threading.Event)
     _store: Any = None
+    _lock: int = -1
     _noted: set[str] = field(default_factory=set)
 
     def __post_init__(self) -> None:
         s = self.settings
         s.out.mkdir(parents=True, exist_ok=True)
+        self._lock = checkpoints.hold(s.out)
         self.spool = Spool(s.out)
         self.point: Checkpoint = checkpoints.load(s.out, s.who.session or None)
         # Spooled past the last checkpoint by a process killed before recording it: those
@@ -137,6 +140,7 @@ class Collector:
         finally:
             self._untrap(previous)
             self._close()
+            os.close(self._lock)
 
     def _after_single(self, number: int) -> int:
         """Without --watch: one pass; rows it could not deliver make it fail (exit 1)."""
