@@ -346,3 +346,38 @@ def test_a_second_collector_on_the_same_out_is_refused(tmp_path: Path) -> None:
     finally:
         os.close(fd)
     os.close(checkpoint.hold(tmp_path))  # free again once the holder is gone
+
+
+def test_spool_table_is_the_same_through_pyarrow_and_line_by_line(tmp_path: Path) -> None:
+    def row(step: int | None, value: float) -> dict[str, object]:
+        return {"project": "p", "run_group_id": "g", "run_id": "r", "metric_name": "loss",
+                "step": step, "wall_time": 1_000 + (step or 0), "value": value, "unit": None,
+                "source": "stellar-online", "split": None, "tags": '{"a": "1"}'}  # fmt: skip
+
+    spool = Spool(tmp_path)
+    finite = spool.append([row(0, 1.0), row(None, 2.5), row(2, 1e-30)])
+    fast = spool.table(0, finite)  # no NaN token: pyarrow's reader
+    assert fast.to_pylist() == [row(0, 1.0), row(None, 2.5), row(2, 1e-30)]
+    end = spool.append([row(3, math.nan), row(4, -math.inf)])
+    slow = spool.table(0, end)  # a NaN token: line by line, the same columns
+    assert slow.schema == fast.schema and slow.num_rows == 5
+    assert slow.slice(0, 3).to_pylist() == fast.to_pylist()
+    values = slow["value"].to_pylist()
+    assert math.isnan(values[3]) and values[4] == -math.inf
+    assert spool.table(end, end).num_rows == 0
+
+
+def test_the_command_reports_bad_input_in_one_located_line(tmp_path: Path, capsys) -> None:
+    from tests.portal_helpers import portal
+
+    base = ["experiment", "offload", "metrics", "--store", str(tmp_path / "s"), "--out",
+            str(tmp_path / "o"), "--history", str(tmp_path / "h.jsonl"), "--run", "r"]  # fmt: skip
+    (tmp_path / "h.jsonl").write_text('{"_step":0,"loss":1}\n')
+    bad = portal(capsys, *base, "--interval", "10")
+    assert bad.code == 1 and "Traceback" not in bad.err
+    assert bad.err.startswith('error: --interval: missing unit in duration "10"')
+    missing = portal(capsys, *base)  # no store there: the located store error, exit 1
+    assert missing.code == 1 and "rows not delivered" in missing.err
+    assert "has no manifest.json" in missing.err and "Traceback" not in missing.err
+    remote = portal(capsys, *base, "--remote-write-endpoint", "http://x")
+    assert remote.code == 2 and "not built yet" in remote.err

@@ -358,7 +358,7 @@ class Collector:
                 point.pending = Pending(point.seq, point.delivered, end, point.session, s.attempt)
                 checkpoints.save(s.out, point)
             pending = point.pending
-            rows = self.spool.read(pending.start, pending.end)
+            rows = self.spool.table(pending.start, pending.end)
             try:
                 store = self._opened()
                 stored = deliver(
@@ -380,7 +380,7 @@ class Collector:
             checkpoints.save(s.out, point)
             if stored:  # a re-delivery the store already held adds nothing
                 report.deliveries += 1
-                report.delivered_rows += len(rows)
+                report.delivered_rows += rows.num_rows
         report.pending_rows = self.spool.count(point.delivered, point.spool_size)
 
     def _who(self, session: str) -> Identity:

@@ -20,12 +20,15 @@ import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tau.portal.capture.record import RANK
 from tau.portal.store import schema
 from tau.portal.store.metrics import rows_table, summarize, write_parquet
 from tau.portal.store.write import ensure_experiment, ensure_group, put_run, record_metric_file
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 OWNER = "metrics-offload"
 #: What an existing run keeps when the collector delivers to it.
@@ -73,7 +76,7 @@ def file_id(run: str, session: str, attempt: str, seq: int) -> str:
 def deliver(
     store: Any,
     who: Identity,
-    rows: Sequence[Mapping[str, Any]],
+    rows: Sequence[Mapping[str, Any]] | pa.Table,
     *,
     seq: int,
     attempt: str,
@@ -87,7 +90,7 @@ def deliver(
         f"{schema.METRICS}/project={who.project}/experiment={experiment}"
         f"/group={who.group}/run={who.run}/{fid}.parquet"
     )
-    table = rows_table(list(rows))
+    table = rows if not isinstance(rows, Sequence) else rows_table(list(rows))
     if _is_team(store):
         return _deliver_team(store, who, table, fid, rel, experiment, terminal, scratch)
     return _deliver_folder(store, who, table, fid, rel, experiment, terminal)

@@ -13,9 +13,14 @@ import json
 import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 NAME = "TauExpMetrics.jsonl"
+#: One encoder for every row (json.dumps with options builds one per call).
+_ENCODER = json.JSONEncoder(separators=(",", ":"))
 
 
 class Spool:
@@ -35,7 +40,8 @@ class Spool:
 
     def append(self, rows: Iterable[Mapping[str, Any]]) -> int:
         """Append rows (fsynced); the spool's new size."""
-        text = "".join(json.dumps(dict(r), separators=(",", ":")) + "\n" for r in rows)
+        encode = _ENCODER.encode
+        text = "".join(encode(r) + "\n" for r in rows)
         if text:
             with open(self.path, "a", encoding="utf-8") as fh:
                 fh.write(text)
@@ -45,12 +51,38 @@ class Spool:
 
     def read(self, start: int, end: int) -> list[dict[str, Any]]:
         """The rows of spool bytes [start, end) (both at line boundaries)."""
+        return [json.loads(line) for line in self._bytes(start, end).splitlines() if line.strip()]
+
+    def table(self, start: int, end: int) -> pa.Table:
+        """The rows of spool bytes [start, end) as a metric table (contract §3.4 columns).
+
+        pyarrow's JSON reader parses them in C (a tenth of the time of a line at a time); it
+        knows no `NaN` or `Infinity` token, so a range holding one is read line by line.
+        """
+        import pyarrow as pa
+        import pyarrow.json as pj
+
+        from tau.portal.store.metrics import arrow_schema, rows_table
+
+        data = self._bytes(start, end)
+        if not data.strip():
+            return arrow_schema().empty_table()
+        if b"NaN" not in data and b"Infinity" not in data:
+            options = pj.ParseOptions(explicit_schema=arrow_schema())
+            try:
+                table = pj.read_json(pa.BufferReader(data), parse_options=options)
+                return table.select(arrow_schema().names).cast(arrow_schema())
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+                pass  # a row pyarrow reads otherwise than Python: the reference parse decides
+        rows = [json.loads(line) for line in data.splitlines() if line.strip()]
+        return rows_table(rows)
+
+    def _bytes(self, start: int, end: int) -> bytes:
         if end <= start:
-            return []
+            return b""
         with open(self.path, "rb") as fh:
             fh.seek(start)
-            data = fh.read(end - start)
-        return [json.loads(line) for line in data.splitlines() if line.strip()]
+            return fh.read(end - start)
 
     def count(self, start: int, end: int) -> int:
         """Rows in spool bytes [start, end)."""
