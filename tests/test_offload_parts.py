@@ -381,3 +381,17 @@ def test_the_command_reports_bad_input_in_one_located_line(tmp_path: Path, capsy
     assert "has no manifest.json" in missing.err and "Traceback" not in missing.err
     remote = portal(capsys, *base, "--remote-write-endpoint", "http://x")
     assert remote.code == 2 and "not built yet" in remote.err
+
+
+def test_a_history_that_never_appeared_is_named_at_the_end(tmp_path: Path, capsys) -> None:
+    from tests.portal_helpers import portal
+
+    store = tmp_path / "s"
+    assert portal(capsys, "experiment", "init", "demo", "--store", store).code == 0
+    (tmp_path / "c.json").write_text('{"state":"succeeded","reason":"workload-entrypoint-exit"}')
+    done = portal(capsys, "experiment", "offload", "metrics", "--store", store, "--out",
+                  tmp_path / "o", "--history", tmp_path / "nowhere.jsonl", "--run", "r",
+                  "--completion-file", tmp_path / "c.json", "-o", "json")  # fmt: skip
+    assert done.code == 0, done.err
+    assert f"--history {tmp_path / 'nowhere.jsonl'}: no file matched; no rows read" in done.err
+    assert json.loads(done.out)["marker"] == "succeeded"

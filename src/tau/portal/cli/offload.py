@@ -66,12 +66,10 @@ def metrics(
     then the last rows, the terminal tau/run_status marker and the done file.
 
     Args:
-        out: Folder of the spool (TauExpMetrics.jsonl) and the checkpoint; must outlive
-            restarts.
+        out: Folder of the spool (TauExpMetrics.jsonl) and checkpoint; it must outlive restarts.
         history: JSONL history file or glob of chunk files (repeatable; env TAU_METRICS_HISTORY).
         run: Run id (default: tau.yaml run.name, else its top-level name).
-        project: Project (default: tau.yaml experiment.project, the store's project, else
-            default).
+        project: Project (default: tau.yaml experiment.project, the store's, else default).
         experiment: Experiment id (default: tau.yaml experiment.name).
         group: Run group (default: tau.yaml experiment.group, else default).
         source: Metric source (default stellar-online).

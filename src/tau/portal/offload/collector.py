@@ -178,6 +178,10 @@ class Collector:
                 "cancelled", "sidecar-shutdown", SHUTDOWN, marker.now()
             )
         report = self.one_pass(number, final=True, deliver_now=False)
+        for pattern in s.history:
+            if next(tail.files([pattern]), None) is None:
+                # An empty record is layer 7's first question: say which history never appeared.
+                self._note(f"offload metrics: --history {pattern}: no file matched; no rows read")
         # One marker per session and attempt: a restart after it was spooled must not add another.
         key = f"{self.point.session}/{s.attempt}"
         recorded = self.point.markers.get(key)
