@@ -15,6 +15,7 @@ from tau.portal.offload import checkpoint, gpu, marker, tail
 from tau.portal.offload.options import Flags, resolve
 from tau.portal.offload.spool import Spool
 from tau.portal.offload.system import CPU, MEMORY, SystemSampler, parse_stat
+from tau.portal.store.core import Store
 
 # -- tail ---------------------------------------------------------------------------------
 
@@ -395,3 +396,27 @@ def test_a_history_that_never_appeared_is_named_at_the_end(tmp_path: Path, capsy
     assert done.code == 0, done.err
     assert f"--history {tmp_path / 'nowhere.jsonl'}: no file matched; no rows read" in done.err
     assert json.loads(done.out)["marker"] == "succeeded"
+
+
+def test_refused_lines_are_skipped_by_their_line_in_the_file(tmp_path: Path, capsys) -> None:
+    from tests.portal_helpers import portal
+
+    store = tmp_path / "s"
+    assert portal(capsys, "experiment", "init", "demo", "--store", store).code == 0
+    history = tmp_path / "h.jsonl"
+    history.write_text('{"_step":0,"loss":1}\n{"_step":1,"loss":2}\n')
+    args = ["experiment", "offload", "metrics", "--store", str(store), "--out",
+            str(tmp_path / "o"), "--history", str(history), "--run", "r", "-o", "json"]  # fmt: skip
+    first = portal(capsys, *args)
+    assert first.code == 0 and json.loads(first.out)["rows_read"] == 2
+    deep = '{"_step":5,"x":' + "[" * 101 + "]" * 101 + "}"
+    with open(history, "a") as fh:
+        fh.write('{"_step":2,"loss":3}\n{"_step":3,"loss":\n' + deep + '\n{"_step":4,"loss":5}\n')
+    second = portal(capsys, *args)
+    assert second.code == 0 and json.loads(second.out)["rows_read"] == 2
+    assert f"skipped {history}:4: malformed JSON" in second.err
+    assert f"skipped {history}:5: nested 102 levels deep" in second.err
+    lines = Store.open(store).query(
+        "SELECT count, min_step, max_step FROM metric_summaries WHERE metric_name = 'loss'"
+    )
+    assert lines == [{"count": 4, "min_step": 0, "max_step": 4}]

@@ -385,7 +385,7 @@ def parse_history(f: _History, req: ImportRequest) -> pa.Table:
     result and names the line of an error. Neither sees the file before every line is within
     the nesting and size bounds (`jsonl_limits`): both parsers recurse per level.
     """
-    check_lines(f.data, f.given)
+    check_lines(f.data, f.given, f.first_line)
     fast = _parse_fast(f, req)
     return fast if fast is not None else _parse_slow(f, req)
 

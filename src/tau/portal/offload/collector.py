@@ -19,12 +19,13 @@ status file and `--done-file`, and returns.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import os
 import signal
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
@@ -40,7 +41,7 @@ from tau.portal.store.cards import CARD_TAG, STANDARD_TAG, card_of
 
 IMPORTER = "tau.offload.metrics.v1"
 #: Spool bytes one delivery takes at most (a backlog after an outage goes in several files).
-MAX_DELIVERY = 64 << 20
+MAX_DELIVERY = 16 << 20
 #: How often the wait between passes looks for the sentinel and for a signal.
 POLL = 0.2
 #: The message of the marker a SIGTERM before the sentinel records.
@@ -229,20 +230,23 @@ class Collector:
         s = self.settings
         report = PassReport(number)
         notes: list[str] = []
-        rows: list[dict[str, Any]] = []
+        tables: list[Any] = []
         pieces = tail.read_new(s.history, self.point.files, final=final, notes=notes)
         for piece in pieces:
-            found = self._rows(piece)
-            report.rows_read += len(found)
-            rows.extend(found)
+            lines = piece.data.split(b"\n")
+            if lines and not lines[-1]:
+                lines.pop()
+            found = self._parse(piece, lines, 0)
+            report.rows_read += sum(t.num_rows for t in found)
+            tables.extend(found)
+        system: list[dict[str, Any]] = []
         if s.watch and not final:
             system = self._system_rows()
             report.system_rows = len(system)
-            rows.extend(system)
         for note in notes:
             self._note(note)
-        if rows or pieces:
-            self.point.spool_size = self.spool.append(rows)
+        if tables or system or pieces:
+            self.point.spool_size = self.spool.append(itertools.chain(_row_dicts(tables), system))
             for piece in pieces:
                 self.point.files[piece.path] = {
                     "offset": piece.offset,
@@ -254,30 +258,31 @@ class Collector:
             self._deliver_all(report)
         return report
 
-    def _rows(self, piece: tail.Piece) -> list[dict[str, Any]]:
-        """The metric rows of new history lines; a line the parser refuses is skipped, named."""
+    def _parse(self, piece: tail.Piece, lines: list[bytes], first: int) -> list[Any]:
+        """The metric rows of `lines` (lines [first, ...) of the piece) as tables.
+
+        A line the importer's parser refuses is skipped with a note naming it; the lines around
+        it are kept: a refused range is halved until the refused line stands alone.
+        """
         from tau.portal.capture.jsonl import metric_rows
 
-        request = self._request()
-        path = Path(piece.path)
+        if not lines:
+            return []
+        data = b"\n".join(lines) + b"\n"
         try:
-            table = metric_rows(piece.data, path, piece.given, request, first_line=piece.first_line)
-            return table.to_pylist()
-        except UsageError:
-            pass
-        rows: list[dict[str, Any]] = []
-        for i, line in enumerate(piece.data.split(b"\n")):
-            if not line.strip():
-                continue
-            try:
-                table = metric_rows(
-                    line + b"\n", path, piece.given, request, first_line=piece.first_line + i
-                )
-            except UsageError as exc:
+            table = metric_rows(
+                data, Path(piece.path), piece.given, self._request(),
+                first_line=piece.first_line + first,
+            )  # fmt: skip
+            return [table] if table.num_rows else []
+        except UsageError as exc:
+            if len(lines) == 1:
                 self._note(f"offload metrics: skipped {exc.message}", once=False)
-                continue
-            rows.extend(table.to_pylist())
-        return rows
+                return []
+        half = len(lines) // 2
+        return self._parse(piece, lines[:half], first) + self._parse(
+            piece, lines[half:], first + half
+        )
 
     def _request(self) -> Any:
         from tau.portal.capture.jsonl import ImportRequest
@@ -475,6 +480,13 @@ class Collector:
         self._noted.add(text)
         self.err.write(text + "\n")
         self.err.flush()
+
+
+def _row_dicts(tables: list[Any]) -> Iterator[dict[str, Any]]:
+    """The tables' rows as dicts a batch at a time (a backlog's rows never all at once)."""
+    for table in tables:
+        for batch in table.to_batches(max_chunksize=4096):
+            yield from batch.to_pylist()
 
 
 def _touch(path: Path) -> None:

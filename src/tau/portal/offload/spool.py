@@ -41,12 +41,17 @@ class Spool:
     def append(self, rows: Iterable[Mapping[str, Any]]) -> int:
         """Append rows (fsynced); the spool's new size."""
         encode = _ENCODER.encode
-        text = "".join(encode(r) + "\n" for r in rows)
-        if text:
-            with open(self.path, "a", encoding="utf-8") as fh:
-                fh.write(text)
-                fh.flush()
-                os.fsync(fh.fileno())
+        with open(self.path, "a", encoding="utf-8") as fh:
+            lines: list[str] = []
+            for row in rows:
+                lines.append(encode(row))
+                if len(lines) == 4096:
+                    fh.write("\n".join(lines) + "\n")
+                    lines = []
+            if lines:
+                fh.write("\n".join(lines) + "\n")
+            fh.flush()
+            os.fsync(fh.fileno())
         return self.size()
 
     def read(self, start: int, end: int) -> list[dict[str, Any]]:

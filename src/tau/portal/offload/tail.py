@@ -15,7 +15,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 #: Bytes read from one file in one pass: a backlog is read over several passes, never whole.
-MAX_READ = 32 << 20
+MAX_READ = 8 << 20
 
 
 @dataclass
