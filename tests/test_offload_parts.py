@@ -420,3 +420,42 @@ def test_refused_lines_are_skipped_by_their_line_in_the_file(tmp_path: Path, cap
         "SELECT count, min_step, max_step FROM metric_summaries WHERE metric_name = 'loss'"
     )
     assert lines == [{"count": 4, "min_step": 0, "max_step": 4}]
+
+
+def test_a_backlog_larger_than_one_read_is_read_whole_in_one_pass(
+    tmp_path: Path, capsys, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.portal_helpers import portal
+
+    monkeypatch.setattr(tail, "MAX_READ", 4096)  # a few dozen lines a read
+    store = tmp_path / "s"
+    assert portal(capsys, "experiment", "init", "demo", "--store", store).code == 0
+    history = tmp_path / "h.jsonl"
+    history.write_text("".join(json.dumps({"_step": i, "loss": 1.0 / (i + 1)}) + "\n"
+                               for i in range(2000)))  # fmt: skip
+    done = portal(capsys, "experiment", "offload", "metrics", "--store", store, "--out",
+                  tmp_path / "o", "--history", history, "--run", "r", "-o", "json")  # fmt: skip
+    assert done.code == 0, done.err
+    assert json.loads(done.out)["rows_read"] == 2000
+    found = Store.open(store).query("SELECT count, max_step FROM metric_summaries")
+    assert found == [{"count": 2000, "max_step": 1999}]
+
+
+def test_a_line_longer_than_a_read_is_read_whole_or_skipped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(tail, "MAX_READ", 64)
+    monkeypatch.setattr(tail, "LONGEST", 256)
+    history = tmp_path / "h.jsonl"
+    long_row = '{"_step":0,"loss":1,"note":"' + "x" * 150 + '"}\n'  # over a read, under LONGEST
+    history.write_text(long_row + '{"_step":1,"loss":2,"n":"' + "y" * 400 + '"}\n{"_step":2}\n')
+    notes: list[str] = []
+    [first] = tail.read_new([str(history)], {}, notes=notes)
+    assert first.data == long_row.encode() and first.more
+    state = {first.path: {"offset": first.offset, "lines": first.lines, "inode": first.inode}}
+    [skipped] = tail.read_new([str(history)], state, notes=notes)
+    assert skipped.data == b"" and skipped.lines == 2 and skipped.more
+    assert notes == [f"{history}:2: line is over 256 bytes; skipped"]
+    state[first.path] = {"offset": skipped.offset, "lines": 2, "inode": skipped.inode}
+    [last] = tail.read_new([str(history)], state)
+    assert last.data == b'{"_step":2}\n' and last.first_line == 3

@@ -227,26 +227,40 @@ class Collector:
 
     # -- one pass -----------------------------------------------------------------------
     def one_pass(self, number: int, *, final: bool, deliver_now: bool = True) -> PassReport:
+        """Read, spool and deliver what is new; a backlog is read `tail.MAX_READ` bytes of a
+        file at a time (memory stays bounded) until the pass has caught up.
+        """
         s = self.settings
         report = PassReport(number)
+        system: list[dict[str, Any]] = []
+        if s.watch and not final:
+            system = self._system_rows()
+            report.system_rows = len(system)
+        while True:
+            more = self._read(report, final, system)
+            system = []
+            if deliver_now:
+                self._deliver_all(report)
+            if not more or self.stop.is_set():
+                return report
+
+    def _read(self, report: PassReport, final: bool, extra: list[dict[str, Any]]) -> bool:
+        """One read of every history into the spool; True when a file holds more already."""
+        s = self.settings
         notes: list[str] = []
         tables: list[Any] = []
         pieces = tail.read_new(s.history, self.point.files, final=final, notes=notes)
         for piece in pieces:
-            lines = piece.data.split(b"\n")
+            lines = piece.data.split(b"\n") if piece.data else []
             if lines and not lines[-1]:
                 lines.pop()
             found = self._parse(piece, lines, 0)
             report.rows_read += sum(t.num_rows for t in found)
             tables.extend(found)
-        system: list[dict[str, Any]] = []
-        if s.watch and not final:
-            system = self._system_rows()
-            report.system_rows = len(system)
         for note in notes:
             self._note(note)
-        if tables or system or pieces:
-            self.point.spool_size = self.spool.append(itertools.chain(_row_dicts(tables), system))
+        if tables or extra or pieces:
+            self.point.spool_size = self.spool.append(itertools.chain(_row_dicts(tables), extra))
             for piece in pieces:
                 self.point.files[piece.path] = {
                     "offset": piece.offset,
@@ -254,9 +268,7 @@ class Collector:
                     "inode": piece.inode,
                 }
             checkpoints.save(s.out, self.point)
-        if deliver_now:
-            self._deliver_all(report)
-        return report
+        return any(piece.more for piece in pieces)
 
     def _parse(self, piece: tail.Piece, lines: list[bytes], first: int) -> list[Any]:
         """The metric rows of `lines` (lines [first, ...) of the piece) as tables.

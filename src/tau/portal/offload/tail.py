@@ -13,9 +13,13 @@ import glob
 import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 #: Bytes read from one file in one pass: a backlog is read over several passes, never whole.
-MAX_READ = 8 << 20
+MAX_READ = 2 << 20
+#: The longest line read whole: over the importer's bound (16 MiB), so such a line reaches the
+#: parser and is refused by its number there; anything longer is skipped here.
+LONGEST = 32 << 20
 
 
 @dataclass
@@ -32,6 +36,8 @@ class Piece:
     offset: int
     lines: int
     inode: int
+    #: The file holds more than this read took (the next read goes on from `offset`).
+    more: bool = False
 
 
 def files(patterns: Sequence[str]) -> Iterator[tuple[str, str]]:
@@ -82,10 +88,29 @@ def read_new(
             with open(path, "rb") as fh:
                 fh.seek(offset)
                 data = fh.read(min(st.st_size - offset, MAX_READ))
+                window = MAX_READ
+                # A line longer than one read: read on (to the importer's line bound) until its
+                # end is in, so a long line is never stuck.
+                while b"\n" not in data and len(data) == window and window < LONGEST:
+                    window = min(window * 2, LONGEST)
+                    fh.seek(offset)
+                    data = fh.read(min(st.st_size - offset, window))
+                if b"\n" not in data and len(data) == window:
+                    skipped = _skip_line(fh, offset + len(data))
+                    if skipped is not None:
+                        if notes is not None:
+                            notes.append(
+                                f"{path}:{lines + 1}: line is over {LONGEST} bytes; skipped"
+                            )
+                        out.append(Piece(path, pattern, b"", lines + 2, skipped, lines + 1,
+                                         st.st_ino, True))  # fmt: skip
+                    continue
         except OSError as exc:
             if notes is not None:
                 notes.append(f"{path}: not readable ({exc.strerror or exc}); trying again")
             continue
+        # The read stopped at its bound, not at the file's end: more is there already.
+        more = len(data) == window and offset + len(data) < st.st_size
         cut = data.rfind(b"\n") + 1
         if final and len(data) == st.st_size - offset:
             cut = len(data)  # the writer has exited: its last line is complete
@@ -93,8 +118,24 @@ def read_new(
             continue
         data = data[:cut]
         count = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
-        out.append(Piece(path, pattern, data, lines + 1, offset + cut, lines + count, st.st_ino))
+        out.append(
+            Piece(path, pattern, data, lines + 1, offset + cut, lines + count, st.st_ino, more)
+        )
     return out
+
+
+def _skip_line(fh: Any, start: int) -> int | None:
+    """The offset just past the next newline at or after `start`; None when none is written yet."""
+    fh.seek(start)
+    position = start
+    while True:
+        block = fh.read(1 << 20)
+        if not block:
+            return None
+        found = block.find(b"\n")
+        if found >= 0:
+            return position + found + 1
+        position += len(block)
 
 
 def baseline(patterns: Sequence[str]) -> dict[str, dict[str, int]]:
