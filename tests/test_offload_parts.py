@@ -459,3 +459,24 @@ def test_a_line_longer_than_a_read_is_read_whole_or_skipped(
     state[first.path] = {"offset": skipped.offset, "lines": 2, "inode": skipped.inode}
     [last] = tail.read_new([str(history)], state)
     assert last.data == b'{"_step":2}\n' and last.first_line == 3
+
+
+@pytest.mark.parametrize(
+    "lines",
+    [
+        # pyarrow's reader takes these; the second needs the line-by-line parse (a string
+        # rank): both give the same tags.
+        ['{"_step":0,"_rank":1,"loss":1}', '{"_step":0,"_rank":0,"loss":2}',
+         '{"_step":1,"loss":3}'],
+        ['{"_step":0,"_rank":1,"loss":1}', '{"_step":0,"_rank":0,"loss":2}',
+         '{"_step":1,"_rank":"x","loss":3}'],
+    ],
+)  # fmt: skip
+def test_rows_keep_their_rank_as_a_tag(lines: list[str]) -> None:
+    from tau.portal.capture.jsonl import ImportRequest, metric_rows
+
+    req = ImportRequest(run="r", history=[], project="p", experiment="", group="g")
+    table = metric_rows(("\n".join(lines) + "\n").encode(), Path("h.jsonl"), "h.jsonl", req)
+    tags = [json.loads(t) for t in table["tags"].to_pylist()]
+    assert [t.get("tau.rank") for t in tags] == ["1", "0", None]
+    assert [t["jsonl.history_line"] for t in tags] == ["1", "2", "3"]

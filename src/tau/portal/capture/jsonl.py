@@ -343,6 +343,9 @@ def _copy_history(w: Any, store: Store, run: str, f: _History) -> None:
 #: Internal columns of a parsed (wide) history; metric keys never start with `_`, so these
 #: names cannot collide with a metric.
 _STEP, _TIME, _LINE = "__step", "__time", "__line"
+#: The writing rank of a row (`"_rank": N`, written by `tau.log` when every rank logs): kept as
+#: the row's `tau.rank` tag, so two ranks' rows of one step stay apart.
+_RANK, RANK_FIELD, RANK_TAG = "__rank", "_rank", "tau.rank"
 #: The largest magnitude of `_timestamp` (epoch seconds) whose microseconds fit in int64.
 _MAX_SECONDS = 9_223_372_036_854.0
 _STEP_LIMIT = 2**63
@@ -367,9 +370,8 @@ def _parts(wide: pa.Table, f: _History, req: ImportRequest) -> list[_Part]:
         values = wide[raw_key]
         if values.null_count == len(values):
             continue
-        part = wide.select([_STEP, _TIME, _LINE, raw_key]).rename_columns(
-            [_STEP, _TIME, _LINE, "value"]
-        )
+        meta = [_STEP, _TIME, _LINE] + ([_RANK] if _RANK in wide.column_names else [])
+        part = wide.select([*meta, raw_key]).rename_columns([*meta, "value"])
         if values.null_count:
             part = part.filter(pc.is_valid(values))
         out.append(_Part(f, raw_key, req.metric_prefix + raw_key, part))
@@ -507,6 +509,14 @@ def _parse_fast(f: _History, req: ImportRequest) -> pa.Table | None:
                 columns[_STEP] = pc.cast(col, pa.int64())
             else:
                 return None  # a fractional, negative or huge step: an error the slow path names
+        if name == RANK_FIELD and name not in (req.step_field, req.time_field):
+            if pa.types.is_integer(kind):
+                if (pc.min(col).as_py() or 0) < 0:
+                    return None  # the slow path keeps no rank for a negative one
+                columns[_RANK] = pc.cast(col, pa.int64())
+            elif not pa.types.is_null(kind):
+                return None  # a rank of mixed or other types: the slow path decides per row
+            continue
         if name == req.time_field:
             if pa.types.is_null(kind):
                 columns[_TIME] = pa.nulls(n, pa.int64())
@@ -548,6 +558,7 @@ def _parse_slow(f: _History, req: ImportRequest) -> pa.Table:
     steps: list[int | None] = []
     times: list[int | None] = []
     lines: list[int] = []
+    ranks: list[int | None] = []
     metrics: dict[str, list[float | None]] = {}
     row = 0
     raw_lines = f.data.split(b"\n")
@@ -582,6 +593,10 @@ def _parse_slow(f: _History, req: ImportRequest) -> pa.Table:
         stamp = obj.get(req.time_field)
         times.append(_micros(stamp, where, number, req.time_field))
         lines.append(number)
+        rank = obj.get(RANK_FIELD)
+        ranks.append(
+            rank if isinstance(rank, int) and not isinstance(rank, bool) and rank >= 0 else None
+        )
         for key, value in obj.items():
             if key.startswith("_") or key in (req.step_field, req.time_field):
                 continue
@@ -605,6 +620,8 @@ def _parse_slow(f: _History, req: ImportRequest) -> pa.Table:
         _TIME: pa.array(times, pa.int64()),
         _LINE: pa.array(lines, pa.int64()),
     }
+    if any(r is not None for r in ranks) and RANK_FIELD not in (req.step_field, req.time_field):
+        columns[_RANK] = pa.array(ranks, pa.int64())
     for key, values in metrics.items():
         columns[key] = pa.array(values, pa.float64())
     return pa.table(columns)
@@ -691,9 +708,21 @@ def _metric_table(part: _Part, req: ImportRequest, start: int, length: int) -> p
 
     # Every row's tags are the same JSON object but for the line number: two constant halves
     # around the line joined in C, instead of serializing millions of dicts.
+    rank = (
+        # `, "tau.rank": "N"` where the row has a rank, nothing where it has none.
+        pc.fill_null(
+            pc.binary_join_element_wise(
+                pa.scalar(f'", "{RANK_TAG}": "'), pc.cast(rows[_RANK], pa.string()), ""
+            ),
+            "",
+        )
+        if _RANK in rows.column_names
+        else pa.scalar("")
+    )
     tags = pc.binary_join_element_wise(
         pa.scalar(_tag_prefix(part, req)),
         pc.cast(rows[_LINE], pa.string()),
+        rank,
         pa.scalar('"}'),
         "",
     )
