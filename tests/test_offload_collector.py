@@ -170,6 +170,11 @@ def test_kill_9_mid_run_and_restarts_store_every_step_once(
     steps = stored(store)
     assert exact(steps["loss"], 300) and exact(steps["acc"], 300)
     assert steps["tau/run_status"] == [None]
+    # The spool holds each row once too, and the checkpoint's counts agree with it.
+    point = json.loads((tmp_path / "out" / "checkpoint.json").read_text())
+    spooled = (tmp_path / "out" / "TauExpMetrics.jsonl").read_bytes().count(b"\n")
+    assert point["spool_rows"] == point["delivered_rows"] == spooled
+    assert spooled == sum(len(v) for v in steps.values())
     row = run_row(store)
     assert row["state"] == "succeeded" and row["project"] == "proj"
     assert row["experiment_id"] == "exp" and row["run_group_id"] == "grp"

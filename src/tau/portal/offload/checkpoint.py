@@ -36,6 +36,8 @@ class Pending:
     end: int
     session: str
     attempt: str
+    #: Rows in the range (kept so counts never re-read the spool).
+    rows: int = 0
 
 
 @dataclass
@@ -46,6 +48,9 @@ class Checkpoint:
     spool_size: int = 0
     #: Spool bytes delivered into the store (everything before this offset).
     delivered: int = 0
+    #: Rows in the spool up to `spool_size`, and up to `delivered`.
+    spool_rows: int = 0
+    delivered_rows: int = 0
     #: The next delivery's sequence number.
     seq: int = 0
     pending: Pending | None = None
@@ -83,6 +88,8 @@ def load(out: Path, session: str | None) -> Checkpoint:
         files={str(k): dict(v) for k, v in (data.get("files") or {}).items()},
         spool_size=int(data.get("spool_size") or 0),
         delivered=int(data.get("delivered") or 0),
+        spool_rows=int(data.get("spool_rows") or 0),
+        delivered_rows=int(data.get("delivered_rows") or 0),
         seq=int(data.get("seq") or 0),
         pending=Pending(**pending) if isinstance(pending, dict) else None,
         markers=dict(data.get("markers") or {}),

@@ -190,6 +190,7 @@ class Collector:
             row = self._marker_row(done)
             start = self.point.spool_size
             self.point.spool_size = self.spool.append([row])
+            self.point.spool_rows += 1
             self.point.markers[key] = {
                 "attempt": s.attempt,
                 "state": done.state,
@@ -210,7 +211,7 @@ class Collector:
             if self.point.delivered >= self.point.spool_size:
                 break
             if signalled or self.stop.is_set() or not s.watch:
-                left = self.spool.count(self.point.delivered, self.point.spool_size)
+                left = self.point.spool_rows - self.point.delivered_rows
                 self._note(
                     f"offload metrics: stopping with {left} rows not delivered; they stay in "
                     f"{self.spool.path} (run the command again without --watch, same --out, to "
@@ -261,6 +262,7 @@ class Collector:
             self._note(note)
         if tables or extra or pieces:
             self.point.spool_size = self.spool.append(itertools.chain(_row_dicts(tables), extra))
+            self.point.spool_rows += sum(t.num_rows for t in tables) + len(extra)
             for piece in pieces:
                 self.point.files[piece.path] = {
                     "offset": piece.offset,
@@ -376,7 +378,10 @@ class Collector:
         while point.pending is not None or point.delivered < point.spool_size:
             if point.pending is None:
                 end = self.spool.boundary(point.delivered, point.spool_size, MAX_DELIVERY)
-                point.pending = Pending(point.seq, point.delivered, end, point.session, s.attempt)
+                rows_in = self.spool.count(point.delivered, end)
+                point.pending = Pending(
+                    point.seq, point.delivered, end, point.session, s.attempt, rows_in
+                )
                 checkpoints.save(s.out, point)
             pending = point.pending
             rows = self.spool.table(pending.start, pending.end)
@@ -396,13 +401,14 @@ class Collector:
                 break
             self._last_error = ""
             point.delivered = pending.end
+            point.delivered_rows += pending.rows
             point.seq = pending.seq + 1
             point.pending = None
             checkpoints.save(s.out, point)
             if stored:  # a re-delivery the store already held adds nothing
                 report.deliveries += 1
                 report.delivered_rows += rows.num_rows
-        report.pending_rows = self.spool.count(point.delivered, point.spool_size)
+        report.pending_rows = point.spool_rows - point.delivered_rows
 
     def _who(self, session: str) -> Identity:
         who = self.who
@@ -447,7 +453,7 @@ class Collector:
         report.store = "not-written"
         self._close()
         if self.settings.watch:
-            kept = self.spool.count(self.point.delivered, self.point.spool_size)
+            kept = self.point.spool_rows - self.point.delivered_rows
             self._note(
                 f"offload metrics: store not written ({text}); {kept} rows kept in "
                 f"{self.spool.path}, retrying in {self.settings.interval:g}s",
