@@ -480,3 +480,29 @@ def test_rows_keep_their_rank_as_a_tag(lines: list[str]) -> None:
     tags = [json.loads(t) for t in table["tags"].to_pylist()]
     assert [t.get("tau.rank") for t in tags] == ["1", "0", None]
     assert [t["jsonl.history_line"] for t in tags] == ["1", "2", "3"]
+
+
+def _hostile() -> dict[str, tuple[str, str]]:
+    from tests.test_bad_input_fuzz import HOSTILE_HISTORIES
+
+    return HOSTILE_HISTORIES
+
+
+@pytest.mark.parametrize("name", sorted(_hostile()))
+def test_hostile_history_lines_are_skipped_by_number_and_never_crash(
+    name: str, tmp_path: Path, capsys
+) -> None:
+    from tests.portal_helpers import portal
+
+    text, where = _hostile()[name]
+    store = tmp_path / "s"
+    assert portal(capsys, "experiment", "init", "demo", "--store", store).code == 0
+    history = tmp_path / "h.jsonl"
+    history.write_text(text + '{"_step": 9, "loss": 2}\n', encoding="utf-8",
+                       errors="surrogateescape")  # fmt: skip
+    done = portal(capsys, "experiment", "offload", "metrics", "--store", store, "--out",
+                  tmp_path / "o", "--history", history, "--run", "r", "-o", "json")  # fmt: skip
+    assert done.code == 0 and "Traceback" not in done.err, done.err
+    assert f"skipped {history}{where}" in done.err
+    steps = Store.open(store).query("SELECT max_step FROM metric_summaries")
+    assert steps == [{"max_step": 9}]  # the good line after the refused one is kept
