@@ -506,3 +506,15 @@ def test_hostile_history_lines_are_skipped_by_number_and_never_crash(
     assert f"skipped {history}{where}" in done.err
     steps = Store.open(store).query("SELECT max_step FROM metric_summaries")
     assert steps == [{"max_step": 9}]  # the good line after the refused one is kept
+
+
+def test_a_ready_file_that_cannot_be_written_is_one_located_line(tmp_path: Path, capsys) -> None:
+    from tests.portal_helpers import portal
+
+    (tmp_path / "h.jsonl").write_text('{"_step":0,"loss":1}\n')
+    (tmp_path / "blocker").write_text("")  # a file where the ready file's folder should be
+    done = portal(capsys, "experiment", "offload", "metrics", "--store", tmp_path / "s",
+                  "--out", tmp_path / "o", "--history", tmp_path / "h.jsonl", "--run", "r",
+                  "--watch", "--ready-file", tmp_path / "blocker" / "ready")  # fmt: skip
+    assert done.code == 1 and "Traceback" not in done.err
+    assert done.err.startswith(f"error: offload metrics: {tmp_path / 'blocker'}")

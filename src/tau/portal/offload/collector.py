@@ -98,6 +98,12 @@ class Collector:
     _noted: set[str] = field(default_factory=set)
 
     def __post_init__(self) -> None:
+        try:
+            self._start()
+        except OSError as exc:
+            raise _local_error(exc) from None
+
+    def _start(self) -> None:
         s = self.settings
         s.out.mkdir(parents=True, exist_ok=True)
         self._lock = checkpoints.hold(s.out)
@@ -138,6 +144,8 @@ class Collector:
                 if s.max_iterations and number >= s.max_iterations:
                     return 0
                 self._wait(s.interval)
+        except OSError as exc:
+            raise _local_error(exc) from None
         finally:
             self._untrap(previous)
             self._close()
@@ -505,6 +513,15 @@ def _row_dicts(tables: list[Any]) -> Iterator[dict[str, Any]]:
     for table in tables:
         for batch in table.to_batches(max_chunksize=4096):
             yield from batch.to_pylist()
+
+
+def _local_error(exc: OSError) -> UsageError:
+    """A file of the collector's own (--out, the ready or done file) that cannot be written."""
+    where = exc.filename or "a file under --out"
+    return UsageError(
+        f"offload metrics: {where}: {exc.strerror or exc}",
+        hint="--out, --ready-file and --done-file must be on writable storage with free space",
+    )
 
 
 def _touch(path: Path) -> None:
