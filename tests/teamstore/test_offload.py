@@ -1,6 +1,6 @@
 """`experiment offload metrics` into the team store, against the real PostgreSQL and versitygw:
-every step once through a PostgreSQL outage and a kill -9, the marker, and a store version that
-moves with every delivery (what live pages follow)."""
+every step once through a PostgreSQL outage, an object server outage and a kill -9, the marker,
+and a store version that moves with every delivery (what live pages follow)."""
 
 from __future__ import annotations
 
@@ -84,9 +84,20 @@ def test_offload_through_a_postgres_outage_and_a_kill_stores_every_step_once(
         team.postgres.start()
     wait_until(lambda: count(team, "loss") >= 200, "the rows spooled during the outage", TIMEOUT)
     assert version(team) != before
+    err = tmp_path / "c.err"
+    notes = err.read_text().count("store not written")
+    team.objects.stop()  # the object server gone: the transaction is not committed either
+    try:
+        writer.steps(200, 250)
+        wait_until(lambda: err.read_text().count("store not written") > notes,
+                   "the object server's note", TIMEOUT)  # fmt: skip
+        assert "team store objects s3://" in err.read_text()
+    finally:
+        team.objects.start()
+    wait_until(lambda: count(team, "loss") >= 250, "the rows of the object outage", TIMEOUT)
     procs[-1].send_signal(signal.SIGKILL)
     procs[-1].wait()
-    writer.steps(200, 300)
+    writer.steps(250, 300)
     procs.append(collector(tmp_path, team.url))
     sentinel(tmp_path, "succeeded")
     assert procs[-1].wait(timeout=TIMEOUT) == 0, (tmp_path / "c.err").read_text()
