@@ -518,3 +518,17 @@ def test_a_ready_file_that_cannot_be_written_is_one_located_line(tmp_path: Path,
                   "--watch", "--ready-file", tmp_path / "blocker" / "ready")  # fmt: skip
     assert done.code == 1 and "Traceback" not in done.err
     assert done.err.startswith(f"error: offload metrics: {tmp_path / 'blocker'}")
+
+
+def test_a_plain_history_brings_the_rank_files_tau_log_writes_beside_it(tmp_path: Path) -> None:
+    plain = tmp_path / "metrics.jsonl"
+    plain.write_text('{"_step":0,"loss":1}\n')
+    for name in ("metrics.rank-2.jsonl", "metrics.rank-10.jsonl", "metrics.rank-x.jsonl",
+                 "metrics.rank-1.json"):  # fmt: skip
+        (tmp_path / name).write_text('{"_step":0,"_rank":2,"loss":1}\n')
+    got = [(Path(p).name, g) for p, g in tail.files([str(plain)])]
+    assert got == [
+        ("metrics.jsonl", str(plain)),
+        ("metrics.rank-2.jsonl", str(tmp_path / "metrics.rank-2.jsonl")),
+        ("metrics.rank-10.jsonl", str(tmp_path / "metrics.rank-10.jsonl")),
+    ]

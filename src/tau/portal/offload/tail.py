@@ -1,9 +1,10 @@
 """Read what is new in the `metrics.history` files: whole lines only, each line once.
 
 Performs I/O (reads the history files). A history is a file appended to (a write may end
-mid-line: the part after the last newline waits for the next pass) or a glob whose matching
-files are chunks written as a dotfile then renamed (dotfiles are not read: they are chunks
-still being written). Each file's offset and line count live in the checkpoint; a file whose
+mid-line: the part after the last newline waits for the next pass; the per-rank files tau.log
+writes beside it, `metrics.rank-N.jsonl`, are read with it) or a glob whose matching files are
+chunks written as a dotfile then renamed (dotfiles are not read: they are chunks still being
+written). Each file's offset and line count live in the checkpoint; a file whose
 inode changed or that shrank was replaced, and is read again from its start.
 """
 
@@ -46,16 +47,30 @@ def files(patterns: Sequence[str]) -> Iterator[tuple[str, str]]:
     for pattern in patterns:
         expanded = os.path.expanduser(pattern)
         if glob.has_magic(expanded):
-            matches = sorted(glob.glob(expanded, recursive=True))
+            matches = [(m, pattern) for m in sorted(glob.glob(expanded, recursive=True))]
         else:
-            matches = [expanded] if os.path.exists(expanded) else []
-        for match in matches:
+            matches = [(expanded, pattern)] if os.path.exists(expanded) else []
+            matches += [(m, m) for m in rank_siblings(expanded)]
+        for match, given in matches:
             if os.path.basename(match).startswith(".") or match in seen:
                 continue
             if not os.path.isfile(match):
                 continue
             seen.add(match)
-            yield match, pattern
+            yield match, given
+
+
+def rank_siblings(path: str) -> list[str]:
+    """The per-rank files `tau.log` writes beside a plain history path when every rank logs:
+    `metrics.rank-1.jsonl`, `metrics.rank-2.jsonl`... beside `metrics.jsonl`, in rank order.
+    """
+    root, ext = os.path.splitext(path)
+    found = []
+    for match in glob.glob(glob.escape(root) + ".rank-*" + glob.escape(ext)):
+        rank = match[len(root) + len(".rank-") : len(match) - len(ext)]
+        if rank.isdigit():
+            found.append((int(rank), match))
+    return [m for _, m in sorted(found)]
 
 
 def read_new(
