@@ -235,6 +235,18 @@ def test_sigterm_before_the_sentinel_records_cancelled(
     assert by_name["system/gpu0/memory_used_bytes"]["latest_value"] == 2048 * 1024 * 1024
     assert by_name["system/memory_bytes"]["min_value"] > 0
     assert by_name["system/cpu_cores"]["min_value"] >= 0
+    units = {
+        r["metric_name"]: r["unit"]
+        for path in opened.query("SELECT path FROM metric_files")
+        for r in pq.read_table(store / path["path"], columns=["metric_name", "unit"]).to_pylist()
+        if r["metric_name"].startswith("system/")
+    }
+    assert units == {
+        "system/cpu_cores": "cores",
+        "system/memory_bytes": "bytes",
+        "system/gpu0/utilization_percent": "percent",
+        "system/gpu0/memory_used_bytes": "bytes",
+    }
 
 
 def _immutable(path: Path, on: bool) -> None:

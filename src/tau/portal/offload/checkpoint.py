@@ -57,8 +57,6 @@ class Checkpoint:
     #: Terminal markers spooled, by "session/attempt": the completion, the marker row and its
     #: spool range ("start", "end"), so the delivery holding it also finishes the run.
     markers: dict[str, dict[str, Any]] = field(default_factory=dict)
-    #: Cumulative CPU seconds and the time of the last system sample (rates span restarts).
-    system: dict[str, float] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return {"version": VERSION, **asdict(self)}
@@ -93,7 +91,6 @@ def load(out: Path, session: str | None) -> Checkpoint:
         seq=int(data.get("seq") or 0),
         pending=Pending(**pending) if isinstance(pending, dict) else None,
         markers=dict(data.get("markers") or {}),
-        system={str(k): float(v) for k, v in (data.get("system") or {}).items()},
     )
 
 

@@ -25,7 +25,7 @@ import os
 import signal
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
@@ -336,13 +336,13 @@ class Collector:
         stamp = round(time.time() * 1_000_000)
         return [self._row(name, value, stamp) for name, value in sorted(values.items())]
 
-    def _row(self, name: str, value: float, stamp: int, tags: Mapping[str, str] = {}) -> dict:
+    def _row(self, name: str, value: float, stamp: int) -> dict[str, Any]:
+        """A `system/...` metric row (no step: it is placed by its time)."""
         who = self.settings.who
         row_tags = {
             "tau.attempt": self.settings.attempt,
             CARD_TAG: card_of(name),
             STANDARD_TAG: "false",
-            **tags,
         }
         return {
             "project": who.project,
@@ -352,7 +352,7 @@ class Collector:
             "step": None,
             "wall_time": stamp,
             "value": float(value),
-            "unit": None,
+            "unit": _unit(name),
             "source": who.source,
             "split": None,
             "tags": json.dumps(row_tags, sort_keys=True),
@@ -506,6 +506,14 @@ class Collector:
         self._noted.add(text)
         self.err.write(text + "\n")
         self.err.flush()
+
+
+def _unit(name: str) -> str | None:
+    """The unit a `system/...` metric's name ends with (cores, bytes, percent)."""
+    for suffix, unit in (("_cores", "cores"), ("_bytes", "bytes"), ("_percent", "percent")):
+        if name.endswith(suffix):
+            return unit
+    return None
 
 
 def _row_dicts(tables: list[Any]) -> Iterator[dict[str, Any]]:
