@@ -372,3 +372,27 @@ def test_an_existing_run_keeps_its_identity(tmp_path: Path, store: Path, capsys)
     assert deliver(opened, who, [row], seq=0, attempt="0", scratch=tmp_path)
     [run] = opened.query("SELECT run_group_id, state FROM runs")
     assert run == {"run_group_id": "captured", "state": "succeeded"}
+
+
+def test_at_the_end_it_waits_for_the_store_before_the_done_file(
+    tmp_path: Path, store: Path, procs: list[subprocess.Popen[bytes]]
+) -> None:
+    writer = Writer(tmp_path)
+    writer.steps(0, 30)
+    procs.append(collector(tmp_path, store))
+    wait_until(lambda: count(store, "loss") >= 30, "the first rows in the store", TIMEOUT)
+    _immutable(store, True)
+    try:
+        writer.steps(30, 40)
+        sentinel(tmp_path, "succeeded")
+        err = tmp_path / "c.err"
+        wait_until(lambda: err.read_text().count("store not written") >= 2,
+                   "two notes of the refused store after the sentinel", TIMEOUT)  # fmt: skip
+        assert not (tmp_path / "run" / "done").exists() and procs[-1].poll() is None
+        assert (tmp_path / "out" / "metrics-status").is_dir()  # the status file is written
+    finally:
+        _immutable(store, False)
+    assert procs[-1].wait(timeout=TIMEOUT) == 0
+    assert (tmp_path / "run" / "done").exists()
+    steps = stored(store)
+    assert exact(steps["loss"], 40) and steps["tau/run_status"] == [None]
