@@ -396,3 +396,30 @@ def test_at_the_end_it_waits_for_the_store_before_the_done_file(
     assert (tmp_path / "run" / "done").exists()
     steps = stored(store)
     assert exact(steps["loss"], 40) and steps["tau/run_status"] == [None]
+
+
+def test_a_collector_stopped_alone_then_restarted_ends_with_the_workloads_state(
+    tmp_path: Path, store: Path, procs: list[subprocess.Popen[bytes]]
+) -> None:
+    writer = Writer(tmp_path)
+    writer.steps(0, 20)
+    procs.append(collector(tmp_path, store))
+    wait_until(lambda: count(store, "loss") >= 20, "the first rows in the store", TIMEOUT)
+    procs[-1].send_signal(signal.SIGTERM)  # the runtime stops the collector, not the pod
+    assert procs[-1].wait(timeout=TIMEOUT) == 0
+    assert run_row(store)["state"] == "cancelled"
+    (tmp_path / "run" / "done").unlink()
+    procs.append(collector(tmp_path, store))  # the kubelet restarts the sidecar
+    writer.steps(20, 40)
+    sentinel(tmp_path, "succeeded")
+    assert procs[-1].wait(timeout=TIMEOUT) == 0
+    steps = stored(store)
+    assert exact(steps["loss"], 40) and steps["tau/run_status"] == [None, None]
+    row = run_row(store)
+    tags = row["tags"]
+    assert isinstance(tags, dict)
+    assert row["state"] == "succeeded" and tags["tau.status.reason"] == "workload-entrypoint-exit"
+    latest = Store.open(store).scalar(
+        "SELECT latest_value FROM metric_summaries WHERE metric_name = 'tau/run_status'"
+    )
+    assert latest == 1.0

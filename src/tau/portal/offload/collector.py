@@ -34,7 +34,7 @@ from tau.portal.errors import UsageError
 from tau.portal.offload import checkpoint as checkpoints
 from tau.portal.offload import gpu, marker, tail
 from tau.portal.offload.checkpoint import Checkpoint, Pending
-from tau.portal.offload.delivery import Identity, Terminal, deliver
+from tau.portal.offload.delivery import SHUTDOWN_REASON, Identity, Terminal, deliver
 from tau.portal.offload.spool import Spool
 from tau.portal.offload.system import SystemSampler
 from tau.portal.store.cards import CARD_TAG, STANDARD_TAG, card_of
@@ -184,15 +184,17 @@ class Collector:
         if done is None:
             # A SIGTERM: the wrapper may have written the sentinel just before the pod stops.
             done = self._completion() or marker.Completion(
-                "cancelled", "sidecar-shutdown", SHUTDOWN, marker.now()
+                "cancelled", SHUTDOWN_REASON, SHUTDOWN, marker.now()
             )
         report = self.one_pass(number, final=True, deliver_now=False)
         for pattern in s.history:
             if next(tail.files([pattern]), None) is None:
                 # An empty record is layer 7's first question: say which history never appeared.
                 self._note(f"offload metrics: --history {pattern}: no file matched; no rows read")
-        # One marker per session and attempt: a restart after it was spooled must not add another.
-        key = f"{self.point.session}/{s.attempt}"
+        # One marker per completion: a restart after it was spooled (the same sentinel is still
+        # there) must not add another; a later completion of the same attempt (the collector
+        # was stopped and restarted, then the workload ended) adds its own.
+        key = f"{self.point.session}/{s.attempt}/{done.reason}/{done.completed_at}"
         recorded = self.point.markers.get(key)
         if recorded is None:
             row = self._marker_row(done)

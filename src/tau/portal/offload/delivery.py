@@ -31,6 +31,8 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
 OWNER = "metrics-offload"
+#: The reason of the marker a SIGTERM before the sentinel writes.
+SHUTDOWN_REASON = "sidecar-shutdown"
 #: What an existing run keeps when the collector delivers to it.
 _IDENTITY = (
     "project",
@@ -227,19 +229,26 @@ def _records(
 
 
 def _finish(w: Any, run_id: str, terminal: Terminal) -> None:
-    """The run's terminal state from the marker: over a state not yet terminal, or over the
-    state an earlier attempt's marker wrote (the last attempt wins); a terminal state the
-    controller recorded for this same attempt is left as it is.
+    """The run's terminal state from the marker: over a state not yet terminal, over the state
+    an earlier attempt's marker wrote (the last attempt wins), or over a `sidecar-shutdown`
+    marker of this attempt (the collector alone was stopped and restarted, the workload went
+    on); a terminal state the controller recorded for this same attempt is left as it is.
     """
     run = w.get("runs", {"run_id": run_id})
     if run is None:
         return
     old = str(run.get("state") or "")
-    old_attempt = w.get("tags", {"scope_type": "run", "scope_id": run_id, "key": "tau.attempt"})
-    earlier = old_attempt is not None and _int(old_attempt["value"]) < _int(
+
+    def tag(key: str) -> str | None:
+        found = w.get("tags", {"scope_type": "run", "scope_id": run_id, "key": key})
+        return None if found is None else str(found["value"])
+
+    old_attempt = tag("tau.attempt")
+    earlier = old_attempt is not None and _int(old_attempt) < _int(
         terminal.tags.get("tau.attempt", "0")
     )
-    if RANK.get(old, 0) < 3 or earlier or old == terminal.state:
+    shutdown = tag("tau.status.reason") == SHUTDOWN_REASON
+    if RANK.get(old, 0) < 3 or earlier or shutdown or old == terminal.state:
         w.replace("runs", run | {"state": terminal.state, "completed_at": terminal.completed_at})
 
 
