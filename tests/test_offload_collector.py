@@ -13,6 +13,7 @@ import subprocess
 import sys
 import textwrap
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -115,11 +116,13 @@ def run_row(root: Path) -> dict[str, object]:
         store.close()
 
 
-def sentinel(tmp: Path, state: str, reason: str = "workload-entrypoint-exit") -> None:
+def sentinel(tmp: Path, state: str, reason: str = "workload-entrypoint-exit",
+             later: float = 0.0) -> None:  # fmt: skip
+    """The wrapper's sentinel, stamped now (or `later` seconds from now)."""
     folder = tmp / "run"
     folder.mkdir(exist_ok=True)
-    body = {"state": state, "reason": reason, "message": "entrypoint exited",
-            "completed_at": "2026-12-07T04:00:00Z"}  # fmt: skip
+    stamp = (datetime.now(UTC) + timedelta(seconds=later)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    body = {"state": state, "reason": reason, "message": "entrypoint exited", "completed_at": stamp}
     (folder / ".completion.json").write_text(json.dumps(body))
     os.rename(folder / ".completion.json", folder / "completion.json")
 
@@ -411,7 +414,9 @@ def test_a_collector_stopped_alone_then_restarted_ends_with_the_workloads_state(
     (tmp_path / "run" / "done").unlink()
     procs.append(collector(tmp_path, store))  # the kubelet restarts the sidecar
     writer.steps(20, 40)
-    sentinel(tmp_path, "succeeded")
+    # The workload ends after the collector's stop (markers are ordered by their time, to the
+    # second as the wrapper writes it): its completion is stamped two seconds on.
+    sentinel(tmp_path, "succeeded", later=2.0)
     assert procs[-1].wait(timeout=TIMEOUT) == 0
     steps = stored(store)
     assert exact(steps["loss"], 40) and steps["tau/run_status"] == [None, None]
