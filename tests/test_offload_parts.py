@@ -532,3 +532,32 @@ def test_a_plain_history_brings_the_rank_files_tau_log_writes_beside_it(tmp_path
         ("metrics.rank-2.jsonl", str(tmp_path / "metrics.rank-2.jsonl")),
         ("metrics.rank-10.jsonl", str(tmp_path / "metrics.rank-10.jsonl")),
     ]
+
+
+def test_a_delivered_spool_past_its_bound_starts_afresh(
+    tmp_path: Path, capsys, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tau.portal.offload import collector
+    from tests.portal_helpers import portal
+
+    monkeypatch.setattr(collector, "ROTATE", 1000)
+    store = tmp_path / "s"
+    assert portal(capsys, "experiment", "init", "demo", "--store", store).code == 0
+    history = tmp_path / "h.jsonl"
+    args = ["experiment", "offload", "metrics", "--store", str(store), "--out",
+            str(tmp_path / "o"), "--history", str(history), "--run", "r",
+            "--completion-file", str(tmp_path / "c")]  # fmt: skip
+    history.write_text("".join(json.dumps({"_step": i, "loss": i}) + "\n" for i in range(10)))
+    assert portal(capsys, *args).code == 0
+    spool = tmp_path / "o" / "TauExpMetrics.jsonl"
+    point = json.loads((tmp_path / "o" / "checkpoint.json").read_text())
+    assert spool.stat().st_size == 0 and point["spool_size"] == point["delivered"] == 0
+    with open(history, "a") as fh:
+        fh.write(json.dumps({"_step": 10, "loss": 10}) + "\n")
+    (tmp_path / "c").write_text('{"state":"succeeded","reason":"workload-entrypoint-exit"}')
+    assert portal(capsys, *args).code == 0
+    opened = Store.open(store)
+    assert opened.query(
+        "SELECT count, max_step FROM metric_summaries WHERE metric_name='loss'"
+    ) == [{"count": 11, "max_step": 10}]
+    assert opened.scalar("SELECT state FROM runs") == "succeeded"

@@ -42,6 +42,8 @@ from tau.portal.store.cards import CARD_TAG, STANDARD_TAG, card_of
 IMPORTER = "tau.offload.metrics.v1"
 #: Spool bytes one delivery takes at most (a backlog after an outage goes in several files).
 MAX_DELIVERY = 16 << 20
+#: Spool bytes past which a wholly delivered spool starts afresh (its rows are in the store).
+ROTATE = 256 << 20
 #: How often the wait between passes looks for the sentinel and for a signal.
 POLL = 0.2
 #: The message of the marker a SIGTERM before the sentinel records.
@@ -414,11 +416,27 @@ class Collector:
             point.delivered_rows += pending.rows
             point.seq = pending.seq + 1
             point.pending = None
+            for found in point.markers.values():
+                if pending.start <= int(found["start"]) < pending.end:
+                    found["delivered"] = True  # its offsets mean nothing once the spool turns
             checkpoints.save(s.out, point)
             if stored:  # a re-delivery the store already held adds nothing
                 report.deliveries += 1
                 report.delivered_rows += rows.num_rows
         report.pending_rows = point.spool_rows - point.delivered_rows
+        if point.delivered == point.spool_size >= ROTATE:
+            self._rotate()
+
+    def _rotate(self) -> None:
+        """Start the spool afresh once everything in it is delivered and it has grown past
+        `ROTATE`: its rows are in the store, and a long run's spool would fill the claim.
+        The checkpoint says so first; a kill before the cut is finished by the restart's cut.
+        """
+        point = self.point
+        point.spool_size = point.delivered = 0
+        point.spool_rows = point.delivered_rows = 0
+        checkpoints.save(self.settings.out, point)
+        self.spool.cut(0)
 
     def _who(self, session: str) -> Identity:
         who = self.who
@@ -430,6 +448,8 @@ class Collector:
     def _terminal(self, pending: Pending) -> Terminal | None:
         """The marker's effect when the marker row lies in this delivery's range."""
         for found in self.point.markers.values():
+            if found.get("delivered"):
+                continue
             attempt = str(found["attempt"])
             if pending.start <= int(found["start"]) < pending.end:
                 done = marker.Completion(
