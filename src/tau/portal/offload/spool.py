@@ -1,10 +1,12 @@
-"""The spool: every metric row the collector has read, in order, one JSON object per line.
+"""The spool: the metric rows the collector has read, in order, one JSON object per line.
 
 Performs I/O (`<out>/TauExpMetrics.jsonl`, appended). A line is a metric row of the store
 (contract §3.4 columns: project, run_group_id, run_id, metric_name, step, wall_time, value,
-unit, source, split, tags), so a delivery is a slice of the spool and the spool alone can be
-delivered again later (`offload metrics` without `--watch`). NaN and ±Infinity are written as
-Python's json writes them (`NaN`, `Infinity`) and read back as such.
+unit, source, split, tags), so a delivery is a slice of the spool and what is not delivered
+yet can be delivered later from the spool alone (`offload metrics` without `--watch`). Once
+all of it is delivered and it is large, the collector starts it afresh (`collector.ROTATE`).
+NaN and ±Infinity are written as Python's json writes them (`NaN`, `Infinity`) and read back
+as such.
 """
 
 from __future__ import annotations
