@@ -181,7 +181,8 @@ def test_export_packet_and_adx(store: Path, tmp_path: Path, capsys) -> None:
     "argv",
     [
         ["experiment", "kusto", "metrics-query", "--project", "p"],
-        ["experiment", "offload", "metrics"],
+        ["experiment", "offload", "metrics-agent"],
+        ["experiment", "offload", "artifacts"],
     ],
 )
 def test_commands_not_built_here_say_so_and_exit_2(argv: list[str], capsys) -> None:

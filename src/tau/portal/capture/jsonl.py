@@ -65,6 +65,8 @@ class ImportRequest:
     #: RFC3339 times given by the user; unset ones come from the history's wall times.
     created_at: str | None = None
     completed_at: str | None = None
+    #: Tags every metric row carries besides the importer's own (the collector's `tau.attempt`).
+    row_tags: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -87,6 +89,27 @@ class _History:
     given: str
     data: bytes
     sha256: str
+    #: The line number of `data`'s first line in its file (a tailed file is read in pieces).
+    first_line: int = 1
+
+
+def metric_rows(
+    data: bytes, path: Path, given: str, req: ImportRequest, *, first_line: int = 1
+) -> pa.Table:
+    """The metric rows (contract §3.4 columns) of whole history lines `data` read from `path`.
+
+    The parsing, tags and non-finite handling are the importer's; `first_line` numbers the
+    lines as they sit in the file (tags and errors name them). No rows: an empty table.
+    """
+    import pyarrow as pa
+
+    history = _History(path, given, data, hashlib.sha256(data).hexdigest(), first_line)
+    wide = parse_history(history, req)
+    tables = [
+        _metric_table(part, req, 0, part.table.num_rows).cast(arrow_schema())
+        for part in _parts(wide, history, req)
+    ]
+    return pa.concat_tables(tables) if tables else arrow_schema().empty_table()
 
 
 def expand(patterns: Sequence[str]) -> list[_History]:
@@ -320,6 +343,9 @@ def _copy_history(w: Any, store: Store, run: str, f: _History) -> None:
 #: Internal columns of a parsed (wide) history; metric keys never start with `_`, so these
 #: names cannot collide with a metric.
 _STEP, _TIME, _LINE = "__step", "__time", "__line"
+#: The writing rank of a row (`"_rank": N`, written by `tau.log` when every rank logs): kept as
+#: the row's `tau.rank` tag, so two ranks' rows of one step stay apart.
+_RANK, RANK_FIELD, RANK_TAG = "__rank", "_rank", "tau.rank"
 #: The largest magnitude of `_timestamp` (epoch seconds) whose microseconds fit in int64.
 _MAX_SECONDS = 9_223_372_036_854.0
 _STEP_LIMIT = 2**63
@@ -344,9 +370,8 @@ def _parts(wide: pa.Table, f: _History, req: ImportRequest) -> list[_Part]:
         values = wide[raw_key]
         if values.null_count == len(values):
             continue
-        part = wide.select([_STEP, _TIME, _LINE, raw_key]).rename_columns(
-            [_STEP, _TIME, _LINE, "value"]
-        )
+        meta = [_STEP, _TIME, _LINE] + ([_RANK] if _RANK in wide.column_names else [])
+        part = wide.select([*meta, raw_key]).rename_columns([*meta, "value"])
         if values.null_count:
             part = part.filter(pc.is_valid(values))
         out.append(_Part(f, raw_key, req.metric_prefix + raw_key, part))
@@ -362,7 +387,7 @@ def parse_history(f: _History, req: ImportRequest) -> pa.Table:
     result and names the line of an error. Neither sees the file before every line is within
     the nesting and size bounds (`jsonl_limits`): both parsers recurse per level.
     """
-    check_lines(f.data, f.given)
+    check_lines(f.data, f.given, f.first_line)
     fast = _parse_fast(f, req)
     return fast if fast is not None else _parse_slow(f, req)
 
@@ -484,6 +509,14 @@ def _parse_fast(f: _History, req: ImportRequest) -> pa.Table | None:
                 columns[_STEP] = pc.cast(col, pa.int64())
             else:
                 return None  # a fractional, negative or huge step: an error the slow path names
+        if name == RANK_FIELD and name not in (req.step_field, req.time_field):
+            if pa.types.is_integer(kind):
+                if (pc.min(col).as_py() or 0) < 0:
+                    return None  # the slow path keeps no rank for a negative one
+                columns[_RANK] = pc.cast(col, pa.int64())
+            elif not pa.types.is_null(kind):
+                return None  # a rank of mixed or other types: the slow path decides per row
+            continue
         if name == req.time_field:
             if pa.types.is_null(kind):
                 columns[_TIME] = pa.nulls(n, pa.int64())
@@ -509,6 +542,8 @@ def _parse_fast(f: _History, req: ImportRequest) -> pa.Table | None:
         if numbers is None
         else pa.array(numbers, pa.int64())
     )
+    if f.first_line != 1:
+        columns[_LINE] = pc.add(columns[_LINE], f.first_line - 1)
     return pa.table(columns)
 
 
@@ -523,12 +558,13 @@ def _parse_slow(f: _History, req: ImportRequest) -> pa.Table:
     steps: list[int | None] = []
     times: list[int | None] = []
     lines: list[int] = []
+    ranks: list[int | None] = []
     metrics: dict[str, list[float | None]] = {}
     row = 0
     raw_lines = f.data.split(b"\n")
     if raw_lines and raw_lines[-1] == b"":
         raw_lines.pop()  # the newline that ends the last line
-    for number, raw_line in enumerate(raw_lines, start=1):
+    for number, raw_line in enumerate(raw_lines, start=f.first_line):
         try:
             line = raw_line.decode("utf-8")
         except UnicodeDecodeError as exc:
@@ -557,6 +593,10 @@ def _parse_slow(f: _History, req: ImportRequest) -> pa.Table:
         stamp = obj.get(req.time_field)
         times.append(_micros(stamp, where, number, req.time_field))
         lines.append(number)
+        rank = obj.get(RANK_FIELD)
+        ranks.append(
+            rank if isinstance(rank, int) and not isinstance(rank, bool) and rank >= 0 else None
+        )
         for key, value in obj.items():
             if key.startswith("_") or key in (req.step_field, req.time_field):
                 continue
@@ -580,6 +620,8 @@ def _parse_slow(f: _History, req: ImportRequest) -> pa.Table:
         _TIME: pa.array(times, pa.int64()),
         _LINE: pa.array(lines, pa.int64()),
     }
+    if any(r is not None for r in ranks) and RANK_FIELD not in (req.step_field, req.time_field):
+        columns[_RANK] = pa.array(ranks, pa.int64())
     for key, values in metrics.items():
         columns[key] = pa.array(values, pa.float64())
     return pa.table(columns)
@@ -620,7 +662,7 @@ def _micros(value: Any, where: str, line: int, name: str) -> int | None:
 # -- the long metric rows ---------------------------------------------------------------
 
 
-def _tag_prefix(part: _Part) -> str:
+def _tag_prefix(part: _Part, req: ImportRequest) -> str:
     """The tags JSON of a metric row up to its line number (the only per-row tag)."""
     fixed = {
         "jsonl.history_file": part.history.path.name,
@@ -630,6 +672,7 @@ def _tag_prefix(part: _Part) -> str:
         CARD_TAG: card_of(part.name),
         STANDARD_TAG: "true" if is_standard(part.name) else "false",
     }
+    fixed.update(req.row_tags)
     return json.dumps(fixed, sort_keys=True)[:-1] + ', "jsonl.history_line": "'
 
 
@@ -665,9 +708,21 @@ def _metric_table(part: _Part, req: ImportRequest, start: int, length: int) -> p
 
     # Every row's tags are the same JSON object but for the line number: two constant halves
     # around the line joined in C, instead of serializing millions of dicts.
+    rank = (
+        # `, "tau.rank": "N"` where the row has a rank, nothing where it has none.
+        pc.fill_null(
+            pc.binary_join_element_wise(
+                pa.scalar(f'", "{RANK_TAG}": "'), pc.cast(rows[_RANK], pa.string()), ""
+            ),
+            "",
+        )
+        if _RANK in rows.column_names
+        else pa.scalar("")
+    )
     tags = pc.binary_join_element_wise(
-        pa.scalar(_tag_prefix(part)),
+        pa.scalar(_tag_prefix(part, req)),
         pc.cast(rows[_LINE], pa.string()),
+        rank,
         pa.scalar('"}'),
         "",
     )

@@ -81,7 +81,7 @@ def long_lines(buf: bytes, limit: int) -> Iterator[tuple[int, int]]:
         start = end + 1
 
 
-def check_lines(data: bytes, where: str) -> None:
+def check_lines(data: bytes, where: str, first_line: int = 1) -> None:
     """Refuse the first line over either bound, naming `where:line`.
 
     Raises:
@@ -89,7 +89,8 @@ def check_lines(data: bytes, where: str) -> None:
     """
     for line, length in long_lines(data, MAX_LINE_BYTES):
         raise UsageError(
-            f"{where}:{line}: line is {length} bytes; the limit is {MAX_LINE_BYTES} bytes (16 MiB)",
+            f"{where}:{line + first_line - 1}: line is {length} bytes; the limit is "
+            f"{MAX_LINE_BYTES} bytes (16 MiB)",
             hint="a metrics.history row holds scalar metrics; write large values to a file of "
             "their own and keep the row small, or drop the line",
         )
@@ -103,7 +104,8 @@ def check_lines(data: bytes, where: str) -> None:
         found = depth(lines[line - 1])
         if found > MAX_DEPTH:
             raise UsageError(
-                f"{where}:{line}: nested {found} levels deep; the limit is {MAX_DEPTH}",
+                f"{where}:{line + first_line - 1}: nested {found} levels deep; the limit is "
+                f"{MAX_DEPTH}",
                 hint="a metrics.history row is one flat JSON object of numbers (nested values "
                 "carry no metric); flatten the value or drop the line",
             )

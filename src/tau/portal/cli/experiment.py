@@ -1301,8 +1301,17 @@ app.command(
 
 kusto_app = App(name="kusto", help="Emit KQL for the ADX projection (not built yet).")
 app.command(kusto_app)
-offload_app = App(name="offload", help="Offline/recovery metric projection (not built yet).")
+offload_app = App(
+    name="offload",
+    help="Collect a run's metrics.history into the store (metrics); the other verbs are not "
+    "built yet.",
+)
 app.command(offload_app)
+offload_app.command(
+    "tau.portal.cli.offload:metrics",
+    name="metrics",
+    help="Tail metrics.history files, spool them under --out and deliver them into the store.",
+)
 
 
 def _not_built(group: App, verb: str, full: str, hint: str) -> None:
@@ -1321,10 +1330,10 @@ for _verb in ("metrics-query", "lifecycle-query", "schema"):
         "ADX/Kusto is a downstream projection; write offline files with "
         f"`{CMD} export adx --out DIR`",
     )
-for _verb in ("metrics", "metrics-agent", "artifacts", "artifacts-agent"):
+for _verb in ("metrics-agent", "artifacts", "artifacts-agent"):
     _not_built(
         offload_app,
         _verb,
         f"{CMD} offload {_verb}",
-        f"import histories with `{CMD} import jsonl`",
+        f"collect histories with `{CMD} offload metrics`, or import them with `{CMD} import jsonl`",
     )
