@@ -145,6 +145,7 @@ def run_command(call: Callable[[], object]) -> int:
     """
     import sys
 
+    _catch_ctrl_c()
     try:
         result = call()
     except TauError as exc:
@@ -165,6 +166,21 @@ def run_command(call: Callable[[], object]) -> int:
     if isinstance(result, int) and not isinstance(result, bool):
         return result
     return int(ExitCode.OK)
+
+
+def _catch_ctrl_c() -> None:
+    """Make Ctrl-C (SIGINT) raise KeyboardInterrupt even when tau was started with it ignored.
+
+    A shell starts a background job (`cmd &` in a script) with SIGINT ignored, and Python then
+    leaves it ignored: Ctrl-C, or a SIGINT sent to the process, would do nothing, and a watch
+    would never end and probe pods never be deleted. The reference (Go's signal.Notify) takes
+    the signal back in that case too. Only the main thread may install a handler.
+    """
+    import signal
+    import threading
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def _is_parse_error(exc: Exception) -> bool:
