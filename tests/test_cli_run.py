@@ -446,7 +446,7 @@ def test_an_unbuilt_subcommand_says_not_implemented_yet_and_exits_2(capsys: Cap)
 def test_pre_split_roots_do_not_exist(capsys: Cap, root: str) -> None:
     assert main([root]) == 1
     _, err = capsys.readouterr()
-    assert f'Unknown command "{root}"' in err
+    assert err.startswith(f'error: tau {root}: unknown command "{root}"\n')
 
 
 def test_tau_version_prints_version_commit_and_build(capsys: Cap) -> None:

@@ -135,11 +135,12 @@ class ClusterError(TauError):
             self.exit_code = ExitCode.INVALID
 
 
-def run_command(call: Callable[[], object]) -> int:
+def run_command(call: Callable[[], object], prog: str = "tau") -> int:
     """Run one command of either CLI (`tau`, `taugrid-portal`) and return its exit code.
 
     Every way a command can end becomes an exit code here, so neither CLI ever shows a
-    traceback: a usage error cyclopts has already printed (1), a TauError (its code), Ctrl-C
+    traceback: a usage error of the CLI framework (1, printed as `error: PROG ARGS: ...` with a
+    hint, `prog` being the program's name), a TauError (its code), Ctrl-C
     (130), a closed stdout pipe (0: the reader has what it wanted), and a file or directory the
     command could not use (1, one line naming it).
     """
@@ -161,7 +162,10 @@ def run_command(call: Callable[[], object]) -> int:
         return int(ExitCode.INVALID)
     except Exception as exc:
         if _is_parse_error(exc):
-            return int(ExitCode.INVALID)  # cyclopts has already printed the error panel
+            from tau.usage import usage_error_text
+
+            sys.stderr.write(usage_error_text(exc, prog) + "\n")
+            return int(ExitCode.INVALID)
         raise
     if isinstance(result, int) and not isinstance(result, bool):
         return result

@@ -210,10 +210,14 @@ def run(
     if dry_run not in (None, "client", "server"):
         raise UsageError("--dry-run must be one of: client, server")
     if len(targets) > 1:
+        from tau.cli.verbs import SUBCOMMANDS
+
+        first = targets[0]
         raise UsageError(
             f"tau run takes one TARGET, got {len(targets)}: {' '.join(targets)}",
-            hint="run them one at a time, or review several with `tau run --diff "
-            f"{' '.join(targets)}`",
+            hint=f"`{first}` is not a subcommand, so it is read as the target tau/{first}.yaml "
+            f"(the subcommands: {', '.join(SUBCOMMANDS)}); run targets one at a time, or "
+            f"review several with `tau run --diff {' '.join(targets)}`",
         )
     target = targets[0] if targets else None
     managed = Options(
@@ -239,7 +243,7 @@ def run(
 def _review_mode(
     render: bool, diff: bool, given: dict[str, bool], *, dry_run: str | None, config: Any
 ) -> str | None:
-    """ "render", "diff" or None (a run); a review flag without its mode is a usage error."""
+    """The mode: "render", "diff" or None (a run); a review flag without its mode is refused."""
     from tau.errors import UsageError
 
     if render and diff:

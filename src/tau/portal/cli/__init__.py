@@ -24,6 +24,8 @@ def build_app() -> App:
         help="Tau experiment tracking and observability portal",
         result_action="return_value",
         exit_on_error=False,
+        # Parse errors are printed by tau.errors.run_command in the error:/hint: form.
+        print_error=False,
         version_flags=["--version"],
         version=_version,
         # Plain-text docstrings, as for `tau` (see tau.cli.build_app).
@@ -65,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
     if args and args[0] == "exp":  # the hidden legacy alias of `experiment`
         args[0] = "experiment"
     args = hoist_store(args)
-    return run_command(lambda: _located(lambda: build_app()(args)))
+    return run_command(lambda: _located(lambda: build_app()(args)), prog="taugrid-portal")
 
 
 def _located(command: Callable[[], Any]) -> Any:
