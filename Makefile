@@ -5,7 +5,7 @@ PIP ?= .venv/bin/pip
 .DEFAULT_GOAL := help
 
 ##@ Setup
-.PHONY: help install
+.PHONY: help install dist
 help: ## List the targets
 	@awk 'BEGIN {FS = ":.*##"} /^[a-zA-Z_-]+:.*##/ {printf "  %-18s %s\n", $$1, $$2} /^##@/ {printf "\n%s\n", substr($$0, 5)}' $(MAKEFILE_LIST)
 
@@ -13,6 +13,12 @@ install: ## Create .venv and install tau with its development tools
 	test -x $(PYTHON) || python3 -m venv .venv
 	$(PIP) install --quiet --upgrade pip
 	$(PIP) install --quiet -e '.[dev]'
+
+dist: ## Build the wheel and sdist into dist/ with their SHA256SUMS (what users install)
+	rm -rf dist
+	$(PYTHON) -m build --outdir dist .
+	cd dist && sha256sum *.whl *.tar.gz > SHA256SUMS
+	@cat dist/SHA256SUMS
 
 ##@ Generated code and goldens
 .PHONY: generate check-generated golden

@@ -43,7 +43,9 @@ def build_app() -> App:
     app = App(
         name="tau",
         help="Repository-first AI workloads on Kubernetes.",
-        version_flags=[],
+        # `tau --version` prints what `tau version` prints.
+        version_flags=["--version"],
+        version=_version_text,
         result_action="return_value",
         # Parse errors are raised to main(), which prints them in the error:/hint: form
         # (tau.usage) and exits 1 for bad usage like any bad input.
@@ -61,6 +63,12 @@ def build_app() -> App:
     # A flag, not an eighth root: the seven roots are the contract.
     app.command(print_completion, name="--completion")
     return app
+
+
+def _version_text() -> str:
+    from tau.build_info import text
+
+    return text()
 
 
 def print_completion(shell: Literal["bash", "zsh", "fish"], /) -> int:
