@@ -32,7 +32,7 @@ golden: ## Rewrite golden/ from the current renderer; review the diff
 	$(PYTHON) -m pytest -q tests/test_golden*.py tests/test_portal_stellar_golden.py tests/test_status_text.py --update-golden
 
 ##@ Checks
-.PHONY: lint typecheck test bench verify e2e e2e-build cluster-up cluster-down
+.PHONY: lint typecheck test lower-bounds bench verify e2e e2e-build cluster-up cluster-down
 lint: ## ruff lint and format check over the hand-written code
 	$(PYTHON) -m ruff check src tests codegen.py bench
 	$(PYTHON) -m ruff format --check src tests codegen.py bench
@@ -55,6 +55,9 @@ cluster-up: ## Start that control plane in the background, ready for a researche
 
 cluster-down: ## Stop the control plane of cluster-up and remove its data
 	$(PYTHON) -m tests.e2e.controlplane down
+
+lower-bounds: ## A fast subset of the tests with every dependency at its lower bound (venv cached outside the clone)
+	$(PYTHON) -m tests.lower_bounds
 
 bench: ## Run the speed benchmarks and print medians
 	$(PYTHON) bench/run_all.py

@@ -157,6 +157,11 @@ def run_command(call: Callable[[], object], prog: str = "tau") -> int:
         return 130
     except BrokenPipeError:
         return int(ExitCode.OK)
+    except ModuleNotFoundError as exc:
+        if exc.name is None or exc.name.split(".")[0] not in PORTAL_MODULES:
+            raise
+        sys.stderr.write(portal_extra_missing([exc.name.split(".")[0]]).format() + "\n")
+        return int(ExitCode.INVALID)
     except OSError as exc:
         sys.stderr.write(_os_error_line(exc) + "\n")
         return int(ExitCode.INVALID)
@@ -170,6 +175,21 @@ def run_command(call: Callable[[], object], prog: str = "tau") -> int:
     if isinstance(result, int) and not isinstance(result, bool):
         return result
     return int(ExitCode.OK)
+
+
+#: The modules of the `portal` extra (pyproject.toml): taugrid-portal's, never tau's.
+PORTAL_MODULES = ("pyarrow", "jinja2", "markupsafe", "starlette", "uvicorn", "psycopg")
+
+
+def portal_extra_missing(missing: list[str]) -> UsageError:
+    """The error for a portal command run where tau was installed without `tau[portal]`."""
+    return UsageError(
+        f"taugrid-portal needs tau's portal extra, which is not installed here (missing: "
+        f"{', '.join(missing)})",
+        hint="install tau with it, `tau[portal]`, the way tau was installed: e.g. "
+        "`pipx install --force 'tau-<version>-py3-none-any.whl[portal]'` or "
+        "`pip install 'tau[portal] @ git+<tau repository URL>'` (README, \"Install\")",
+    )
 
 
 def _catch_ctrl_c() -> None:

@@ -67,7 +67,22 @@ def main(argv: list[str] | None = None) -> int:
     if args and args[0] == "exp":  # the hidden legacy alias of `experiment`
         args[0] = "experiment"
     args = hoist_store(args)
-    return run_command(lambda: _located(lambda: build_app()(args)), prog="taugrid-portal")
+    return run_command(lambda: _needs_extra(args), prog="taugrid-portal")
+
+
+def _needs_extra(args: list[str]) -> Any:
+    """Run the command once the portal extra is known to be installed (help and the version
+    work without it); `tau` alone never needs it.
+    """
+    from importlib.util import find_spec
+
+    from tau.errors import PORTAL_MODULES, portal_extra_missing
+
+    if args[:1] not in ([], ["version"], ["--version"], ["--help"], ["-h"]):
+        missing = [m for m in PORTAL_MODULES if find_spec(m) is None]
+        if missing:
+            raise portal_extra_missing(missing)
+    return _located(lambda: build_app()(args))
 
 
 def _located(command: Callable[[], Any]) -> Any:
