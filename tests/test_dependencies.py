@@ -93,7 +93,8 @@ def test_taugrid_portal_without_its_extra_names_it(monkeypatch, capsys) -> None:
     assert out == ""
     assert err.startswith(
         "error: taugrid-portal needs tau's portal extra, which is not installed here (missing: "
-        "pyarrow, uvicorn)\n  hint: install tau with it, `tau[portal]`, the way tau was installed"
+        "pyarrow, uvicorn)\n  hint: install tau with its portal extra, `tau[portal]`, the way tau "
+        "was installed"
     )
     assert main(["version", "--short"]) == 0  # the version needs no extra
 

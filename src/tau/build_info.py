@@ -44,6 +44,18 @@ def recorded_source() -> str:
     return "" if record is None else str(record.SOURCE)
 
 
+def extra_install_hint(extra: str) -> str:
+    """How to install tau with its optional `extra` (aks, portal): this project's own install,
+    from the Git URL this tau was built from when the build recorded one.
+    """
+    url = recorded_source() or "<tau repository URL>"
+    return (
+        f"install tau with its {extra} extra, `tau[{extra}]`, the way tau was installed: e.g. "
+        f"`pipx install --force 'tau-<version>-py3-none-any.whl[{extra}]'` or "
+        f"`pip install 'tau[{extra}] @ git+{url}'` (README, \"Install\")"
+    )
+
+
 def _checkout_commit() -> str:
     """HEAD of the Git checkout holding this package (`+dirty` with changes), or "unknown"."""
     here = str(Path(__file__).resolve().parent)

@@ -183,12 +183,12 @@ PORTAL_MODULES = ("pyarrow", "jinja2", "markupsafe", "starlette", "uvicorn", "ps
 
 def portal_extra_missing(missing: list[str]) -> UsageError:
     """The error for a portal command run where tau was installed without `tau[portal]`."""
+    from tau.build_info import extra_install_hint
+
     return UsageError(
         f"taugrid-portal needs tau's portal extra, which is not installed here (missing: "
         f"{', '.join(missing)})",
-        hint="install tau with it, `tau[portal]`, the way tau was installed: e.g. "
-        "`pipx install --force 'tau-<version>-py3-none-any.whl[portal]'` or "
-        "`pip install 'tau[portal] @ git+<tau repository URL>'` (README, \"Install\")",
+        hint=extra_install_hint("portal"),
     )
 
 
