@@ -27,7 +27,7 @@ Cap = pytest.CaptureFixture[str]
         (
             ["run", "resume", "x"],
             "error: tau run resume x: --config is required",
-            "pass --config VALUE; see `tau run resume --help`",
+            "pass --config PATH; see `tau run resume --help`",
         ),
         (
             ["run", "resume", "x", "--config"],

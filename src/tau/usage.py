@@ -14,6 +14,9 @@ import re
 import shlex
 from typing import Any
 
+#: How a required flag's value is named in the hint, by the parameter's type.
+_METAVARS = {"Path": "PATH", "int": "N", "float": "N"}
+
 
 def usage_error_text(exc: Any, prog: str) -> str:
     """`error: PROG ARGS...: what is wrong` and a `hint:` line for cyclopts' error `exc`."""
@@ -33,7 +36,8 @@ def _message(exc: Any, chain: str) -> tuple[str, str | None]:
             return f"{flag} needs a value", None
         if argument.field_info.is_positional:
             return f"missing {argument.name.lstrip('-').upper()}", None
-        return f"{argument.name} is required", f"pass {argument.name} VALUE; see `{chain} --help`"
+        value = _METAVARS.get(getattr(argument.hint, "__name__", ""), "VALUE")
+        return f"{argument.name} is required", f"pass {argument.name} {value}; see `{chain} --help`"
     if kind == "UnusedCliTokensError" and unused:
         words = " ".join(f'"{t}"' for t in unused)
         return (
