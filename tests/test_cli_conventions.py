@@ -168,3 +168,9 @@ def test_the_stellar_tui_honours_no_color() -> None:
     assert wants_color(Terminal(), {}) and wants_color(Terminal(), {"NO_COLOR": ""})
     assert not wants_color(Terminal(), {"NO_COLOR": "1"})
     assert not wants_color(io.StringIO(), {})
+
+
+def test_the_portal_prints_its_completion_too(capsys: Cap) -> None:
+    assert portal_main(["--completion", "bash"]) == 0
+    out = capsys.readouterr().out
+    assert "taugrid-portal" in out and "autocapture" in out

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
 
 from cyclopts import App
 
@@ -37,7 +37,18 @@ def build_app() -> App:
     app.command("tau.portal.cli.experiment:app", name="experiment")
     app.command("tau.portal.cli.portal:app", name="portal")
     app.command("tau.portal.cli.version:app", name="version")
+    app.command(print_completion, name="--completion")
     return app
+
+
+def print_completion(shell: Literal["bash", "zsh", "fish"], /) -> int:
+    """Print the shell completion script of taugrid-portal for SHELL (bash, zsh or fish).
+
+    Write it once where the shell loads completions (README, "Shell completion").
+    """
+    script = build_app().generate_completion(prog_name="taugrid-portal", shell=shell)
+    sys.stdout.write(script if script.endswith("\n") else script + "\n")
+    return 0
 
 
 def _version() -> str:
@@ -78,7 +89,7 @@ def _needs_extra(args: list[str]) -> Any:
 
     from tau.errors import PORTAL_MODULES, portal_extra_missing
 
-    if args[:1] not in ([], ["version"], ["--version"], ["--help"], ["-h"]):
+    if args[:1] not in ([], ["version"], ["--version"], ["--help"], ["-h"], ["--completion"]):
         missing = [m for m in PORTAL_MODULES if find_spec(m) is None]
         if missing:
             raise portal_extra_missing(missing)
