@@ -5,7 +5,7 @@ PIP ?= .venv/bin/pip
 .DEFAULT_GOAL := help
 
 ##@ Setup
-.PHONY: help install
+.PHONY: help install dist
 help: ## List the targets
 	@awk 'BEGIN {FS = ":.*##"} /^[a-zA-Z_-]+:.*##/ {printf "  %-18s %s\n", $$1, $$2} /^##@/ {printf "\n%s\n", substr($$0, 5)}' $(MAKEFILE_LIST)
 
@@ -13,6 +13,12 @@ install: ## Create .venv and install tau with its development tools
 	test -x $(PYTHON) || python3 -m venv .venv
 	$(PIP) install --quiet --upgrade pip
 	$(PIP) install --quiet -e '.[dev]'
+
+dist: ## Build the wheel and sdist into dist/ with their SHA256SUMS (what users install)
+	rm -rf dist
+	$(PYTHON) -m build --outdir dist .
+	cd dist && sha256sum *.whl *.tar.gz > SHA256SUMS
+	@cat dist/SHA256SUMS
 
 ##@ Generated code and goldens
 .PHONY: generate check-generated golden
@@ -26,7 +32,7 @@ golden: ## Rewrite golden/ from the current renderer; review the diff
 	$(PYTHON) -m pytest -q tests/test_golden*.py tests/test_portal_stellar_golden.py tests/test_status_text.py --update-golden
 
 ##@ Checks
-.PHONY: lint typecheck test bench verify e2e e2e-build cluster-up cluster-down
+.PHONY: lint typecheck test lower-bounds bench verify e2e e2e-build cluster-up cluster-down
 lint: ## ruff lint and format check over the hand-written code
 	$(PYTHON) -m ruff check src tests codegen.py bench
 	$(PYTHON) -m ruff format --check src tests codegen.py bench
@@ -49,6 +55,9 @@ cluster-up: ## Start that control plane in the background, ready for a researche
 
 cluster-down: ## Stop the control plane of cluster-up and remove its data
 	$(PYTHON) -m tests.e2e.controlplane down
+
+lower-bounds: ## A fast subset of the tests with every dependency at its lower bound (venv cached outside the clone)
+	$(PYTHON) -m tests.lower_bounds
 
 bench: ## Run the speed benchmarks and print medians
 	$(PYTHON) bench/run_all.py

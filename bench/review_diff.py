@@ -1,4 +1,4 @@
-"""Median wall time of `tau run diff --all` on a 50-target monorepo (target < 2 s).
+"""Median wall time of `tau run --diff --all` on a 50-target monorepo (target < 2 s).
 
     .venv/bin/python bench/review_diff.py [--projects N] [--targets N] [--runs N]
 
@@ -6,7 +6,7 @@ The monorepo is a scratch Git repository with a tau.projects.yaml of N projects,
 own targets: alternately a two-worker Ray training run and a CPU Job, each with its script. A
 commit holds them all; then the work tree changes a fifth of them (GPUs, an env var, a script
 line), so the diff renders every target twice (HEAD and the work tree) and reports the changed
-ones. The time is the whole CLI as a user runs it (`tau run diff --all`, a fresh process).
+ones. The time is the whole CLI as a user runs it (`tau run --diff --all`, a fresh process).
 """
 
 from __future__ import annotations
@@ -123,7 +123,7 @@ def main() -> int:
         for _ in range(args.runs):
             start = time.perf_counter()
             done = subprocess.run(
-                [*TAU, "run", "diff", "--all"], cwd=root, env=env, capture_output=True, text=True
+                [*TAU, "run", "--diff", "--all"], cwd=root, env=env, capture_output=True, text=True
             )
             times.append(time.perf_counter() - start)
             if done.returncode != 1:
@@ -134,7 +134,7 @@ def main() -> int:
         assert last.startswith(f"{changed} of {total} targets changed"), last
         median = statistics.median(times)
     print(
-        f"tau run diff --all, {total} targets ({changed} changed): median {median:.2f} s "
+        f"tau run --diff --all, {total} targets ({changed} changed): median {median:.2f} s "
         f"over {args.runs} runs (min {min(times):.2f} s, max {max(times):.2f} s); "
         f"target < {TARGET_SECONDS:.0f} s: {'ok' if median < TARGET_SECONDS else 'MISSED'}"
     )

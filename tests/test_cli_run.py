@@ -383,10 +383,29 @@ def test_the_run_subcommands_are_exactly_the_documented_ones() -> None:
         "cancel",
         "resume",
         "history",
-        "render",
-        "diff",
     }
     assert command_names(build_app()["run"]) == set(SUBCOMMANDS)
+
+
+@pytest.mark.parametrize("name", ["render", "diff"])
+@pytest.mark.parametrize("path", ["hot", "full"])
+def test_a_target_named_like_a_review_flag_runs(
+    repo: Path, capsys: Cap, name: str, path: str
+) -> None:
+    """Review is `--render`/`--diff` on the run root: `render` and `diff` are target names,
+    on the hot path (tau.cli.fast) and through the full app alike.
+    """
+    from tau.errors import run_command
+
+    write(repo / "tau" / f"{name}.yaml", VALID.replace("name: train", f"name: {name}"))
+    write(repo / "tau" / "train.py", "print('hello')\n")
+    argv = ["run", name, "--dry-run=client", "-o", "json"]
+    code = main(argv) if path == "hot" else run_command(lambda: build_app()(argv))
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    job = json.loads(out)
+    assert (job["kind"], job["metadata"]["name"]) == ("Job", name)
+    assert run(capsys, "run", "validate", name) == (0, f"tau/{name}.yaml is valid\n", "")
 
 
 def unbuilt_run_subcommands() -> list[str]:
@@ -427,7 +446,7 @@ def test_an_unbuilt_subcommand_says_not_implemented_yet_and_exits_2(capsys: Cap)
 def test_pre_split_roots_do_not_exist(capsys: Cap, root: str) -> None:
     assert main([root]) == 1
     _, err = capsys.readouterr()
-    assert f'Unknown command "{root}"' in err
+    assert err.startswith(f'error: tau {root}: unknown command "{root}"\n')
 
 
 def test_tau_version_prints_version_commit_and_build(capsys: Cap) -> None:

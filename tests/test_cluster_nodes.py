@@ -13,6 +13,7 @@ from tests.cluster_objects import node, operator_shell, probe_log
 from tests.kubeapi.fixtures import EMULATOR_CONTEXT
 from tests.kubeapi.probe_kubelet import ProbeKubelet
 from tests.kubeapi.server import KubeApiServer
+from tests.sigint_launch import python_ignoring_sigint
 
 LOGS = {
     "gpu-a": probe_log("healthy"),
@@ -215,23 +216,17 @@ def test_sigint_to_a_real_process_leaves_no_probe_pod(cluster, kubeconfig_file, 
     import os
     import signal
     import subprocess
-    import sys
     import time
 
     for i in range(6):
         cluster.put(node(f"gpu-{i}"))
     env = dict(os.environ, KUBECONFIG=str(kubeconfig_file), TAU_CONFIG_DIR=str(tmp_path / "cfg"))
+    # Started as a script's background job starts it (SIGINT ignored): tau takes it back.
+    argv = python_ignoring_sigint(
+        "-m", "tau", "cluster", "validate", "nodes", "--context", EMULATOR_CONTEXT
+    )
     proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "tau",
-            "cluster",
-            "validate",
-            "nodes",
-            "--context",
-            EMULATOR_CONTEXT,
-        ],
+        argv,
         env=env,
         cwd=tmp_path,
         stdout=subprocess.PIPE,
@@ -239,8 +234,8 @@ def test_sigint_to_a_real_process_leaves_no_probe_pod(cluster, kubeconfig_file, 
         text=True,
     )
     try:
-        # Ctrl-C only once the probes are in flight: before that the interpreter may still be
-        # importing (seconds on a busy machine). The bound only ends a broken run; on a loaded
+        # Ctrl-C only once the probes are in flight (the state it signals into; tau installed
+        # its handler before it created any). The bound only ends a broken run; on a loaded
         # machine starting and cleaning up take many times their quiet duration.
         deadline = time.monotonic() + BUSY_MACHINE_BOUND
         while len(probe_pods(cluster)) < 6 and time.monotonic() < deadline:

@@ -1,4 +1,4 @@
-"""Goldens of `tau run diff` (text, markdown, json) and `tau run render --check`.
+"""Goldens of `tau run --diff` (text, markdown, json) and `tau run --render --check`.
 
 One scenario, built in a scratch Git repository: at HEAD a Ray training run, three CPU Jobs
 and their checked-in renders; in the work tree the training run takes fewer GPUs per worker, a
@@ -50,7 +50,7 @@ def scenario(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.Cap
     repo.write("tau/train.py", SCRIPT)
     for name in ("eval", "old", "broken"):
         repo.job(name)
-    assert tau(capsys, "run", "render", "--all")[0] == 0
+    assert tau(capsys, "run", "--render", "--all")[0] == 0
     repo.commit("base")
     repo.write(
         "tau/train.yaml",
@@ -76,7 +76,7 @@ def test_diff_against_head_in_each_output_format(
     output: str,
     golden: str,
 ) -> None:
-    code, out, err = tau(capsys, "run", "diff", "--all", "-o", output)
+    code, out, err = tau(capsys, "run", "--diff", "--all", "-o", output)
     assert (code, err) == (1, "")
     assert_golden(out, GOLDEN / golden, update_golden)
 
@@ -84,6 +84,6 @@ def test_diff_against_head_in_each_output_format(
 def test_render_check_on_the_same_change(
     scenario: Repo, capsys: pytest.CaptureFixture[str], update_golden: bool
 ) -> None:
-    code, out, err = tau(capsys, "run", "render", "--all", "--check")
+    code, out, err = tau(capsys, "run", "--render", "--all", "--check")
     assert code == 1
     assert_golden(f"{out}--- stderr\n{err}", GOLDEN / "render-check.txt", update_golden)

@@ -10,7 +10,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +22,7 @@ from tau.portal.store.core import Store
 from tau.session import connect
 from tests.portal_capture_seed import CTX, NS, complete, job, new_store, prepare
 from tests.portal_helpers import portal
+from tests.sigint_launch import python_ignoring_sigint
 
 #: Passes a broken watch may make before the test gives up (each waits at most INTERVAL).
 BOUND = 40
@@ -127,14 +127,17 @@ def test_ctrl_c_ends_the_watch_with_130_and_no_traceback(emulator, store, tmp_pa
     emulator.put(job("train-1"))
     args = ["experiment", "autocapture", "--watch", "-n", NS, *CTX, "--store", str(store)]
     env = dict(os.environ, PYTHONUNBUFFERED="1")
+    # Started as a script's background job starts it (SIGINT ignored): the portal takes it back.
+    code = "import sys; from tau.portal.cli import main; sys.exit(main())"
     proc = subprocess.Popen(
-        [sys.executable, "-c", "import sys; from tau.portal.cli import main; sys.exit(main())",
-         *args],
+        python_ignoring_sigint("-c", code, *args),
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
     )  # fmt: skip
     try:
         assert proc.stdout is not None
-        header = proc.stdout.readline()  # the watch is running once its first pass printed
+        # The state Ctrl-C signals into: the watch loop, entered once its first pass printed
+        # (the handler is installed before the command runs).
+        header = proc.stdout.readline()
         row = proc.stdout.readline()
         proc.send_signal(signal.SIGINT)
         # A bound for a hung watch only: on a busy machine ending the process (Ctrl-C, then

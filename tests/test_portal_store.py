@@ -108,7 +108,7 @@ def test_import_writes_parquet_with_metric_row_columns(store: Path, tmp_path: Pa
     assert body["action"] == "imported" and body["rows"] == 20
     path = store / body["metric_file"]
     assert path.parent.name == "run=r1" and path.parent.parent.name == "group=default"
-    table = pq.read_table(path)
+    table = pq.read_table(path, partitioning=None)
     assert table.column_names == [
         "project", "run_group_id", "run_id", "metric_name", "step", "wall_time", "value",
         "unit", "source", "split", "tags",

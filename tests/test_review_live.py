@@ -1,4 +1,4 @@
-"""`tau run diff --live`: the comparison logic on recorded objects (no cluster).
+"""`tau run --diff --live`: the comparison logic on recorded objects (no cluster).
 
 `answer` plays the API server: what a create of a tau Job returns (defaults, a uid, the Job
 controller's selector and labels, Kueue's webhook suspending it, managedFields for the creating
@@ -344,7 +344,7 @@ def test_a_config_that_does_not_render_is_an_error_not_a_traceback(cluster: Fake
 
 
 # The whole command against the local Kubernetes API emulator (tests/kubeapi): submit, then
-# `tau run diff NAME --live`.
+# `tau run --diff NAME --live`.
 from tests.test_cli_lifecycle import project  # noqa: E402
 
 __all__ = ["project"]
@@ -357,12 +357,12 @@ def test_the_cli_diffs_a_submitted_run_against_its_live_objects(
 
     assert main(["run", "finetune", "-n", "team"]) == 0
     capsys.readouterr()
-    assert main(["run", "diff", "finetune", "--live", "-n", "team"]) == 0
+    assert main(["run", "--diff", "finetune", "--live", "-n", "team"]) == 0
     assert capsys.readouterr().out == "no change (1 target, live → submit)\n"
     config = project / "tau" / "finetune.yaml"
     text = config.read_text().replace("cuda13.0\n", "cuda13.0\n  env:\n    REVIEW_LR: '0.1'\n", 1)
     config.write_text(text)
-    assert main(["run", "diff", "finetune", "--live", "-n", "team", "-o", "json"]) == 1
+    assert main(["run", "--diff", "finetune", "--live", "-n", "team", "-o", "json"]) == 1
     doc = json.loads(capsys.readouterr().out)
     changes = [c["path"] for o in doc["targets"][0]["objects"] for c in o["changes"]]
     assert changes == ["spec.template.spec.containers[main].env[REVIEW_LR]"]
@@ -376,7 +376,7 @@ def test_a_run_never_submitted_is_new_on_the_live_side(
 ) -> None:
     from tau.cli import main
 
-    assert main(["run", "diff", "eval", "--live", "-n", "team"]) == 1
+    assert main(["run", "--diff", "eval", "--live", "-n", "team"]) == 1
     assert capsys.readouterr().out.splitlines() == [
         "eval: new target (not in live)",
         "  + Job/eval",
@@ -422,12 +422,12 @@ def test_an_object_an_older_config_created_shows_as_removed(
     config = project / "tau" / "finetune.yaml"
     config.write_text(config.read_text().replace("  nodes: 2\n", "  nodes: 1\n"))
     capsys.readouterr()
-    assert main(["run", "diff", "finetune", "--live", "-n", "team", "-o", "json"]) == 1
+    assert main(["run", "--diff", "finetune", "--live", "-n", "team", "-o", "json"]) == 1
     doc = json.loads(capsys.readouterr().out)
     objects = {(o["kind"], o["name"]): o["status"] for o in doc["targets"][0]["objects"]}
     assert objects[("Service", "finetune-headless")] == "removed"
     assert objects[("Job", "finetune")] == "changed"
-    assert main(["run", "diff", "finetune", "--live", "-n", "team"]) == 1
+    assert main(["run", "--diff", "finetune", "--live", "-n", "team"]) == 1
     assert "  - Service/finetune-headless" in capsys.readouterr().out.splitlines()
 
 
@@ -451,7 +451,7 @@ def test_objects_of_other_runs_and_of_other_tools_are_not_listed_as_removed(
             }
         )
     capsys.readouterr()
-    assert main(["run", "diff", "eval", "--live", "-n", "team", "-o", "json"]) == 1
+    assert main(["run", "--diff", "eval", "--live", "-n", "team", "-o", "json"]) == 1
     doc = json.loads(capsys.readouterr().out)
     assert [(o["kind"], o["name"], o["status"]) for o in doc["targets"][0]["objects"]] == [
         ("Service", "eval-old", "removed")

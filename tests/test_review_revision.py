@@ -1,4 +1,4 @@
-"""`tau run diff --against REV`: renders from a Git revision without touching the work tree.
+"""`tau run --diff --against REV`: renders from a Git revision without touching the work tree.
 
 Also home of `Repo`, the scratch Git repository the review tests build their targets in.
 """
@@ -87,7 +87,7 @@ def tau(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
 def test_an_unchanged_target_exits_0(repo: Repo, capsys: pytest.CaptureFixture[str]) -> None:
     repo.job("train")
     repo.commit()
-    assert tau(capsys, "run", "diff", "train") == (
+    assert tau(capsys, "run", "--diff", "train") == (
         0,
         "no change (1 target, HEAD → work tree)\n",
         "",
@@ -100,7 +100,7 @@ def test_a_change_in_the_work_tree_exits_1_and_names_the_field(
     repo.job("train")
     repo.commit()
     repo.write("tau/train.yaml", JOB.format(name="train").replace('"3"', '"5"'))
-    code, out, err = tau(capsys, "run", "diff", "train")
+    code, out, err = tau(capsys, "run", "--diff", "train")
     assert code == 1 and err == ""
     assert 'spec.template.spec.containers[main].env[EPOCHS].value: "3" → "5"' in out
 
@@ -118,7 +118,7 @@ def test_the_work_tree_index_and_head_are_untouched(
     files = {
         p: p.read_bytes() for p in repo.root.rglob("*") if p.is_file() and ".git" not in p.parts
     }
-    assert tau(capsys, "run", "diff", "train")[0] == 1
+    assert tau(capsys, "run", "--diff", "train")[0] == 1
     assert (repo.git("status", "--porcelain"), repo.git("rev-parse", "HEAD")) == before
     assert {p: p.read_bytes() for p in files} == files
     assert repo.git("diff", "--cached", "--name-only") == "tau/train.py\n"
@@ -130,10 +130,10 @@ def test_a_target_that_did_not_exist_at_the_revision_is_added(
     repo.job("train")
     repo.commit()
     repo.job("eval")
-    code, out, _ = tau(capsys, "run", "diff", "eval")
+    code, out, _ = tau(capsys, "run", "--diff", "eval")
     assert code == 1
     assert out.splitlines()[:2] == ["eval: new target (not in HEAD)", "  + Job/eval"]
-    code, out, _ = tau(capsys, "run", "diff", "--all")
+    code, out, _ = tau(capsys, "run", "--diff", "--all")
     assert code == 1 and "1 of 2 targets changed" in out
 
 
@@ -144,7 +144,7 @@ def test_a_target_removed_since_the_revision_is_removed(
     repo.job("old")
     repo.commit()
     (repo.root / "tau/old.yaml").unlink()
-    code, out, _ = tau(capsys, "run", "diff", "old")
+    code, out, _ = tau(capsys, "run", "--diff", "old")
     assert code == 1
     assert out.splitlines()[:2] == ["old: target removed (not in work tree)", "  - Job/old"]
 
@@ -154,8 +154,8 @@ def test_an_older_revision_is_read_by_name(repo: Repo, capsys: pytest.CaptureFix
     repo.commit("first")
     repo.write("tau/train.yaml", JOB.format(name="train").replace("1.0", "2.0"))
     repo.commit("second")
-    assert tau(capsys, "run", "diff", "train")[0] == 0
-    code, out, _ = tau(capsys, "run", "diff", "train", "--against", "HEAD~1")
+    assert tau(capsys, "run", "--diff", "train")[0] == 0
+    code, out, _ = tau(capsys, "run", "--diff", "train", "--against", "HEAD~1")
     assert code == 1 and "image tag" in out and "(HEAD~1 → work tree)" in out
 
 
@@ -166,7 +166,7 @@ def test_a_target_that_fails_to_render_at_the_revision_shows_that_sides_located_
     repo.write("tau/train.py", "print(1)\n")
     repo.commit()
     repo.job("train")
-    code, out, err = tau(capsys, "run", "diff", "train")
+    code, out, err = tau(capsys, "run", "--diff", "train")
     assert code == 1 and err == "" and "Traceback" not in out
     lines = out.splitlines()
     assert lines[0] == "train: does not render (HEAD)"
@@ -181,7 +181,7 @@ def test_a_target_that_fails_to_render_in_the_work_tree_names_its_file(
     repo.job("train")
     repo.commit()
     (repo.root / "tau/train.py").unlink()
-    code, out, _ = tau(capsys, "run", "diff", "train", "-o", "json")
+    code, out, _ = tau(capsys, "run", "--diff", "train", "-o", "json")
     assert code == 1
     assert '"status": "error"' in out and '"side": "work tree"' in out
     assert "tau/train.yaml" in out and "train.py" in out
@@ -192,7 +192,7 @@ def test_an_unknown_revision_is_a_usage_error(
 ) -> None:
     repo.job("train")
     repo.commit()
-    code, out, err = tau(capsys, "run", "diff", "train", "--against", "origin/main")
+    code, out, err = tau(capsys, "run", "--diff", "train", "--against", "origin/main")
     assert (code, out) == (1, "")
     assert err.startswith('error: --against "origin/main": no such commit in ')
     assert "git fetch origin main" in err

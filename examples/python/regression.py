@@ -65,5 +65,12 @@ def score(ctx):
 
 
 if __name__ == "__main__":
-    checkpoint = fit()
-    print(score(upstream_checkpoint=checkpoint))
+    import os
+    import tempfile
+
+    # A local call's context is rooted at the working directory (its checkpoints/ folder):
+    # run in a scratch folder, so trying the example leaves nothing in your work tree.
+    with tempfile.TemporaryDirectory(prefix="tau-regression-") as scratch:
+        os.chdir(scratch)
+        checkpoint = fit()
+        print(score(upstream_checkpoint=checkpoint))

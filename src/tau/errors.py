@@ -135,16 +135,18 @@ class ClusterError(TauError):
             self.exit_code = ExitCode.INVALID
 
 
-def run_command(call: Callable[[], object]) -> int:
+def run_command(call: Callable[[], object], prog: str = "tau") -> int:
     """Run one command of either CLI (`tau`, `taugrid-portal`) and return its exit code.
 
     Every way a command can end becomes an exit code here, so neither CLI ever shows a
-    traceback: a usage error cyclopts has already printed (1), a TauError (its code), Ctrl-C
+    traceback: a usage error of the CLI framework (1, printed as `error: PROG ARGS: ...` with a
+    hint, `prog` being the program's name), a TauError (its code), Ctrl-C
     (130), a closed stdout pipe (0: the reader has what it wanted), and a file or directory the
     command could not use (1, one line naming it).
     """
     import sys
 
+    _catch_ctrl_c()
     try:
         result = call()
     except TauError as exc:
@@ -155,16 +157,54 @@ def run_command(call: Callable[[], object]) -> int:
         return 130
     except BrokenPipeError:
         return int(ExitCode.OK)
+    except ModuleNotFoundError as exc:
+        if exc.name is None or exc.name.split(".")[0] not in PORTAL_MODULES:
+            raise
+        sys.stderr.write(portal_extra_missing([exc.name.split(".")[0]]).format() + "\n")
+        return int(ExitCode.INVALID)
     except OSError as exc:
         sys.stderr.write(_os_error_line(exc) + "\n")
         return int(ExitCode.INVALID)
     except Exception as exc:
         if _is_parse_error(exc):
-            return int(ExitCode.INVALID)  # cyclopts has already printed the error panel
+            from tau.usage import usage_error_text
+
+            sys.stderr.write(usage_error_text(exc, prog) + "\n")
+            return int(ExitCode.INVALID)
         raise
     if isinstance(result, int) and not isinstance(result, bool):
         return result
     return int(ExitCode.OK)
+
+
+#: The modules of the `portal` extra (pyproject.toml): taugrid-portal's, never tau's.
+PORTAL_MODULES = ("pyarrow", "jinja2", "markupsafe", "starlette", "uvicorn", "psycopg")
+
+
+def portal_extra_missing(missing: list[str]) -> UsageError:
+    """The error for a portal command run where tau was installed without `tau[portal]`."""
+    from tau.build_info import extra_install_hint
+
+    return UsageError(
+        f"taugrid-portal needs tau's portal extra, which is not installed here (missing: "
+        f"{', '.join(missing)})",
+        hint=extra_install_hint("portal"),
+    )
+
+
+def _catch_ctrl_c() -> None:
+    """Make Ctrl-C (SIGINT) raise KeyboardInterrupt even when tau was started with it ignored.
+
+    A shell starts a background job (`cmd &` in a script) with SIGINT ignored, and Python then
+    leaves it ignored: Ctrl-C, or a SIGINT sent to the process, would do nothing, and a watch
+    would never end and probe pods never be deleted. The reference (Go's signal.Notify) takes
+    the signal back in that case too. Only the main thread may install a handler.
+    """
+    import signal
+    import threading
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def _is_parse_error(exc: Exception) -> bool:

@@ -9,6 +9,7 @@ documents alike).
 from __future__ import annotations
 
 LAYERS: tuple[tuple[str, ...], ...] = (
+    ("usage", "build_info"),
     ("errors", "k8s", "layers"),
     ("intent",),
     ("plan",),

@@ -1,4 +1,4 @@
-"""`tau run diff NAME --live` on the real control plane: a run just submitted (and admitted by
+"""`tau run --diff NAME --live` on the real control plane: a run just submitted (and admitted by
 Kueue, started by its controller) shows no difference; a changed env var in its config is one;
 the fields the server and the controllers own never show.
 
@@ -53,7 +53,7 @@ def _cleanup(repo: Shell, admin: Api, researcher) -> Iterator[None]:
 
 
 def diff(repo: Shell, name: str, *more: str) -> Any:
-    proc = repo.tau("run", "diff", name, "--live", *more)
+    proc = repo.tau("run", "--diff", name, "--live", *more)
     assert proc.returncode in (0, 1), (proc.returncode, proc.stdout, proc.stderr)
     assert "Traceback" not in proc.stderr
     return proc

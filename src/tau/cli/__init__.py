@@ -8,7 +8,7 @@ full app is built: `tau run TARGET --dry-run=client`, the hot path, is read by t
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from tau.errors import run_command
 
@@ -43,10 +43,14 @@ def build_app() -> App:
     app = App(
         name="tau",
         help="Repository-first AI workloads on Kubernetes.",
-        version_flags=[],
+        # `tau --version` prints what `tau version` prints.
+        version_flags=["--version"],
+        version=_version_text,
         result_action="return_value",
-        # Parse errors are raised to main(), which exits 1 for bad usage like any bad input.
+        # Parse errors are raised to main(), which prints them in the error:/hint: form
+        # (tau.usage) and exits 1 for bad usage like any bad input.
         exit_on_error=False,
+        print_error=False,
         # Docstrings are plain text. The default Markdown rendering imports markdown-it (~60 ms
         # on every --help), swallows `<run>` as HTML and pads lines with trailing spaces.
         help_format="plaintext",
@@ -56,7 +60,26 @@ def build_app() -> App:
     )
     for root in ROOTS:
         app.command(_MODULES[root], name=root, help=_HELP[root])
+    # A flag, not an eighth root: the seven roots are the contract.
+    app.command(print_completion, name="--completion")
     return app
+
+
+def _version_text() -> str:
+    from tau.build_info import text
+
+    return text()
+
+
+def print_completion(shell: Literal["bash", "zsh", "fish"], /) -> int:
+    """Print the shell completion script of tau for SHELL (bash, zsh or fish).
+
+    Write it once where the shell loads completions (see README, "Shell completion"); it
+    takes seconds to generate, too long for every new shell.
+    """
+    script = build_app().generate_completion(prog_name="tau", shell=shell)
+    sys.stdout.write(script if script.endswith("\n") else script + "\n")
+    return 0
 
 
 #: The arguments of the running command (after `tau`); a run records them as tau-command.

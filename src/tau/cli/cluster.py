@@ -144,8 +144,9 @@ def uninstall(
     wait: bool = True,
     dry_run: bool = False,
     keep_history: bool = False,
-    no_hooks: bool = False,
-    yes: bool = False,
+    # A flag that already says "no" has no negative (cyclopts would offer --no-no-hooks).
+    no_hooks: Annotated[bool, Parameter(negative=())] = False,
+    yes: Annotated[bool, Parameter(negative=())] = False,
     drain_queue: bool = True,
 ) -> int:
     """Uninstall the Helm-owned TauGrid resources (needs cluster-admin-level access).

@@ -112,42 +112,114 @@ def _check_key_vault_identity(valid: Any, service_account: str | None) -> None:
     )
 
 
+#: The review flags of the run root: the modes each belongs to, and a use of it.
+_REVIEW_ONLY = {
+    "--all": (("render", "diff"), "--render --all"),
+    "--out": (("render",), "--render --all --out DIR"),
+    "--check": (("render",), "--render --all --check"),
+    "--against": (("diff",), "--diff --all --against REV"),
+    "--live": (("diff",), "--diff TARGET --live"),
+}
+
+
 @app.default
 def run(
-    target: str | None = None,
-    *,
+    *targets: str,
     config: ConfigFlag = None,
     dry_run: str | None = None,
     where: Where | None = None,
-    output: OutputFlag = "yaml",
+    output: Annotated[str | None, Parameter(name=["--output", "-o"])] = None,
     service_account: str | None = None,
     key_vault: str | None = None,
     tenant_id: str | None = None,
     workload_identity_client_id: str | None = None,
+    render: Switch = False,
+    diff: Switch = False,
+    all_: AllFlag = False,
+    out: Path | None = None,
+    check: Switch = False,
+    against: str | None = None,
+    live: Switch = False,
 ) -> int:
-    """Submit a run, or preview it with --dry-run.
+    """Submit a run, or preview it with --dry-run; review renders with --render or --diff.
 
     A managed workflow (a schema_version 1 manifest, or a config whose workflow.file names
     one) is translated onto the same run config and rendered like any other run.
 
+    Review (`tau run --render` and `tau run --diff`) takes several targets, or --all:
+    --render writes each target's client render to tau/rendered/NAME.yaml, byte-stable, to
+    check in; --diff says what a change does to the objects a target renders (exit 0
+    unchanged, 1 changed): named lists by key, quantities by value, shipped scripts as a
+    unified diff, a Secret's data never shown.
+
     Args:
-        target: Run name: resolves tau/TARGET.yaml; with --config it overrides the run name.
+        targets: Run name: resolves tau/TARGET.yaml (--render and --diff take several); with
+            --config it overrides the run name.
         config: Explicit config file.
         dry_run: client (offline render) or server (API-server dry run).
-        output: Manifest format of --dry-run: yaml or json.
+        output: yaml or json (the manifest of --dry-run; default yaml); with --diff: text,
+            markdown (a pull-request comment) or json (default text).
         service_account: ServiceAccount every pod of the run uses (default: the workspace's).
         key_vault: Key Vault of bare secret names in a managed manifest's runtime.env_kv.
         tenant_id: Microsoft Entra tenant of that Key Vault (managed runtime.env_kv only).
         workload_identity_client_id: Client ID of the managed identity that reads the vault
             (managed runtime.env_kv only).
+        render: Review: write each target's client render to a file (tau/rendered/NAME.yaml).
+        diff: Review: what a change does to the objects each target renders.
+        all_: With --render or --diff: every target of tau/ (in a monorepo, of every project).
+        out: With --render: folder for the files (default tau/rendered/; a monorepo:
+            DIR/PROJECT/).
+        check: With --render: write nothing; exit 1 with the diff when a file is stale (a CI
+            gate).
+        against: With --diff: Git revision to compare the work tree with (default HEAD; no
+            checkout).
+        live: With --diff: compare the run's live objects with what a submit would create now.
     """
     from tau.errors import UsageError
     from tau.intent.workflow.probe import Options
 
     where = where or Where()
-    fmt = check_output(output, ("yaml", "json"))
+    given = {
+        "--all": all_, "--out": out is not None, "--check": check,
+        "--against": against is not None, "--live": live,
+    }  # fmt: skip
+    mode = _review_mode(render, diff, given, dry_run=dry_run, config=config)
+    if mode is not None:
+        # The flags of a submit, and the cluster's flags where nothing reaches a cluster, would
+        # do nothing in a review: refused rather than ignored.
+        submit = {
+            "--service-account": service_account, "--key-vault": key_vault,
+            "--tenant-id": tenant_id, "--workload-identity-client-id": workload_identity_client_id,
+        }  # fmt: skip
+        cluster = {
+            "--namespace": where.namespace, "--workspace": where.workspace,
+            "--context": where.context,
+        }  # fmt: skip
+        unused = [(f, "it belongs to a submit") for f, v in submit.items() if v is not None]
+        if not live:
+            offline = "this review reaches no cluster (only --diff --live does)"
+            unused += [(f, offline) for f, v in cluster.items() if v is not None]
+        if unused:
+            flag, why = unused[0]
+            raise UsageError(f"{flag} does nothing with --{mode}: {why}", hint=f"drop {flag}")
+    if mode == "render":
+        return _render(targets, all_, out, check, where.project, output)
+    if mode == "diff":
+        return _diff(targets, all_, against, live, output or "text", where)
+    fmt = check_output(output or "yaml", ("yaml", "json"))
     if dry_run not in (None, "client", "server"):
         raise UsageError("--dry-run must be one of: client, server")
+    if len(targets) > 1:
+        from tau.cli.verbs import SUBCOMMANDS
+
+        first = targets[0]
+        raise UsageError(
+            f"tau run takes one TARGET, got {len(targets)}: {' '.join(targets)}",
+            hint=f"`{first}` is not a subcommand, so it is read as the target tau/{first}.yaml "
+            f"(the subcommands: {', '.join(SUBCOMMANDS)}); run targets one at a time, or "
+            f"review several with `tau run --diff {' '.join(targets)}`",
+        )
+    target = targets[0] if targets else None
     managed = Options(
         key_vault=key_vault, tenant_id=tenant_id, client_id=workload_identity_client_id
     )
@@ -166,6 +238,33 @@ def run(
     from tau.cli.loading import print_preview
 
     return print_preview(valid, invocation(), output=fmt, service_account=service_account)
+
+
+def _review_mode(
+    render: bool, diff: bool, given: dict[str, bool], *, dry_run: str | None, config: Any
+) -> str | None:
+    """The mode: "render", "diff" or None (a run); a review flag without its mode is refused."""
+    from tau.errors import UsageError
+
+    if render and diff:
+        raise UsageError("--render and --diff are two reviews; pass one")
+    mode = "render" if render else "diff" if diff else None
+    for flag, is_set in given.items():
+        modes, example = _REVIEW_ONLY[flag]
+        if is_set and mode not in modes:
+            belongs = " or ".join(f"--{m}" for m in modes)
+            raise UsageError(
+                f"{flag} belongs to {belongs}" + (f", not --{mode}" if mode else ""),
+                hint=f"e.g. `tau run {example}`",
+            )
+    if mode is not None and dry_run is not None:
+        raise UsageError(f"--dry-run submits or previews one run; --{mode} reviews; pass one")
+    if mode is not None and config is not None:
+        raise UsageError(
+            f"--{mode} reviews targets by name (tau/NAME.yaml), not --config",
+            hint=f"e.g. `tau run --{mode} train`, or `tau run --{mode} --all`",
+        )
+    return mode
 
 
 @app.command
@@ -578,7 +677,7 @@ def _check_selection(names: tuple[str, ...], all_: bool) -> None:
             "name the targets or pass --all"
             if not names
             else "pass TARGET names or --all, not both",
-            hint="e.g. `tau run render train`, or `tau run render --all`",
+            hint="e.g. `tau run --render train`, or `tau run --render --all`",
         )
 
 
@@ -604,30 +703,30 @@ def _review_targets(names: tuple[str, ...], all_: bool, project: str | None) -> 
     return found
 
 
-@app.command
-def render(
-    *targets: str,
-    all_: AllFlag = False,
-    out: Path | None = None,
-    check: Switch = False,
-    project: ProjectFlag = None,
+def _render(
+    targets: tuple[str, ...],
+    all_: bool,
+    out: Path | None,
+    check: bool,
+    project: str | None,
+    output: str | None,
 ) -> int:
-    """Write each target's client render to a file for review: tau/rendered/NAME.yaml.
+    """`tau run --render`: each target's client render in a file for review.
 
-    The files carry no per-submission values, so the same config renders
-    the same bytes anywhere: check them in, and a pull request shows what
-    a change does to the objects a cluster runs.
-
-    Args:
-        targets: Run names: each renders tau/NAME.yaml.
-        all_: Every target of tau/ (in a monorepo, of every project).
-        out: Folder for the files (default tau/rendered/; a monorepo: DIR/PROJECT/).
-        check: Write nothing; exit 1 with the diff when a file is stale (a CI gate).
+    The files carry no per-submission values, so the same config renders the same bytes
+    anywhere: check them in, and a pull request shows what a change does to the objects a
+    cluster runs.
     """
     import os
 
+    from tau.errors import UsageError
     from tau.review import rendered
 
+    if output is not None:
+        raise UsageError(
+            "--output belongs to --dry-run and --diff; --render writes YAML files",
+            hint="drop --output",
+        )
     entries = _review_targets(targets, all_, project)
     outcomes = rendered.run(entries, os.environ, out=out, check=check, prune=all_)
     bad = 0
@@ -654,27 +753,20 @@ def render(
     return 1 if bad else 0
 
 
-@app.command
-def diff(
-    *targets: str,
-    all_: AllFlag = False,
-    against: str | None = None,
-    live: Switch = False,
-    output: OutputFlag = "text",
-    where: Where = Where(),
+def _diff(
+    targets: tuple[str, ...],
+    all_: bool,
+    against: str | None,
+    live: bool,
+    output: str,
+    where: Where,
 ) -> int:
-    """What a change does to the objects a target renders: exit 0 unchanged, 1 changed.
+    """`tau run --diff`: what a change does to the objects a target renders: exit 0
+    unchanged, 1 changed.
 
-    Semantic: objects by kind and name, named lists (containers, env,
-    volumes, tolerations, worker groups) by key, quantities by value,
-    shipped scripts as a unified diff; a Secret's data is never shown.
-
-    Args:
-        targets: Run names: each renders tau/NAME.yaml.
-        all_: Every target of tau/ (in a monorepo, of every project).
-        against: Git revision to compare the work tree with (default HEAD; no checkout).
-        live: Compare the run's live objects with what a submit would create now.
-        output: text, markdown (a pull-request comment) or json.
+    Semantic: objects by kind and name, named lists (containers, env, volumes, tolerations,
+    worker groups) by key, quantities by value, shipped scripts as a unified diff; a Secret's
+    data is never shown.
     """
     import os
 

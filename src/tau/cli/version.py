@@ -6,21 +6,17 @@ from cyclopts import App
 
 from tau import __version__
 
-COMMIT = "none"
-BUILT = "unknown"
-
 app = App(name="version", help="Print the tau version.")
 
 
 @app.default
 def version(*, short: bool = False) -> int:
-    """Print the tau version.
+    """Print the tau version, the commit it was built from and when (as `tau --version`).
 
     Args:
         short: Print only the bare version.
     """
-    if short:
-        print(__version__)
-    else:
-        print(f"tau {__version__}\n  commit: {COMMIT}\n  built:  {BUILT}")
+    from tau.build_info import text
+
+    print(__version__ if short else text())
     return 0

@@ -172,8 +172,10 @@ def _import_azure() -> tuple[Any, Any, Any]:
         import azure.identity as identity
         import azure.mgmt.containerservice as mgmt
     except ImportError as exc:
+        from tau.build_info import extra_install_hint
+
         raise UsageError(
             "access.method aks needs the Azure SDK, which is not installed",
-            hint="install the optional extra: pip install 'tau[aks]'",
+            hint=extra_install_hint("aks"),
         ) from exc
     return identity, mgmt, exceptions

@@ -1,7 +1,8 @@
 """`requirements.minTauVersion` of a workspace connection: refuse a tau too old for the repository.
 
-Pure. A development build (`dev`, or a PEP 440 `.devN` release) skips the check: it is built
-from a checkout and has no release number to compare.
+Pure but for the build record it reads for the upgrade hint. A development build (`dev`, or a
+PEP 440 `.devN` release) skips the check: it is built from a checkout and has no release number
+to compare.
 """
 
 from __future__ import annotations
@@ -10,10 +11,24 @@ import re
 
 from tau.errors import UsageError
 
-#: How a user upgrades tau (the product contract's installer).
-UPGRADE_COMMAND = (
-    "curl -fsSL https://github.com/Azure/taugrid/releases/latest/download/install.sh | sh"
-)
+#: Where the README says how to install and upgrade this tau (never the Go project's installer,
+#: which installs another program, nor a `tau` of the public package index, another project).
+INSTALL_SECTION = 'the README\'s "Install" section'
+
+
+def upgrade_hint(required: str, source: str = "") -> str:
+    """How to upgrade to `required`: this project's own install, from the Git URL the running
+    tau was built from when its build recorded one (tau.build_info), else a placeholder.
+    """
+    url = source or "<tau's repository URL>"
+    return (
+        f"upgrade tau to {required} or newer the way it was installed: "
+        f"`pipx install --force tau-{required}-py3-none-any.whl` (or `uv tool install --force`; "
+        f"the wheel of `make dist`), or `pip install --upgrade 'tau @ git+{url}'`; see "
+        f"{INSTALL_SECTION}"
+    )
+
+
 _RELEASE = re.compile(r"^v?(\d+)\.(\d+)\.(\d+)")
 
 
@@ -48,5 +63,11 @@ def check(required: str, current: str, where: str) -> None:
     raise UsageError(
         f"tau {current} is too old for this repository: {where} requires "
         f"requirements.minTauVersion {required} or newer",
-        hint=f"upgrade tau: {UPGRADE_COMMAND}",
+        hint=upgrade_hint(required, _source()),
     )
+
+
+def _source() -> str:
+    from tau.build_info import recorded_source
+
+    return recorded_source()

@@ -1,4 +1,4 @@
-"""`tau run diff --against REV`: each target rendered from a Git revision and from the work tree.
+"""`tau run --diff --against REV`: each target rendered from a Git revision and from the work tree.
 
 Performs I/O (git, the scratch tree, the configs). Targets are matched across the two sides by
 their config's path in the repository, so a target that did not exist at REV reads as added and

@@ -1,4 +1,4 @@
-"""`tau run diff --live`: what a submit would create, against the run's objects on the cluster.
+"""`tau run --diff --live`: what a submit would create, against the run's objects on the cluster.
 
 Performs I/O (the Kubernetes API) in `sides` only; the normalization is pure and tested with
 recorded objects. The submit side is the server's answer to a dry-run create (`dryRun=All`),

@@ -1,4 +1,4 @@
-"""`tau run render`: each target's client render in a file the repository checks in.
+"""`tau run --render`: each target's client render in a file the repository checks in.
 
 Performs I/O (reads configs, writes or compares files). The default folder is `tau/rendered/`
 beside the targets (`tau/rendered/NAME.yaml`; in a monorepo each project's own); `--out DIR`
@@ -26,8 +26,8 @@ from tau.review.targets import Entry, documents, shown_path
 
 FOLDER = Path("tau") / "rendered"
 HEADER = (
-    "# Rendered by `tau run render` from {config}; do not edit.\n"
-    "# Regenerate: tau run render {name}   Check: tau run render {name} --check\n"
+    "# Rendered by `tau run --render` from {config}; do not edit.\n"
+    "# Regenerate: tau run --render {name}   Check: tau run --render {name} --check\n"
 )
 
 
@@ -87,7 +87,7 @@ def _stale(path: Path, entry: Entry, old: str | None, new: str) -> Outcome:
     from tau.review.report import details
 
     if old is None:
-        note = f"missing: run `tau run render {entry.name}` to write it"
+        note = f"missing: run `tau run --render {entry.name}` to write it"
         return Outcome(path, "stale", entry.label, (note,))
     before = _objects(old)
     if before is None:

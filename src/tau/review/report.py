@@ -147,7 +147,7 @@ def text(review: Review) -> str:
 
 def markdown(review: Review) -> str:
     """A pull-request comment: the summary table, then each target's details, collapsed."""
-    out = [f"### tau run diff: {review.old} → {review.new}", ""]
+    out = [f"### tau run --diff: {review.old} → {review.new}", ""]
     shown = [t for t in review.targets if t.op != "unchanged"]
     if not shown:
         out.append(f"No change to the rendered objects ({_counts(review)}).")

@@ -34,6 +34,15 @@ RUNS_YOUR_CODE = (
     "MODULE is imported to find its handles: its top-level code runs, as `python MODULE` would "
     "run it."
 )
+PythonFlag = Annotated[
+    Path | None,
+    Parameter(
+        name="--python",
+        help="The project's Python (or its virtual environment) to import MODULE with; default "
+        "$VIRTUAL_ENV's, else a .venv beside MODULE or above it, else tau's own. It needs tau "
+        "installed too (MODULE imports it).",
+    ),
+]
 DryRunFlag = Annotated[
     str | None,
     Parameter(help="client (offline render, no cluster) or server (API-server dry run)."),
@@ -135,6 +144,30 @@ def _err(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
 
 
+def _in_project_interpreter(module: Path, python: Path | None) -> int | None:
+    """The exit code of this command run again by the project's interpreter
+    (`tau.sdk.interpreter`), or None to import MODULE in this process.
+    """
+    from tau.cli import invocation
+    from tau.sdk import interpreter
+
+    found = interpreter.project_python(module, python, os.environ)
+    if found is None:
+        return None
+    chosen, how = found
+    if not interpreter.has_tau(chosen):
+        if python is not None:
+            raise UsageError(
+                f"--python {python}: tau is not installed for that interpreter, and MODULE "
+                "imports it",
+                hint=f"install tau there too (`{chosen} -m pip install ...`, as the README's "
+                "Install says), or drop --python to use tau's own interpreter",
+            )
+        _err(f"note: {chosen} ({how}) has no tau; importing {module} with tau's own Python")
+        return None
+    return interpreter.rerun(chosen, invocation())
+
+
 def _module_path(module: Path) -> Path:
     if not module.is_file():
         raise UsageError(
@@ -145,7 +178,7 @@ def _module_path(module: Path) -> Path:
 
 
 @app.command
-def inspect(module: Path) -> int:
+def inspect(module: Path, *, python: PythonFlag = None) -> int:
     """Print the manifest each @tau.train / @tau.eval function of MODULE would submit (YAML).
 
     MODULE is imported to find its handles: its top-level code runs, as
@@ -154,6 +187,9 @@ def inspect(module: Path) -> int:
     Args:
         module: Python file defining the decorated functions.
     """
+    elsewhere = _in_project_interpreter(module, python)
+    if elsewhere is not None:
+        return elsewhere
     import yaml
 
     from tau.sdk.discover import discover
@@ -180,6 +216,7 @@ def build(
     output: Annotated[Path, Parameter(name=["--output", "-o"])],
     force: Annotated[bool, Parameter(negative=())] = False,
     upstream_checkpoint: str | None = None,
+    python: PythonFlag = None,
     flags: OverrideFlags | None = None,
 ) -> int:
     """Export a deterministic build artifact of MODULE's train/eval workflow.
@@ -196,6 +233,9 @@ def build(
         force: Replace an existing build artifact at OUTPUT.
         upstream_checkpoint: Pod path of the checkpoint an eval-only module evaluates.
     """
+    elsewhere = _in_project_interpreter(module, python)
+    if elsewhere is not None:
+        return elsewhere
     from tau.sdk import build as writer
     from tau.sdk.discover import discover
     from tau.sdk.generate import plan
@@ -220,6 +260,7 @@ def build(
 def submit(
     module: Path,
     *,
+    python: PythonFlag = None,
     flags: OverrideFlags | None = None,
     chain: ChainFlags | None = None,
 ) -> int:
@@ -235,6 +276,9 @@ def submit(
     Args:
         module: Python file defining the decorated functions.
     """
+    elsewhere = _in_project_interpreter(module, python)
+    if elsewhere is not None:
+        return elsewhere
     from tau.sdk import submission
     from tau.sdk.discover import discover
     from tau.sdk.generate import plan

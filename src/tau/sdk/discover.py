@@ -86,8 +86,14 @@ def load_module(path: Path) -> ModuleType:
             ) from None
         raise  # the loader's own refusal (no such file): already one line
     except (Exception, SystemExit) as exc:
+        hint = None
+        if isinstance(exc, ModuleNotFoundError):
+            from tau.sdk.interpreter import how_to_choose
+
+            hint = how_to_choose()
         raise SdkError(
             f"cannot import {path}: {_describe(exc)}",
+            hint=hint,
             location=_innermost(exc.__traceback__, path),
         ) from None
 

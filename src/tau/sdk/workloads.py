@@ -612,7 +612,78 @@ def train(
     """Declare a training run: `@tau.train(name=..., ...)` over `def fn(ctx): ...`.
 
     With `entrypoint="path.py[:function]"` there is no function to decorate: the handle is
-    returned directly and runs that script's function (default `main`) instead.
+    returned directly and runs that script's function (default `main`) instead. Every argument
+    is keyword-only and becomes a field of the managed manifest the handle's `manifest()`
+    returns (`tau python inspect` prints it); None leaves the field out (the config's value,
+    else the platform's default).
+
+    Args:
+        name: The run's name (a DNS label); default `config["name"]`. Required one way or the
+            other.
+        gpus: GPUs per worker (`compute.gpus`); default the config's, else 1.
+        workers: Ray workers, or torchrun nodes for `workload_kind="job"` (`compute.workers`);
+            default the config's, else 1. At least 1.
+        smoke_pairs: A quick smoke run of this many training pairs (`run.smoke_pairs`; 0: off).
+        namespace: Kubernetes namespace of the run (`policy.namespace`); `tau python submit
+            --namespace` wins over it; default the workspace's.
+        workload_kind: `rayjob` (a KubeRay RayJob, the default) or `job` (a Kubernetes Job;
+            torchrun when it has several GPUs).
+        team: Team of the run (`policy.team`).
+        preset: Legacy placement preset (`policy.preset`); prefer gpu_class and queue.
+        lane: Scheduling lane (`policy.lane`); `"eval"` is refused: use `@tau.eval`.
+        queue: Kueue LocalQueue (`policy.queue`); default the workspace's.
+        gpu_class: GPU class of the nodes, e.g. `a100-80gb`, `h100-95gb` (`policy.gpu_class`).
+        gpu_resource_mode: How pods claim GPUs (`compute.gpu_resource_mode`): the device
+            plugin's `nvidia.com/gpu` (default) or `dra` (Dynamic Resource Allocation).
+        node_selector: Extra node labels the pods need: a mapping, a `"key=value"` string, or a
+            list of them (`policy.node_selector`).
+        data_pvc: PersistentVolumeClaim mounted at `/data` (`storage.data_pvc`); checkpoints
+            and outputs that outlive the pods go there.
+        cpu_request: CPUs requested by the head (or the Job's pod), a whole number
+            (`compute.cpus`).
+        memory_request: Memory requested by the head, a Kubernetes quantity such as `"32Gi"`
+            (`compute.memory`).
+        cpu_limit: CPU limit of the head (`compute.cpu_limit`).
+        memory_limit: Memory limit of the head (`compute.memory_limit`).
+        worker_cpu_request: CPUs requested by each worker (`compute.worker_cpus`).
+        worker_memory_request: Memory requested by each worker (`compute.worker_memory`).
+        worker_cpu_limit: CPU limit of each worker (`compute.worker_cpu_limit`).
+        worker_memory_limit: Memory limit of each worker (`compute.worker_memory_limit`).
+        checkpoint_artifact: The checkpoint file the run leaves, relative to its artifacts
+            folder (`artifacts.checkpoint`; default `last.safetensors`); an `@tau.eval` after
+            this run reads it.
+        model: Name of the model the run produces, lowercase letters, digits and inner hyphens
+            (`model.name`); registered with the run's evidence.
+        base_model: The model it starts from (`model.base`).
+        task: What the model does, free text (`model.task`).
+        tags: String labels of the model (`model.tags`).
+        primary_metric: The metric that ranks runs of this model (`model.primary_metric`).
+        metric_direction: `lower` or `higher`: which way primary_metric is better.
+        config: The manifest to start from: a mapping, a YAML or TOML file path, or a list of
+            them, deep-merged in order; the other arguments apply on top.
+        runtime_pip: Packages pip installs in the pods before the run (`runtime.pip`), e.g.
+            `["torch==2.4.0"]`.
+        env: Environment of the pods: a mapping or `"KEY=VALUE"` strings; a value may be a
+            `tau.secret_ref(...)` or `tau.secret_from_env(...)` (`runtime.env`, secrets by
+            reference only).
+        mounts: More volumes: a list of `tau.pvc_mount(...)` (`storage.mounts`).
+        extra_manifest: Any other manifest fields, deep-merged last; it may not set
+            `schema_version`, `name`, `compute`, `eval` or `entrypoint`.
+        entrypoint: Run this script's function instead of a decorated one: `"path.py"` or
+            `"path.py:function"` (default function `main`); the script is shipped with the
+            run.
+        entrypoint_args: Positional arguments of that function (JSON-serialisable).
+        entrypoint_kwargs: Keyword arguments of that function (JSON-serialisable).
+        entrypoint_pass_ctx: Pass the run's `tau.Ctx` as the function's first argument.
+        extra_scripts: More files shipped beside the entrypoint (importable from it).
+
+    Returns:
+        A decorator that turns `fn(ctx)` into the run's handle, or (with `entrypoint`) the
+        handle itself. Calling the handle runs the function locally; `tau python submit`
+        submits it.
+
+    Raises:
+        SdkError: an argument is out of range or contradicts another (the message says which).
     """
     args = _TrainArgs(
         name=name,
@@ -697,7 +768,34 @@ def eval(
     """Declare an eval run: `@tau.eval(name=..., after="<train name>", cpu_workers=N)`.
 
     `after` names the @tau.train of the same file whose checkpoint the eval reads
-    (`ctx.upstream_checkpoint` in the pod).
+    (`ctx.upstream_checkpoint` in the pod). The eval is a RayJob of kind `rayjob-eval`: a
+    CPU-only head, one GPU worker and `cpu_workers` CPU workers.
+
+    Args:
+        name: The eval run's name (a DNS label).
+        after: The name of the `@tau.train` whose checkpoint it evaluates (`eval.upstream`).
+        gpus: GPUs of the GPU worker (`compute.gpus`); at least 1.
+        cpu_workers: CPU workers beside it (`eval.cpu_workers`); at least 1.
+        gpu_class: GPU class of the nodes, e.g. `a100-80gb` (`policy.gpu_class`).
+        gpu_resource_mode: The device plugin's `nvidia.com/gpu` (default) or `dra`.
+        node_selector: Extra node labels: a mapping, `"key=value"`, or a list of them.
+        data_pvc: PersistentVolumeClaim mounted at `/data` (`storage.data_pvc`).
+        cpu_request: CPUs requested by the head (`compute.cpus`).
+        memory_request: Memory requested by the head, e.g. `"16Gi"` (`compute.memory`).
+        cpu_limit: CPU limit of the head (`compute.cpu_limit`).
+        memory_limit: Memory limit of the head (`compute.memory_limit`).
+        worker_cpu_request: CPUs requested by each worker (`compute.worker_cpus`).
+        worker_memory_request: Memory requested by each worker (`compute.worker_memory`).
+        worker_cpu_limit: CPU limit of each worker (`compute.worker_cpu_limit`).
+        worker_memory_limit: Memory limit of each worker (`compute.worker_memory_limit`).
+        namespace: Kubernetes namespace (`policy.namespace`); default the workspace's.
+        team: Team of the run (`policy.team`).
+        preset: Legacy placement preset (`policy.preset`).
+        extra_manifest: Any other manifest fields, merged last.
+
+    Returns:
+        A decorator that turns `fn(ctx)` into the eval's handle; calling the handle runs it
+        locally (`upstream_checkpoint=Path` gives it a checkpoint to read).
     """
     placement = Placement(
         namespace=namespace,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
 
 from cyclopts import App
 
@@ -24,6 +24,8 @@ def build_app() -> App:
         help="Tau experiment tracking and observability portal",
         result_action="return_value",
         exit_on_error=False,
+        # Parse errors are printed by tau.errors.run_command in the error:/hint: form.
+        print_error=False,
         version_flags=["--version"],
         version=_version,
         # Plain-text docstrings, as for `tau` (see tau.cli.build_app).
@@ -35,7 +37,18 @@ def build_app() -> App:
     app.command("tau.portal.cli.experiment:app", name="experiment")
     app.command("tau.portal.cli.portal:app", name="portal")
     app.command("tau.portal.cli.version:app", name="version")
+    app.command(print_completion, name="--completion")
     return app
+
+
+def print_completion(shell: Literal["bash", "zsh", "fish"], /) -> int:
+    """Print the shell completion script of taugrid-portal for SHELL (bash, zsh or fish).
+
+    Write it once where the shell loads completions (README, "Shell completion").
+    """
+    script = build_app().generate_completion(prog_name="taugrid-portal", shell=shell)
+    sys.stdout.write(script if script.endswith("\n") else script + "\n")
+    return 0
 
 
 def _version() -> str:
@@ -65,7 +78,22 @@ def main(argv: list[str] | None = None) -> int:
     if args and args[0] == "exp":  # the hidden legacy alias of `experiment`
         args[0] = "experiment"
     args = hoist_store(args)
-    return run_command(lambda: _located(lambda: build_app()(args)))
+    return run_command(lambda: _needs_extra(args), prog="taugrid-portal")
+
+
+def _needs_extra(args: list[str]) -> Any:
+    """Run the command once the portal extra is known to be installed (help and the version
+    work without it); `tau` alone never needs it.
+    """
+    from importlib.util import find_spec
+
+    from tau.errors import PORTAL_MODULES, portal_extra_missing
+
+    if args[:1] not in ([], ["version"], ["--version"], ["--help"], ["-h"], ["--completion"]):
+        missing = [m for m in PORTAL_MODULES if find_spec(m) is None]
+        if missing:
+            raise portal_extra_missing(missing)
+    return _located(lambda: build_app()(args))
 
 
 def _located(command: Callable[[], Any]) -> Any:

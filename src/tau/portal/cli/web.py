@@ -164,7 +164,7 @@ def stellar(
     if kind == "json":
         text = render.as_json(doc)
     elif kind == "tui":
-        text = render.as_tui(doc, color=out is None and sys.stdout.isatty())
+        text = render.as_tui(doc, color=out is None and render.wants_color(sys.stdout, os.environ))
     else:
         text = render.as_html(doc)
     if out is not None:

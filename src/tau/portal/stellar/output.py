@@ -18,6 +18,14 @@ def as_json(snapshot: Mapping[str, Any]) -> str:
     return jsonsafe.dumps(snapshot, indent=2) + "\n"
 
 
+def wants_color(stream: Any, environ: Mapping[str, str]) -> bool:
+    """Whether the TUI is coloured on `stream`: a terminal, unless NO_COLOR is set and not empty
+    (https://no-color.org; rich's own consoles honour it, but this one exports its text).
+    """
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty()) and not environ.get("NO_COLOR")
+
+
 def as_tui(snapshot: Mapping[str, Any], *, width: int = 120, color: bool = False) -> str:
     """Plain text (for files, pipes and goldens); trailing padding is trimmed."""
     console = Console(

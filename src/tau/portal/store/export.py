@@ -251,7 +251,7 @@ def _emit_metrics(
 
     def rows() -> Any:
         for f in files:
-            table = pq.read_table(store.root / str(f["path"]))
+            table = pq.read_table(store.root / str(f["path"]), partitioning=None)
             for row in table.to_pylist():
                 yield (
                     meta

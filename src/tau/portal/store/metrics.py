@@ -213,7 +213,11 @@ def read_points(
         filters.append(("step", "<=", end_step))
     points: list[MetricPoint] = []
     for path in paths:
-        table = pq.read_table(path, filters=filters or None, filesystem=filesystem)
+        # One file: its folders (run=R/...) look like Hive partitions to pyarrow before 23,
+        # whose inferred columns would clash with the file's own.
+        table = pq.read_table(
+            path, filters=filters or None, filesystem=filesystem, partitioning=None
+        )
         for row in table.to_pylist():
             points.append(MetricPoint(**{c: row.get(c) for c in schema.METRIC_COLUMNS}))
     points.sort(

@@ -37,7 +37,7 @@ def ensure_summaries(store: AnyStore) -> list[str]:
             import pyarrow.parquet as pq
 
             try:
-                table = pq.read_table(store.root / str(row["path"]))
+                table = pq.read_table(store.root / str(row["path"]), partitioning=None)
             except (OSError, ValueError) as exc:
                 warnings.append(f"metric file {row['path']} was not readable: {exc}")
                 continue
