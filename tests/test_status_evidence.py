@@ -17,7 +17,8 @@ from typing import Any
 import pytest
 import yaml
 
-from tau.status import document, store_read
+from tau.cli import evidence_read as store_read
+from tau.status import document
 from tau.status.interpret import interpret
 from tau.status.model import Owner, Phase, PhaseStatus, RunStatus, State
 from tau.status.offload import Offload, StoreEvidence, offload_of, store_to_read
@@ -421,7 +422,7 @@ def test_status_of_a_run_that_does_not_offload_loads_no_store_code(
     code, out, modules = _status([], kubeconfig_file, tmp_path, monkeypatch)
     assert code == 0 and "State: succeeded" in out
     assert "tau.status.offload" in modules  # the probe did decide
-    for package in ("tau.portal", "tau.status.store_read", "pyarrow", "psycopg", "sqlite3"):
+    for package in ("tau.portal", "tau.cli.evidence_read", "pyarrow", "psycopg", "sqlite3"):
         assert not _loaded(modules, package), package
 
 
@@ -481,6 +482,7 @@ def test_the_last_frame_of_a_watch_says_what_landed(store: Path) -> None:
         clock=lambda: NOW,
         fetcher=lambda api, ns, name: finished,
         feed=ChangeFeed(None, "research", "train"),
+        evidence=store_read.attach,
     )
     assert (result.exit_code, result.reason) == (0, "completed")
     assert "EvidenceLanded — evidence: 40 steps of loss; marker succeeded" in console.export_text()

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tau.status import store_read
+from tau.cli import evidence_read as store_read
 from tau.status.offload import Offload
 from tests import offload_store_support as seed
 from tests.portal_helpers import portal

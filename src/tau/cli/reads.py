@@ -121,9 +121,9 @@ def status(connect: Connect, name: str, *, fmt: str, run_profile: bool = False) 
     if offload is not None:
         # Only a finished run that offloads its metrics reads its experiment store (layer 7);
         # every other status loads no store code at all.
-        from tau.status import store_read
+        from tau.cli import evidence_read
 
-        snapshot = store_read.attach(snapshot, offload)
+        snapshot = evidence_read.attach(snapshot, offload)
     run_status = interpret.interpret(snapshot, datetime.now(UTC))
     if fmt == "json":
         from tau.status import document

@@ -583,11 +583,18 @@ def status(
         return reads.status(where.connect, name, fmt=fmt, run_profile=run_profile)
     from rich.console import Console
 
+    from tau.cli import evidence_read
     from tau.status.watch import watch as follow
 
     api, ns = where.connect()
     result = follow(
-        api, ns, name, console=Console(), interval=interval, max_iterations=max_iterations
+        api,
+        ns,
+        name,
+        console=Console(),
+        interval=interval,
+        max_iterations=max_iterations,
+        evidence=evidence_read.attach,
     )
     if result.message:
         print(result.message, file=sys.stderr)

@@ -4,7 +4,7 @@ Pure. "Completed is not evidence preserved": for a run that offloads its metrics
 ends with an Evidence phase, done when the store holds the run's rows and a `succeeded`
 terminal marker, else a warning naming the first missing piece and who owns it (the offload
 not wired, the store unreadable, no rows, no marker, a marker that failed). The store was read
-by `tau.status.store_read` into `Snapshot.store_evidence`; nothing here reads anything.
+by `tau.cli.evidence_read` into `Snapshot.store_evidence`; nothing here reads anything.
 """
 
 from __future__ import annotations

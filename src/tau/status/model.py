@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from tau.status.offload import Offload, StoreEvidence
+    from tau.status.evidence_model import Offload, StoreEvidence
 
 
 class PhaseStatus(enum.StrEnum):

@@ -11,7 +11,10 @@ the console: the last column wraps, the others are cut). This module lays out th
 and the em dash (one cell each). Anything else (a wide or combining character, a control
 character, a table cell rich would read as markup or emoji, a terminal, a colour override)
 gets None, and the caller prints through rich. Tests compare the two on every reviewed status
-case at many widths and on generated content.
+case at many widths and on generated content. It is kept because it saves more than the 20 ms
+a re-implementation must save: `bench/status_plain_vs_rich.py` pairs fresh interpreters with and
+without rich's layout imported, 56 ms saved against an 80 ms start at load 5 on 2 cores (about
+2.5 times a quiet machine's figures: some 22 ms there).
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from tau.status.offload import StoreEvidence
+    from tau.status.evidence_model import StoreEvidence
 
 Obj = Mapping[str, Any]
 
@@ -34,7 +34,7 @@ class Snapshot:
         errors: sub-queries that failed and left their part empty (soft failure), as
             ``"<what>: <why>"`` lines.
         store_evidence: what the experiment store held for a finished run that offloads its
-            metrics (`tau.status.store_read`), or None when it was not read.
+            metrics (`tau.cli.evidence_read`), or None when it was not read.
     """
 
     namespace: str

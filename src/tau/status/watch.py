@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.text import Text
@@ -32,6 +32,9 @@ from tau.status.facts import (
 )
 from tau.status.model import RunStatus, State
 from tau.status.snapshot import Snapshot
+
+if TYPE_CHECKING:
+    from tau.status.offload import Offload
 
 Fetcher = Callable[[Any, str, str], Snapshot]
 Interpreter = Callable[[Snapshot, datetime], RunStatus]
@@ -206,6 +209,7 @@ def watch(
     fetcher: Fetcher | None = None,
     interpreter: Interpreter | None = None,
     feed: ChangeFeed | None = None,
+    evidence: Callable[[Snapshot, Offload], Snapshot] | None = None,
 ) -> WatchResult:
     """Follow a run until it completes, fails, or `max_iterations` redraws were made.
 
@@ -221,6 +225,9 @@ def watch(
         fetcher: replaces `fetch.fetch` (tests).
         interpreter: replaces `interpret.interpret` (tests).
         feed: replaces the watch-stream ChangeFeed (tests).
+        evidence: reads what a finished, offloading run left in its store into the snapshot
+            (the CLI's `evidence_read.attach`; status itself never imports the store). None:
+            the last frame says nothing of the store.
 
     Returns:
         The WatchResult; the CLI exits with its `exit_code` and prints its `message`.
@@ -242,12 +249,11 @@ def watch(
         while True:
             snapshot = fetcher(api_client, namespace, name)
             status = interpreter(snapshot, clock())
-            offload = store_to_read(snapshot) if outcome(status) is not None else None
-            if offload is not None:
+            ended_now = outcome(status) is not None and evidence is not None
+            offload = store_to_read(snapshot) if ended_now else None
+            if offload is not None and evidence is not None:
                 # The last frame of a run that offloads says what reached its store (layer 7).
-                from tau.status import store_read
-
-                status = interpreter(store_read.attach(snapshot, offload), clock())
+                status = interpreter(evidence(snapshot, offload), clock())
             iterations += 1
             last_draw = monotonic()
             draw(console, status, interval)

@@ -1,5 +1,9 @@
 """Read what a finished, offloading run left in its experiment store (layer 7 of status).
 
+It lives with the CLI, above both `status` and `portal`: status interprets what it is given
+(`Snapshot.store_evidence`) and never imports the store; the commands that print a status hand
+this reader in (`tau run status`, and `--watch` for its last frame).
+
 Performs I/O: opens the folder store or the team store the run's sidecar delivered to, through
 the portal's opener (imported here, lazily: a run that does not offload never reaches this
 module, so `tau run status` of it loads no store code, no psycopg, no pyarrow). Two index
