@@ -6,7 +6,7 @@ short `tau run status` spends. The framing is the standard library's: `http.clie
 command about 13 ms of imports (`-X importtime`, cumulative, on a 2-core machine at load 4.5;
 `bench/transport_import.py` pairs fresh interpreters with and without it: 33 ms against a 46 ms
 interpreter start at load 5, about 2.5 times a quiet machine's), under the 20 ms a hand-written
-framing would have to save to be kept. `http.client` does the framing (Content-Length, chunked transfer
+framing would have to save to be kept. It does the framing (Content-Length, chunked transfer
 coding, the end of the connection, interim answers); this module adds what tau needs on top:
 connections reused across requests and shared by threads (a `--watch` reads several streams at
 once), a connect timeout apart from the read timeout, the kubeconfig's `tls-server-name`, a
