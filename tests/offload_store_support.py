@@ -1,4 +1,4 @@
-"""A folder store seeded the way the metrics collector delivers (BRIEF interface 4), through the
+"""A folder store seeded the way the metrics collector delivers, through the
 store's own write API, so the status and Stellar tests do not depend on the collector's code.
 
 Each delivery is one metric file of `stellar-online` rows whose tags carry `tau.attempt`, with a

@@ -1,7 +1,7 @@
 """Whether a run offloads its metrics, where to, and what its store held: the facts of layer 7.
 
-Pure. A run that offloads carries the pod annotations the render writes (BRIEF interface 2:
-`tau.azure.com/metrics-session-id`, `tau.azure.com/experiment-source: stellar`) and a
+Pure. A run that offloads carries the pod annotations the render writes
+(`tau.azure.com/metrics-session-id`, `tau.azure.com/experiment-source: stellar`) and a
 `metrics-offload` sidecar whose env names the store (`TAU_EXP_STORE`, the TauWorkspace's
 `spec.experiments.store` at submission) and whose `--run` names the run in that store. The
 store is read from the workload itself, not from the TauWorkspace: the run delivered to the
@@ -19,7 +19,7 @@ from tau.status.evidence_model import SYSTEM_PREFIX, Offload, StoreEvidence
 from tau.status.facts import metadata, primary_of
 from tau.status.snapshot import Obj, Snapshot
 
-#: The render's pod annotations of an offloading run (BRIEF interface 2).
+#: The render's pod annotations of an offloading run (see the README's metrics offload section).
 SESSION_ANNOTATION = "tau.azure.com/metrics-session-id"
 SOURCE_ANNOTATION = "tau.azure.com/experiment-source"
 #: The sidecar's container name, and the env var naming its store.
