@@ -55,7 +55,7 @@ else:
 
 
 def _quote_py(text: str) -> str:
-    """A JSON string of `text`, ASCII only: what json's C escaper returns."""
+    """A JSON string of `text`, ASCII only, as json's C escaper writes it (with u-escapes)."""
     out = []
     for ch in text:
         code = ord(ch)
@@ -209,6 +209,7 @@ class _Writer:
         # Reentrant: a SIGTERM that lands while the main thread flushes flushes again.
         self.lock = _thread.RLock()
         self.running = False
+        self.closed = False
         self.warned: set[str] = set()
 
     def start(self) -> None:
@@ -226,7 +227,7 @@ class _Writer:
             pass  # a wake-up is already due
 
     def _loop(self) -> None:
-        while True:
+        while not self.closed:
             self.wake.acquire(True, FLUSH_SECONDS)
             try:
                 self.flush()
@@ -403,6 +404,20 @@ def log_flush() -> None:
     writer = _writer
     if writer is not None:
         writer.flush()
+
+
+def _close() -> None:
+    """Write what waits and stop the thread; the next call starts afresh from the environment.
+
+    For tests, which change TAU_METRICS_HISTORY and RANK between cases.
+    """
+    global _writer
+    with _create:
+        writer, _writer = _writer, None
+    if writer is not None:
+        writer.closed = True
+        writer.nudge()
+        writer.flush(final=True)
 
 
 def _flush_at_exit() -> None:
