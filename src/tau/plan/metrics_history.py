@@ -64,7 +64,7 @@ def apply(plan: Plan, history: tuple[str, ...]) -> Plan:
         return plan
     resolved = resolve(history, plan.storage.output)
     values = dict(plan.env.values)
-    values.setdefault(ENV, resolved[0])  # a value the user set in runtime.env wins
+    values[ENV] = resolved[0]  # runtime.env cannot set TAU_ keys (validate refuses them)
     plan = plan._replace(
         metrics_history=resolved,
         env=plan.env._replace(values=tuple(sorted(values.items()))),
