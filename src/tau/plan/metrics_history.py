@@ -85,3 +85,9 @@ def apply(plan: Plan, history: tuple[str, ...]) -> Plan:
 def ships_logger(plan: Plan) -> bool:
     """True when the payload carries the `tau.py` shim (the command then exports PYTHONPATH)."""
     return any(name == SHIM for name, _ in plan.files.extra)
+
+
+def user_files(plan: Plan) -> list[str]:
+    """The names of the run's own extra scripts: its files.extra less the shipped `tau.log`."""
+    ours = set(shipped_files()) if ships_logger(plan) else set()
+    return [name for name, data in plan.files.extra if (name, data) not in ours]
