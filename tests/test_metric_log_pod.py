@@ -304,3 +304,20 @@ def test_an_installed_tau_from_before_tau_log_gets_the_shipped_one(
     out = _pod_run(sys.executable, ["-s", "-c", code], tmp_path, tmp_path / "e.jsonl", path)
     assert f"tau from {old / '__init__.py'} log from _tau_metric_log" in out
     assert "old True" in out
+
+
+def test_a_managed_workflow_ships_no_shim(tmp_path, capsys, monkeypatch):
+    """Its trainer decides its history (validate warns), and its wrapper installs its own
+    stand-in `tau` and refuses a staged tau.py: nothing of tau.log is added to it."""
+    shutil.copytree(SRC.parent / "examples" / "tau", tmp_path / "tau")
+    sft = tmp_path / "tau" / "sft.yaml"
+    sft.write_text(sft.read_text() + 'metrics:\n  history: ["metrics.jsonl"]\n')
+    monkeypatch.chdir(tmp_path)
+    capsys.readouterr()
+    assert main(["run", "sft", "--dry-run=client", "-o", "json"]) == 0
+    out, err = capsys.readouterr()
+    assert "metrics.history has no effect on a managed workflow run" in err
+    pod = json.loads(out)["spec"]["template"]["spec"]
+    assert "TAU_METRICS_HISTORY" not in env_of(pod["containers"][0])
+    unpack(payload_init(pod), tmp_path / "script")
+    assert "tau.py" not in os.listdir(tmp_path / "script")

@@ -12,7 +12,8 @@ Pure. Whenever a run sets `metrics.history` (offload or not):
 
 Both files travel as extra payload files, so a Job that sets `metrics.history` carries its
 entrypoint in /script too. Not shipped where no Python entrypoint of tau's runs: a shebang
-script, a source image's entrypoint or the image's own command (those need tau in the image).
+script, a source image's entrypoint or the image's own command (those need tau in the image),
+nor to a managed workflow, whose wrapper installs its own stand-in `tau`.
 """
 
 from __future__ import annotations
@@ -53,6 +54,10 @@ def shipped_files() -> tuple[tuple[str, bytes], ...]:
 
 
 def _runs_python_entrypoint(plan: Plan) -> bool:
+    if plan.files.manifest:
+        # A managed workflow's wrapper puts its own stand-in `tau` in sys.modules (and refuses
+        # a staged tau.py); it does not offer tau.log yet.
+        return False
     if plan.engine == "rayjob":
         return True
     return plan.script is not None and not plan.job.shebang_script and not plan.storage.source_image
