@@ -13,10 +13,12 @@ runs on a laptop and `taugrid-portal experiment import jsonl` reads what it wrot
 - A glob (`/data/out/metrics/*.jsonl`) gets one chunk file per flush, named to match the glob,
   written as a dotfile and then renamed, so a reader of the glob never sees a partial file.
 
-The call only checks the values, encodes the row and queues it: a daemon thread writes the
-queue every FLUSH_SECONDS or as soon as FLUSH_ROWS rows wait, and the rest is written at
+The call only checks the values and queues them with the time: a daemon thread formats the
+queue (float repr is most of a row's cost; it yields the GIL every _YIELD_ROWS rows) and writes
+it every FLUSH_SECONDS or as soon as FLUSH_ROWS rows wait, and the rest is written at
 interpreter exit and on SIGTERM (any handler installed before is still called). The loop never
-waits for the disk. `log_flush()` writes the queue now.
+waits for the disk. `log_flush()` writes the queue now. Rows the fast path cannot take as they
+are (bools, numpy scalars, NaN and ±inf) are encoded in the call.
 
 Under a distributed launcher (RANK set, as torchrun, Ray Train, DeepSpeed and Accelerate do)
 only rank 0 writes; `all_ranks=True` (or TAU_LOG_ALL_RANKS=1) makes every rank write, each row
@@ -92,6 +94,12 @@ _MAGIC = frozenset("*?[")
 #: Metric name → its encoded `,"name":` (names repeat every step; at most _MAX_KEYS kept).
 _keys: dict[str, str] = {}
 _MAX_KEYS = 10_000
+#: (metric names, rank or None) → the row's format string (tau.metric_log._template).
+_templates: dict[tuple[Any, ...], str] = {}
+_MAX_TEMPLATES = 1_000
+_PLAIN = frozenset((float, int))
+#: The flush thread formats this many rows at a time, then yields the GIL.
+_YIELD_ROWS = 100
 
 
 class _Appender:
@@ -201,7 +209,7 @@ class _Writer:
         self.rank = _rank()
         self.all_ranks = os.environ.get(ALL_RANKS_ENV, "").strip().lower() in ("1", "true", "yes")
         self.sink = _sink(self.rank)
-        self.pending: deque[str] = deque()
+        self.pending: deque[str | tuple[str, tuple[Any, ...]]] = deque()
         self.next_step = 0
         # Held while no wake-up is due; the call releases it to wake the thread early.
         self.wake = _thread.allocate_lock()
@@ -241,7 +249,12 @@ class _Writer:
                 return
             # popleft is atomic, so a row queued meanwhile is never lost between take and clear.
             take = self.pending.popleft
-            lines = [take() for _ in range(count)]
+            rows = [take() for _ in range(count)]
+            lines: list[str] = []
+            for start in range(0, count, _YIELD_ROWS):
+                if start:
+                    time.sleep(0)  # lets a training loop waiting for the GIL take it
+                lines.extend(_text(row) for row in rows[start : start + _YIELD_ROWS])
             data = ("\n".join(lines) + "\n").encode()
             try:
                 self.sink.write(data)
@@ -269,6 +282,14 @@ class _Writer:
         if text not in self.warned:
             self.warned.add(text)
             _say(text)
+
+
+def _text(row: str | tuple[str, tuple[Any, ...]]) -> str:
+    """A queued row as its line: encoded already, or (template, arguments) to format."""
+    if isinstance(row, str):
+        return row
+    template, args = row
+    return template.format(*args)
 
 
 def _say(text: str) -> None:
@@ -348,6 +369,38 @@ def _step(step: object) -> int:
     return value
 
 
+def _template(names: tuple[Any, ...], rank: int | None) -> str:
+    """The row's format string for these metric names: one str.format encodes the row."""
+    head = '{{"_step":{},"_timestamp":{!r}' + ("" if rank is None else f',"_rank":{rank}')
+    body = "".join(
+        (_keys.get(name) or _key(name)).replace("{", "{{").replace("}", "}}") + "{!r}"
+        for name in names
+    )
+    template = head + body + "}}"
+    if len(_templates) < _MAX_TEMPLATES:
+        _templates[(names, rank)] = template
+    return template
+
+
+def _line(step: int, rank: int | None, names: tuple[Any, ...], values: tuple[Any, ...]) -> str:
+    """The row, value by value: numpy scalars, bools, NaN and ±inf (or an error naming the key)."""
+    parts = [f'{{"_step":{step},"_timestamp":{time.time()!r}']
+    if rank is not None:
+        parts.append(f',"_rank":{rank}')
+    for name, value in zip(names, values, strict=True):
+        kind = type(value)
+        if kind is not float and kind is not int:
+            value = _number(name, value)
+            kind = type(value)
+        if kind is int or value - value == 0.0:  # an int, or a finite float
+            text = repr(value)
+        else:
+            text = "NaN" if value != value else "Infinity" if value > 0 else "-Infinity"
+        parts.append(f"{_keys.get(name) or _key(name)}{text}")
+    parts.append("}")
+    return "".join(parts)
+
+
 def log(data: Mapping[str, Any], step: int | None = None, *, all_ranks: bool = False) -> None:
     """Queue one row of metrics at `step` (default: the step after the last one, from 0).
 
@@ -365,34 +418,25 @@ def log(data: Mapping[str, Any], step: int | None = None, *, all_ranks: bool = F
     elif type(step) is not int or step < 0:
         step = _step(step)
     try:
-        items = data.items()
-    except AttributeError:
+        names = tuple(data)
+        values = tuple(data.values())
+    except (AttributeError, TypeError):
         raise TypeError(
             f"tau.log: pass a mapping of metric name to number, got {type(data).__name__}"
         ) from None
-    # Encoded here, in C where it counts (repr, the escaper): the flush thread then holds the
-    # GIL only to join lines, so a call never waits long behind it.
-    parts = [f'{{"_step":{step},"_timestamp":{time.time()!r}']
-    if ranked:
-        parts.append(f',"_rank":{writer.rank}')
-    keys = _keys
-    for key, value in items:
-        kind = type(value)
-        if kind is not float and kind is not int:
-            value = _number(key, value)
-            kind = type(value)
-        name = keys.get(key) or _key(key)
-        if kind is int or value - value == 0.0:  # an int, or a finite float
-            parts.append(f"{name}{value!r}")
-        else:
-            text = "NaN" if value != value else "Infinity" if value > 0 else "-Infinity"
-            parts.append(f"{name}{text}")
-    if len(parts) == 1 + ranked:
+    if not names:
         return  # nothing to log; the step does not advance
-    parts.append("}")
+    rank = writer.rank if ranked else None
+    template = _templates.get((names, rank)) or _template(names, rank)
+    if set(map(type, values)) <= _PLAIN and (total := sum(values)) - total == 0:
+        # Plain finite numbers (a NaN or inf makes the sum not finite): the flush thread
+        # formats them with the names' template, so the call only checks and queues.
+        row: str | tuple[str, tuple[Any, ...]] = (template, (step, time.time(), *values))
+    else:
+        row = _line(step, rank, names, values)
     writer.next_step = step + 1
     pending = writer.pending
-    pending.append("".join(parts))
+    pending.append(row)
     if not writer.running:
         writer.start()
     if len(pending) % FLUSH_ROWS == 0:
