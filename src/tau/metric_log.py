@@ -83,7 +83,7 @@ __all__ = ["log", "log_flush"]
 HISTORY_ENV = "TAU_METRICS_HISTORY"
 ALL_RANKS_ENV = "TAU_LOG_ALL_RANKS"
 DEFAULT_FILE = "metrics.jsonl"
-#: A flush happens when this many rows wait, or FLUSH_SECONDS after the last one.
+#: The thread writes the queue every FLUSH_SECONDS, and early when this many rows wait.
 FLUSH_ROWS = 1000
 #: Short enough that a sidecar polling every 10 s sees rows within one of its intervals.
 FLUSH_SECONDS = 2.0
@@ -203,7 +203,7 @@ def _sink(rank: int) -> _Appender | _Chunks:
 
 
 class _Writer:
-    """The process's queue of encoded rows and the thread that writes it."""
+    """The process's queue of rows and the thread that formats and writes it."""
 
     def __init__(self) -> None:
         self.rank = _rank()
