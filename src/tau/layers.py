@@ -9,7 +9,8 @@ documents alike).
 from __future__ import annotations
 
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("errors", "k8s", "layers"),
+    # tau.log and its pod shim import nothing of tau: they ship into pods without it.
+    ("errors", "k8s", "layers", "metric_log", "_pod_tau"),
     ("intent",),
     ("plan",),
     ("render", "provenance"),
