@@ -499,3 +499,11 @@ def test_a_history_it_writes_imports_with_nan_and_infinity(
     loss = {r["step"]: r["value"] for r in table if r["metric_name"] == "loss"}
     assert loss[0] == 1.0 and math.isnan(loss[5]) and loss[6] == -math.inf
     assert [r["value"] for r in table if r["metric_name"] == "gnorm"] == [math.inf]
+
+
+def test_tau_log_has_one_meaning_the_function() -> None:
+    """No module of the package is named like the two names (tau.log would then be ambiguous)."""
+    assert tau.log is metric_log.log and tau.log_flush is metric_log.log_flush
+    assert {"log", "log_flush"} <= set(dir(tau))
+    names = {p.stem for p in (SRC / "tau").iterdir() if p.suffix == ".py" or p.is_dir()}
+    assert names & tau.LOG_NAMES == set()
