@@ -321,3 +321,16 @@ def test_a_managed_workflow_ships_no_shim(tmp_path, capsys, monkeypatch):
     assert "TAU_METRICS_HISTORY" not in env_of(pod["containers"][0])
     unpack(payload_init(pod), tmp_path / "script")
     assert "tau.py" not in os.listdir(tmp_path / "script")
+
+
+def test_a_tau_config_folder_in_the_working_directory_is_not_an_installed_tau(
+    script_dir: Path, tmp_path: Path
+) -> None:
+    """A project's tau/ folder (tau.yaml files, no __init__.py) beside a `python -c` is skipped."""
+    python = _bare_python()
+    _no_tau(python)
+    (tmp_path / "tau").mkdir()
+    (tmp_path / "tau" / "train.yaml").write_text("name: train\n")
+    code = (script_dir / "train.py").read_text()
+    out = _pod_run(python, ["-s", "-c", code], tmp_path, tmp_path / "f.jsonl", str(script_dir))
+    assert f"tau from {script_dir / 'tau.py'} log from _tau_metric_log" in out

@@ -22,10 +22,17 @@ _NAMES = ("log", "log_flush")
 
 
 def _installed() -> "importlib.machinery.ModuleSpec | None":
-    """The spec of a `tau` elsewhere on sys.path than this file's folder, if any."""
+    """The spec of a `tau` elsewhere on sys.path than this file's folder, if any.
+
+    A bare `tau/` folder (a project's config folder in the working directory) is a namespace
+    package, not an installed tau: it does not count.
+    """
     here = os.path.dirname(os.path.realpath(__file__))
     elsewhere = [p for p in sys.path if os.path.realpath(p or os.curdir) != here]
-    return importlib.machinery.PathFinder.find_spec(__name__, elsewhere)
+    spec = importlib.machinery.PathFinder.find_spec(__name__, elsewhere)
+    if spec is None or spec.origin in (None, "namespace"):
+        return None
+    return spec
 
 
 def _shipped_logger() -> object:
