@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from tests.e2e.conftest import Shell, wait_for
-from tests.e2e.test_real_pods import job_config, state, write_target
+from tests.e2e.test_real_pods import job_config, ray_config, state, write_target
 
 pytestmark = pytest.mark.e2e
 
@@ -60,3 +60,44 @@ def test_a_torchrun_job_logs_with_tau_log_where_the_image_has_no_tau(
     assert [r["_step"] for r in rows] == list(range(21))
     assert {r.get("rank_seen", 0) for r in rows} == {0}  # only rank 0 wrote
     assert all(isinstance(r["_timestamp"], float) for r in rows)
+
+
+#: A Ray task on the worker imports tau: Ray put the driver's /script on the worker's path
+#: (the worker pod mounts the payload too), and the rows land on the data claim.
+RAY_LOGS = """\
+import ray
+
+ray.init()
+
+@ray.remote(num_cpus=1)
+def train():
+    import tau
+    for step in range(5):
+        tau.log({"loss": 1.0 / (step + 1)}, step=step)
+    tau.log_flush()
+    return tau.__file__
+
+print(f"worker tau from {ray.get(train.remote())}", flush=True)
+"""
+
+
+def test_a_ray_task_on_a_worker_logs_with_the_shipped_tau_log(
+    real_repo: Shell, researcher: Any
+) -> None:
+    config = ray_config(
+        "ray-taulog",
+        researcher.image,
+        storage={"data_pvc": "training-data"},
+        metrics={"history": ["metrics.jsonl"]},
+    )
+    write_target(real_repo, config, RAY_LOGS)
+    real_repo.ok("run", "ray-taulog")
+    wait_for(
+        "the driver to succeed", lambda: state(real_repo, "ray-taulog") == "succeeded", timeout=900
+    )
+    logs = real_repo.ok("run", "logs", "ray-taulog")
+    assert "worker tau from /script/tau.py" in logs, logs[-3000:]
+    history = real_repo.tau("run", "get", "ray-taulog", "--artifact", "metrics.jsonl")
+    assert history.returncode == 0, history.stderr
+    rows = [json.loads(line) for line in history.stdout.splitlines() if line.strip()]
+    assert [r["_step"] for r in rows] == [0, 1, 2, 3, 4]
