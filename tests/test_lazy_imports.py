@@ -6,6 +6,7 @@ Each check runs a fresh interpreter, because this test process has long imported
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -192,3 +193,34 @@ def test_lifecycle_verbs_never_load_the_official_clients_models(
     assert "tau.kube.resources" in modules  # the probe did read the cluster
     for package in ("kubernetes", "urllib3", "cyclopts"):
         assert not imported(modules, package), (verb, package)
+
+
+LOG_PROBE = """
+import sys
+before = set(sys.modules)
+import tau
+tau.log({"loss": 0.5}, step=1)
+print(",".join(sorted(set(sys.modules) - before)))
+"""
+
+
+def test_tau_log_loads_only_its_own_module_and_c_builtins(tmp_path: Path) -> None:
+    """Training code pays for `import tau; tau.log(...)` only tau/__init__ and tau.metric_log:
+    no yaml, cyclopts, rich, kubernetes, pyarrow or pydantic, and not even json, re, typing,
+    signal or threading (their C cores do the work). bench/metric_log.py times it.
+    """
+    proc = subprocess.run(
+        [sys.executable, "-c", LOG_PROBE],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+        env={**os.environ, "TAU_METRICS_HISTORY": str(tmp_path / "m.jsonl")},
+    )
+    assert proc.returncode == 0, proc.stderr
+    added = set(proc.stdout.strip().split(","))
+    allowed = {"tau", "tau.metric_log", "__future__", "_collections", "_json", "_signal"}
+    allowed |= {"_thread", "atexit"}
+    assert "tau.metric_log" in added and added <= allowed, sorted(added - allowed)
+    assert (tmp_path / "m.jsonl").read_text().count("\n") == 1  # the probe did log

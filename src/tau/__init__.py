@@ -8,6 +8,8 @@ so offline commands stay fast.
 `tau.serve`, `tau.config`, ...): those names resolve on first access (PEP 562), so `tau --help`
 never imports tau.sdk. No module of the package shares a name with them (tau.yaml is read by
 tau.intent, model services are deployed by tau.serving), so each `tau.<name>` has one meaning.
+`tau.log` and `tau.log_flush` come from tau.metric_log (stdlib only, cheap to import): training
+code calls them in its loop, often where nothing else of tau is installed (see that module).
 """
 
 __version__ = "0.1.0"
@@ -35,8 +37,17 @@ SDK_NAMES = frozenset(
     }
 )
 
+#: The metric logging call for training code (tau.metric_log).
+LOG_NAMES = frozenset({"log", "log_flush"})
+
 
 def __getattr__(name: str) -> object:
+    if name in LOG_NAMES:
+        from tau import metric_log
+
+        value = getattr(metric_log, name)
+        globals()[name] = value
+        return value
     if name in SDK_NAMES:
         from tau.sdk import public
 
@@ -47,4 +58,4 @@ def __getattr__(name: str) -> object:
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | SDK_NAMES)
+    return sorted(set(globals()) | SDK_NAMES | LOG_NAMES)

@@ -5,6 +5,9 @@ are tau.sdk.PUBLIC's (tests/test_sdk_install.py checks both agree).
 
 from typing import Any
 
+from tau.metric_log import log as log
+from tau.metric_log import log_flush as log_flush
+
 from tau.sdk.config import config as config
 from tau.sdk.config import load_config as load_config
 from tau.sdk.ctx import Ctx as Ctx
@@ -25,6 +28,7 @@ from tau.sdk.workloads import train as train
 
 __version__: str
 SDK_NAMES: frozenset[str]
+LOG_NAMES: frozenset[str]
 
 def __getattr__(name: str) -> Any: ...
 def __dir__() -> list[str]: ...

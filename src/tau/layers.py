@@ -9,7 +9,8 @@ documents alike).
 from __future__ import annotations
 
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("usage", "build_info"),
+    # tau.log and its pod shim import nothing of tau: they ship into pods without it.
+    ("usage", "build_info", "metric_log", "_pod_tau"),
     ("errors", "k8s", "layers"),
     ("intent",),
     ("plan",),

@@ -374,9 +374,10 @@ def _submit(
     print(f"status:  tau run status {plan.name} -n {ns}{ctx}")
     print(f"logs:    tau run logs {plan.name} -n {ns} -f{ctx}")
     print(f"profile: tau run status {plan.name} -n {ns} --run-profile{ctx}")
-    if plan.files.extra:
-        shipped = ", ".join(f"/script/{name}" for name, _ in plan.files.extra)
-        print(f"scripts: {shipped}")
+    from tau.plan.metrics_history import user_files
+
+    if extra := user_files(plan):  # not the tau.log files tau ships itself
+        print("scripts: " + ", ".join(f"/script/{name}" for name in extra))
     from tau.runs import retry
 
     policy = retry.policy_of(valid)

@@ -250,6 +250,9 @@ class Plan(NamedTuple):
     key_vault: KeyVault | None = None
     #: GPUs come from DRA ResourceClaims (the platform's claim templates), not nvidia.com/gpu.
     dra: bool = False
+    #: metrics.history, each entry absolute (relative ones under storage.output); a glob stays
+    #: a glob (tau.plan.metrics_history).
+    metrics_history: tuple[str, ...] = ()
 
     @property
     def kind_label(self) -> str:

@@ -451,6 +451,10 @@ def resolve(
         from tau.plan import managed
 
         plan = managed.apply(plan, valid.managed)
+    if config.metrics.history:
+        from tau.plan import metrics_history
+
+        plan = metrics_history.apply(plan, config.metrics.history)
     return Resolved(plan, f.warnings, tuple(placeholders))
 
 

@@ -10,6 +10,7 @@ import shlex
 
 from tau.intent.duration import parse_duration
 from tau.k8s import paths
+from tau.plan import metrics_history
 from tau.plan.model import Plan
 from tau.render import artifact_index
 
@@ -128,9 +129,11 @@ def _shipped_line(plan: Plan, flags: str) -> str:
         argv = f"python3 -m torch.distributed.run {torchrun_args(plan)}{flags} {path}{args}"
     else:
         argv = f"python3 {path}{flags}{args}"
+    # The shipped `tau.log` (metrics.history) importable by every process the entrypoint starts.
+    env = f"{metrics_history.PYTHONPATH_EXPORT} && " if metrics_history.ships_logger(plan) else ""
     if not plan.job.pip:
-        return _exec(plan, argv)
-    return f"{{ {pip_install(plan.job.pip)}; }} && {USER_BIN_PATH} && " + _exec(plan, argv)
+        return env + _exec(plan, argv)
+    return f"{env}{{ {pip_install(plan.job.pip)}; }} && {USER_BIN_PATH} && " + _exec(plan, argv)
 
 
 def main_command(plan: Plan) -> list[str] | None:

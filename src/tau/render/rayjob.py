@@ -12,6 +12,7 @@ import shlex
 from typing import Any
 
 from tau.k8s import meta, paths
+from tau.plan import metrics_history
 from tau.plan.model import Plan, Resources
 from tau.render import artifact_index, commands, pod, shipped, tune_driver
 from tau.render import labels as common
@@ -65,6 +66,9 @@ def entrypoint(plan: Plan) -> str:
         "/script/requirements.txt; fi",
         commands.USER_BIN_PATH,
     ]
+    if metrics_history.ships_logger(plan):
+        # The shipped `tau.log` (metrics.history); Ray adds /script to its workers' sys.path.
+        lines.append(metrics_history.PYTHONPATH_EXPORT)
     if plan.ray.pip:
         lines.append(commands.pip_install(plan.ray.pip))
     lines.append("cd /data")
