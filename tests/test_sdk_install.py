@@ -148,5 +148,6 @@ def test_the_type_stub_names_every_public_sdk_name() -> None:
         if isinstance(node, ast.ImportFrom) and node.module != "typing"
         for alias in node.names
     }
-    assert {name: module for name, (module, _) in imported.items()} == PUBLIC
+    logging = {name: "tau.metric_log" for name in tau.LOG_NAMES}
+    assert {name: module for name, (module, _) in imported.items()} == {**PUBLIC, **logging}
     assert set(PUBLIC) == tau.SDK_NAMES

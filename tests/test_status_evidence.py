@@ -37,7 +37,7 @@ def _objects(case: str) -> list[dict[str, Any]]:
 
 
 def sidecar(store: str, run: str = "train-r1") -> dict[str, Any]:
-    """The metrics-offload sidecar as the render writes it (see the README's metrics offload section)."""
+    """The metrics-offload sidecar as the render writes it."""
     return {
         "name": "metrics-offload",
         "image": "ghcr.io/example/offload@sha256:" + "a" * 64,

@@ -7,7 +7,6 @@ from typing import Any
 
 from tau.metric_log import log as log
 from tau.metric_log import log_flush as log_flush
-
 from tau.sdk.config import config as config
 from tau.sdk.config import load_config as load_config
 from tau.sdk.ctx import Ctx as Ctx
