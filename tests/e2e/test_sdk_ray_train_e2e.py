@@ -52,7 +52,7 @@ def fit(ctx):
     if rank == 0:
         out = pathlib.Path(ctx.checkpoints_dir)
         out.mkdir(parents=True, exist_ok=True)
-        torch.save({"weights": torch.full((3,), float(total.item()))}, out / "last.safetensors")
+        torch.save({{"weights": torch.full((3,), float(total.item()))}}, out / "last.safetensors")
     return str(pathlib.Path(ctx.checkpoints_dir) / "last.safetensors")
 
 
