@@ -116,14 +116,23 @@ done
 exit "$tau_status\""""
 
 
-def _wrapper(launch: str) -> str:
+def wrapper_script(
+    launch: str,
+    *,
+    runtime_dir: str = RUNTIME_DIR,
+    ready_timeout: int = READY_TIMEOUT,
+    done_timeout: int = DONE_TIMEOUT,
+) -> str:
+    """WRAPPER with `launch` starting the workload (the defaults are the pod's; tests run it
+    against a temporary directory and short timeouts).
+    """
     text = WRAPPER
     for token, value in (
-        ("@COMPLETION@", COMPLETION_FILE),
-        ("@READY@", READY_FILE),
-        ("@DONE@", DONE_FILE),
-        ("@READY_TIMEOUT@", str(READY_TIMEOUT)),
-        ("@DONE_TIMEOUT@", str(DONE_TIMEOUT)),
+        ("@COMPLETION@", f"{runtime_dir}/completion.json"),
+        ("@READY@", f"{runtime_dir}/ready"),
+        ("@DONE@", f"{runtime_dir}/done"),
+        ("@READY_TIMEOUT@", str(ready_timeout)),
+        ("@DONE_TIMEOUT@", str(done_timeout)),
         ("@LAUNCH@", launch),
     ):
         text = text.replace(token, value)
@@ -134,14 +143,14 @@ def wrap_command(plan: Plan, argv: list[str]) -> list[str]:
     """The Job main container's argv inside the wrapper; unchanged without offload."""
     if plan.metrics_offload is None:
         return argv
-    return ["bash", "-c", _wrapper('"$@" &'), "tau-metrics-offload", *argv]
+    return ["bash", "-c", wrapper_script('"$@" &'), "tau-metrics-offload", *argv]
 
 
 def wrap_script(plan: Plan, body: str) -> str:
     """A RayJob driver script inside the wrapper (run in a subshell); unchanged without offload."""
     if plan.metrics_offload is None:
         return body
-    return _wrapper("(\n" + body + "\n) &")
+    return wrapper_script("(\n" + body + "\n) &")
 
 
 def session_annotations(plan: Plan) -> dict[str, str]:
