@@ -64,7 +64,7 @@ WORKLOAD = """\
 import sys, time
 print("workload running", flush=True)
 time.sleep(3)
-sys.exit(int(sys.argv[1]) if len(sys.argv) > 1 else 0)
+sys.exit(@CODE@)
 """
 
 
@@ -83,7 +83,7 @@ def _target(admin: Api, workspace: str) -> WorkspaceTarget:
 
 
 def _job(tmp: Path, name: str, image: str, target: WorkspaceTarget, code: int) -> dict[str, Any]:
-    (tmp / "train.py").write_text(WORKLOAD.replace("sys.argv[1]", str(code)))
+    (tmp / "train.py").write_text(WORKLOAD.replace("@CODE@", str(code)))
     (tmp / "tau.yaml").write_text(
         json.dumps(
             {
