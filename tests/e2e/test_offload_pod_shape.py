@@ -12,6 +12,7 @@ store are the evidence e2e tests' subject.
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 from pathlib import Path
@@ -159,5 +160,60 @@ def test_the_offload_pod_runs_the_wrapper_beside_a_native_sidecar(
         assert sentinel["message"] == f"entrypoint exited with code {code}"
         workload = core.read_namespaced_pod_log(pod["metadata"]["name"], ns, container="main")
         assert "workload running" in workload, workload
+    finally:
+        admin.delete("batch/v1", "Job", name, ns)
+
+
+def test_a_terminated_pod_records_cancelled_before_the_collector_stops(
+    admin: Api, researcher: Any, tmp_path: Path
+) -> None:
+    """SIGTERM reaches the wrapper first; the collector is stopped only after the workload
+    ended, so it still reads the `cancelled` sentinel: the native sidecar's termination order.
+    """
+    assert researcher.real_workspace and researcher.image, "the control plane has no real node"
+    target = _target(admin, researcher.real_workspace)
+    name = "offload-shape-cancel"
+    job = _job(tmp_path, name, researcher.image, target, 0)
+    spec = job["spec"]["template"]["spec"]
+    main = spec["containers"][0]
+    env = {e["name"]: e for e in main["env"]}
+    script = WORKLOAD.replace("time.sleep(3)", "time.sleep(300)").replace("@CODE@", "0")
+    env["TAU_SCRIPT_B64"]["value"] = base64.b64encode(script.encode()).decode()
+    ns = target.namespace
+    admin.delete("batch/v1", "Job", name, ns)
+    admin.apply(job)
+    core = k8s.CoreV1Api(admin.api_client)
+
+    def logs(pod: str) -> str:
+        try:
+            return str(core.read_namespaced_pod_log(pod, ns, container="metrics-offload"))
+        except k8s.ApiException:
+            return ""
+
+    try:
+        pod = wait_for(
+            "the workload to run beside the collector",
+            lambda: next(
+                (
+                    p["metadata"]["name"]
+                    for p in admin.list(
+                        "v1", "Pod", ns, label_selector=f"batch.kubernetes.io/job-name={name}"
+                    )
+                    if "stand-in: sees the workload" in logs(p["metadata"]["name"])
+                ),
+                None,
+            ),
+            timeout=600,
+        )
+        core.delete_namespaced_pod(pod, ns)
+        line = wait_for(
+            "the collector to read the sentinel",
+            lambda: next(
+                (x for x in logs(pod).splitlines() if x.startswith("stand-in: sentinel ")), None
+            ),
+            timeout=120,
+        )
+        sentinel = json.loads(line.removeprefix("stand-in: sentinel "))
+        assert (sentinel["state"], sentinel["reason"]) == ("cancelled", "workload-termination")
     finally:
         admin.delete("batch/v1", "Job", name, ns)
