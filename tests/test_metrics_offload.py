@@ -447,3 +447,23 @@ def test_the_ray_driver_wrapper_runs_under_posix_sh(tmp_path: Path):
     result = subprocess.run(["sh", "-c", script], capture_output=True, text=True, timeout=30)
     assert (result.returncode, result.stdout) == (4, "driver\n")
     assert _sentinel(tmp_path)["state"] == "failed"
+
+
+def test_workspace_status_shows_where_offload_delivers_and_masks_a_password():
+    from tau.workspaces.report import status_text
+
+    obj = {
+        "metadata": {"name": "team-ws"},
+        "spec": {
+            "experiments": {
+                "store": "postgresql://tau:hunter2@db:5432/tau?objects=s3://b/p",
+                "credentialsSecret": SECRET,
+                "offloadImage": IMAGE,
+            }
+        },
+    }
+    text = status_text(obj)
+    assert "experiments:    store postgresql://tau:***@db:5432/tau?objects=s3://b/p" in text
+    assert f"credentialsSecret {SECRET}" in text and f"offloadImage {IMAGE}" in text
+    assert "hunter2" not in text
+    assert "experiments:" not in status_text({"metadata": {"name": "plain"}, "spec": {}})
