@@ -150,7 +150,7 @@ def test_mangled_configs_exit_0_or_1_and_never_raise(
     assert code in (0, 1), err
     if code == 0:
         code, err = _run(capsys, "run", "x", "--config", "tau.yaml", "--dry-run=client")
-        # 2: a feature refused as not built (e.g. metrics offload) is not a crash.
+        # 2: a feature refused as not built (e.g. staged publishing) is not a crash.
         assert code in (0, 1, 2), err
     assert "Traceback" not in err
 

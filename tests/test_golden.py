@@ -41,6 +41,9 @@ def _run(
 ) -> tuple[int, str, str]:
     monkeypatch.chdir(case)
     monkeypatch.delenv("TAU_TOPOLOGY_POLICY", raising=False)
+    # The platform side of metrics offload: a developer's own values must not leak into goldens.
+    monkeypatch.delenv("TAU_METRICS_OFFLOAD_IMAGE", raising=False)
+    monkeypatch.delenv("TAU_METRICS_OFFLOAD_INTERVAL", raising=False)
     monkeypatch.setattr("tau.provenance.code_sha", lambda _directory: GOLDEN_CODE_SHA)
     code = main(_argv(case))
     out, err = capsys.readouterr()

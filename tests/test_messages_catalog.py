@@ -335,6 +335,56 @@ CASES = [
         job(offload(project="vision", group="a/b")),
         "experiment.group: group \"a/b\" is invalid (use lowercase alphanumerics with internal '-', '_' or '.')",
     ),
+    # metrics offload at dispatch (run.go, run_job.go); the platform-side ones (workspace, image,
+    # session id, interval) need a submit's workspace or env: tests/test_metrics_offload.py.
+    Case(
+        "offload-multi-node",
+        job(
+            offload(project="vision", name="sft"),
+            {"execution": {"launcher": "torchrun", "nodes": 2}, "storage": {"data_pvc": "d"}},
+        ),
+        "metrics.offload.enabled requires a single Job pod; execution.nodes must be unset or 1",
+        stage="dry",
+    ),
+    Case(
+        "offload-without-entrypoint",
+        job(
+            offload(project="vision", name="sft"),
+            {"entrypoint": None, "storage": {"data_pvc": "d"}},
+        ),
+        "metrics.offload.enabled requires run.entrypoint so Tau can record the workload exit status",
+        stage="dry",
+    ),
+    Case(
+        "offload-output-outside-data",
+        job(
+            offload(project="vision", name="sft"),
+            {
+                "storage": {
+                    "volumes": ["s=pvc:scratch"],
+                    "mounts": ["s:/scratch"],
+                    "output": "/scratch/out",
+                }
+            },
+        ),
+        "metrics.offload.enabled requires storage.output on a writable PVC mounted under /data",
+        stage="dry",
+    ),
+    Case(
+        "offload-output-read-only",
+        job(
+            offload(project="vision", name="sft"),
+            {
+                "storage": {
+                    "volumes": ["s=pvc:scratch"],
+                    "mounts": ["s:/data:ro"],
+                    "output": "/data/o",
+                }
+            },
+        ),
+        "metrics.offload.enabled requires storage.output backed by a writable PVC",
+        stage="dry",
+    ),
     # runtime.env / env_secret / env_kv.
     Case(
         "env-reserved",

@@ -8,8 +8,8 @@
 #   spec/crds/ray.io_v1_RayJob.schema.json b2c4f647cf28c224670a7eee05a874879e39c412f72ec08628e9452162c58dd4
 #   spec/crds/ray.io_v1_RayService.schema.json 8483a964b112898a82451788051bfbf249aa503bc4482f23621712983e70a52a
 #   spec/crds/secrets-store.csi.x-k8s.io_v1_SecretProviderClass.schema.json d3efdc8072e5e655df0abb484bd03877afff14e3a14911b1bcb253a15a41bb44
-#   spec/crds/tau.azure.com_v1alpha1_TauWorkspace.schema.json 2c361ab5e970f35691d71c300e7d332e43bceb54129493263b7285ded7504c73
-#   spec/crds/_defs/k8s.schema.json 58f0a4c2505ca03aa504175251d0f78b4c7a44e66b0ba69afd0e134fbf0d0339
+#   spec/crds/tau.azure.com_v1alpha1_TauWorkspace.schema.json 582d3cd4d763238c00439f39b64c0477d4255c9e8e18418cfcadf9d0ad7057f6
+#   spec/crds/_defs/k8s.schema.json 84dd2d81af18ce08e810810911f4f404a07cb47533fbd37494dfa6deeaee55a6
 #   spec/crds/_defs/kueue.schema.json 313785144be5de54eea9b46d66d8b478209446a3f04723663a58a3262855ad00
 #   spec/crds/_defs/ray.schema.json 90596c449c2fa937077a469ebf38c2d90877837119f4ac5440e74b4cace1860b
 # Do not edit: run `make generate`.
@@ -987,6 +987,29 @@ class WorkloadIdentity(BaseModel):
     clientId: str | None = None
 
 
+class Experiments(BaseModel):
+    """
+    Where the runs of this workspace keep their evidence (metrics offload). Platform-owned: a run's tau.yaml never names the store.
+    """
+
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    store: Annotated[str | None, Field(min_length=1)] = None
+    """
+    The experiment store: a folder path the pods can reach, or a team store URL postgresql://USER@HOST:PORT/DB?objects=s3://BUCKET/PREFIX (never with a password).
+    """
+    credentialsSecret: Annotated[str | None, Field(min_length=1)] = None
+    """
+    A Secret in the run namespace whose keys (PGPASSWORD, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_ENDPOINT_URL, AWS_REGION) become the collector's environment.
+    """
+    offloadImage: Annotated[str | None, Field(pattern='@sha256:[0-9a-f]{64}$')] = None
+    """
+    The taugrid-portal image of the metrics-offload sidecar, pinned by an @sha256 digest; else tau's TAU_METRICS_OFFLOAD_IMAGE.
+    """
+
+
 class TauWorkspaceSpec(BaseModel):
     """
     Controller CEL rule (not expressed here): mode cluster-wide forbids principalRef, kubernetesSubject and role; workspace-rbac requires all three.
@@ -1007,6 +1030,10 @@ class TauWorkspaceSpec(BaseModel):
     """
     defaults: Defaults | None = None
     workloadIdentity: WorkloadIdentity | None = None
+    experiments: Experiments | None = None
+    """
+    Where the runs of this workspace keep their evidence (metrics offload). Platform-owned: a run's tau.yaml never names the store.
+    """
 
 
 class Target1(BaseModel):
@@ -1123,6 +1150,10 @@ class PodSpec(BaseModel):
     securityContext: PodSecurityContext | None = None
     subdomain: str | None = None
     hostname: str | None = None
+    shareProcessNamespace: bool | None = None
+    """
+    One PID namespace for the pod's containers (the metrics-offload sidecar reads the workload's /proc).
+    """
     imagePullSecrets: list[ImagePullSecret] | None = None
     resourceClaims: list[ResourceClaim] | None = None
 

@@ -21,6 +21,7 @@ from tau.plan.resolve import Resolved, resolve
 if TYPE_CHECKING:
     from tau.plan.service import ServeSpec
     from tau.provenance import Provenance
+    from tau.workspaces.target import WorkspaceTarget
 
 PLACEHOLDER_WARNING = (
     "client dry-run does not contact the cluster: {fields} shown as a "
@@ -40,7 +41,12 @@ class Preview:
     def warnings(self) -> list[str]:
         lines = [d.format() for d in self.resolved.warnings]
         if self.resolved.placeholders:
-            fields = " and ".join(self.resolved.placeholders)
+            names = self.resolved.placeholders
+            fields = (
+                " and ".join(names)
+                if len(names) < 3
+                else (", ".join(names[:-1]) + " and " + names[-1])
+            )
             lines.append("warning: " + PLACEHOLDER_WARNING.format(fields=fields))
         return lines
 
@@ -173,12 +179,15 @@ def client_preview(
     The service account is the workspace's, known only at submit: a placeholder unless
     --service-account names it (`service_account`).
     """
+    from tau.plan import metrics_offload
+
     resolved = resolve(
         valid,
         catalog_for(valid, env),
         read_script(valid),
         service_account=service_account or UNRESOLVED_SERVICE_ACCOUNT,
         project=read_project(valid),
+        platform=metrics_offload.platform(env, offline=True),
     )
     return Preview(_stamp(_render(valid, resolved, redact=True), provenance), resolved)
 
@@ -200,11 +209,29 @@ def cluster_render(
     retry_env: dict[str, str] | None = None,
     redact: bool = False,
     provenance: Provenance | None = None,
+    workspace: WorkspaceTarget | None = None,
+    metrics_session: str | None = None,
 ) -> Preview:
     """Render for a real submit: the namespace, the queue and the service account (when the
     workspace or --service-account gives them) known, Secret references intact unless `redact`.
     Everything else is the client dry-run's path.
+
+    `workspace` is the resolved target whose spec.experiments metrics offload reads (None: no
+    workspace, only a namespace). `metrics_session` defaults to a fresh random id: this is the
+    submit boundary, the one place a render may draw randomness.
     """
+    import secrets
+
+    from tau.plan import metrics_offload
+
+    platform = metrics_offload.platform(
+        env,
+        offline=False,
+        workspace=workspace.workspace if workspace else None,
+        store=workspace.experiments_store if workspace else None,
+        credentials_secret=workspace.experiments_secret if workspace else None,
+        image=workspace.offload_image if workspace else None,
+    )
     resolved = resolve(
         valid,
         catalog_for(valid, env),
@@ -214,6 +241,8 @@ def cluster_render(
         service_account=service_account,
         retry_env=retry_env,
         project=read_project(valid),
+        platform=platform,
+        metrics_session=metrics_session or secrets.token_hex(12),
     )
     return Preview(_stamp(_render(valid, resolved, redact=redact), provenance), resolved)
 

@@ -350,6 +350,7 @@ def _submit(
         queue=target.queue,
         service_account=account,
         provenance=provenance,
+        workspace=target,
     )
     for line in rendered.warnings:
         print(line, file=sys.stderr)
@@ -397,6 +398,7 @@ def _submit(
             queue=target.queue,
             service_account=account,
             provenance=provenance,
+            workspace=target,
         ),
     )
 
@@ -651,6 +653,7 @@ def resume(
         queue=target.queue,
         service_account=target.service_account,
         provenance=_provenance(valid),
+        workspace=target,
     )
     plan = plan_resume(run, retry.policy_of(valid), force=force, resume_from=from_)
     # The reference's lines; beside a client dry run's manifests they go to stderr.
@@ -827,5 +830,6 @@ def _for_submit(entry: Any, where: Where) -> tuple[Any, list[dict[str, Any]]]:
         namespace=target.namespace,
         queue=target.queue,
         service_account=target.service_account,
+        workspace=target,
     )
     return session.api, rendered.documents

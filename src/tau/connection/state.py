@@ -17,7 +17,7 @@ from tau.connection.descriptor import Discovery
 from tau.connection.files import safe_name, short_hash, write_private
 from tau.connection.kubeconfig import ClusterIdentity
 
-STATE_SCHEMA = "tau.workspace.connection-state.v2"
+STATE_SCHEMA = "tau.workspace.connection-state.v3"
 
 
 @dataclass(frozen=True)
@@ -46,6 +46,10 @@ class ConnectionState:
     # within READINESS_TTL a command trusts them instead of asking the cluster again.
     priority: str = ""
     output_root: str = ""
+    #: The workspace's spec.experiments (metrics offload), recorded since schema v3.
+    experiments_store: str = ""
+    experiments_secret: str = ""
+    offload_image: str = ""
     verified_at: str = ""
     schema: str = field(default=STATE_SCHEMA)
 

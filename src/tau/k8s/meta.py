@@ -81,6 +81,9 @@ ANNOTATION_PROFILE_DURATION = _P + "profile-duration"
 # Retry bookkeeping (written by the retry loop and resume).
 ANNOTATION_RETRY_ATTEMPT = _P + "retry-attempt"
 ANNOTATION_RETRY_REASON = _P + "retry-reason"
+# Metrics offload: the submission's collector session, and where the run's evidence lives.
+ANNOTATION_METRICS_SESSION_ID = _P + "metrics-session-id"
+ANNOTATION_EXPERIMENT_SOURCE = _P + "experiment-source"
 # Node label of the GPU class (the same key as the workload label).
 NODE_GPU_CLASS = LABEL_GPU_CLASS
 

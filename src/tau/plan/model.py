@@ -182,6 +182,35 @@ class Capture(NamedTuple):
     retry_env: tuple[tuple[str, str], ...] = ()
 
 
+class MetricsOffload(NamedTuple):
+    """The metrics-offload sidecar of a single-pod Job or a RayJob head (metrics.offload.enabled).
+
+    Everything the platform decides (image, store, credentials Secret) is resolved here, or a
+    `<unresolved-...>` placeholder on a client dry-run; render only lays it out.
+    """
+
+    image: str
+    #: The experiment store (TAU_EXP_STORE): a folder path or a team store URL, no secret in it.
+    store: str
+    #: The platform's Secret whose keys become the collector's env; None: the store needs none.
+    credentials_secret: str | None
+    #: tau.azure.com/metrics-session-id: one submission's id (lowercase, digits, '-').
+    session_id: str
+    project: str
+    experiment: str
+    group: str
+    #: metrics.history resolved to absolute paths (globs kept).
+    history: tuple[str, ...]
+    #: The collector's spool and checkpoint on the data claim (survives restarts).
+    out: str
+    #: The delivery interval, Go-style (10s).
+    interval: str
+    artifact_uri: str | None = None
+    checkpoint_uri: str | None = None
+    #: TAU_RETRY_ATTEMPT of a retried or resumed attempt; None for the first.
+    attempt: str | None = None
+
+
 class Files(NamedTuple):
     """What ships beside the entrypoint through the payload transport (init containers).
 
@@ -253,6 +282,8 @@ class Plan(NamedTuple):
     #: metrics.history, each entry absolute (relative ones under storage.output); a glob stays
     #: a glob (tau.plan.metrics_history).
     metrics_history: tuple[str, ...] = ()
+    #: The metrics-offload sidecar (metrics.offload.enabled), or None.
+    metrics_offload: MetricsOffload | None = None
 
     @property
     def kind_label(self) -> str:

@@ -21,6 +21,7 @@ from tau.intent.validate import ValidConfig, dryrun
 from tau.intent.validate.env import parse_secret_ref
 from tau.intent.validate.findings import Findings
 from tau.k8s import dra, paths
+from tau.plan import metrics_offload
 from tau.plan.model import (
     UNRESOLVED_NAMESPACE,
     UNRESOLVED_QUEUE,
@@ -309,6 +310,8 @@ def resolve(
     service_account: str | None = None,
     retry_env: dict[str, str] | None = None,
     project: tuple[bytes, str] | None = None,
+    platform: metrics_offload.Platform | None = None,
+    metrics_session: str | None = None,
 ) -> Resolved:
     """Turn a validated config into a Plan.
 
@@ -322,6 +325,10 @@ def resolve(
         retry_env: the TAU_RETRY_* / TAU_RESUME_FROM values of a retry or resume attempt;
             they replace any user values of the same keys.
         project: (zip, module) of run.working_dir, read by preview.read_project.
+        platform: what the workspace and the process env set for metrics offload; None is a
+            client dry-run with no env (placeholders).
+        metrics_session: the submission's metrics session id; None derives one from the
+            config (a dry-run render stays byte-for-byte reproducible).
 
     Raises:
         ConfigError: every render-time problem, with the warnings found on the way.
@@ -352,6 +359,17 @@ def resolve(
             dryrun.interpreter(explicit, script.filename, script.shebang) == "shebang"
         )
     storage = _storage(f, engine, name)
+    offload = metrics_offload.resolve(
+        f,
+        config,
+        output=storage["output"],
+        result_pvc=storage["result_pvc"],
+        volumes=storage["volumes"],
+        config_hash=config_hash(valid),
+        platform=platform or metrics_offload.Platform(),
+        session=metrics_session,
+        retry_env=retry_env or {},
+    )
     secrets = []
     for env_name, ref in sorted(config.runtime.env_secret):
         secret, key = parse_secret_ref(ref) or ("", "")
@@ -372,6 +390,7 @@ def resolve(
             placement = placement._replace(queue=dra.SHARED_QUEUE)
     elif queue is not None:
         placement = placement._replace(queue=queue)
+    placeholders.extend(metrics_offload.placeholders(offload))
     f.raise_errors()
     source = config.run.source
     compute, execution, profiler = config.compute, config.execution, config.profiler
@@ -446,6 +465,7 @@ def resolve(
             retry_env=tuple(sorted((retry_env or {}).items())),
         ),
         dra=_dra(config),
+        metrics_offload=offload,
     )
     if valid.managed is not None:
         from tau.plan import managed
@@ -459,16 +479,13 @@ def resolve(
 
 
 #: Config features the reference renders that this tau does not yet; refused, never ignored.
-_NOT_BUILT = (
-    ("metrics.offload.enabled", "the metrics offload sidecar"),
-    ("storage.publish", "staged artifact publishing"),
-)
+_NOT_BUILT = (("storage.publish", "staged artifact publishing"),)
 
 
 def _not_built(config: RunConfig) -> None:
     from tau.errors import NotImplementedYet
 
-    built = (config.metrics.offload_enabled, config.storage.publish)
+    built = (config.storage.publish,)
     for (path, what), value in zip(_NOT_BUILT, built, strict=True):
         if value:
             raise NotImplementedYet(f"{path} ({what})")

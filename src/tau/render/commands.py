@@ -12,7 +12,7 @@ from tau.intent.duration import parse_duration
 from tau.k8s import paths
 from tau.plan import metrics_history
 from tau.plan.model import Plan
-from tau.render import artifact_index
+from tau.render import artifact_index, metrics_offload
 
 MASTER_PORT = 29500
 PY_TARGET = "/tmp/tau-entrypoint.py"
@@ -171,5 +171,6 @@ def _wrap(plan: Plan, line: str) -> list[str]:
         argv = ["bash", "-lc", STORAGE_PREFLIGHT, "tau-entrypoint", "bash", "-c", line]
     else:
         argv = ["bash", "-c", line]
-    # The artifact index nests outside the preflight (the contract's wrapper order).
-    return artifact_index.wrap_command(plan, argv)
+    # The artifact index nests outside the preflight, metrics offload outside both (the
+    # contract's wrapper order), so the sentinel records the index step's failure too.
+    return metrics_offload.wrap_command(plan, artifact_index.wrap_command(plan, argv))

@@ -14,7 +14,7 @@ from typing import Any
 from tau.k8s import meta, paths
 from tau.plan.model import Plan
 from tau.render import labels as common
-from tau.render import pod, shipped
+from tau.render import metrics_offload, pod, shipped
 from tau.render.commands import MASTER_PORT, headless_host, main_command
 
 SHM_SIZE = "16Gi"
@@ -216,6 +216,7 @@ def plan_to_job(plan: Plan, *, redact: bool) -> dict[str, Any]:
         pod_spec["volumes"] = volumes
     if inits:
         pod_spec["initContainers"] = inits
+    metrics_offload.apply(pod_spec, plan, "main", redact=redact)
     if plan.security_restricted:
         pod_spec["securityContext"] = pod.restricted_pod_security()
         for init in inits:

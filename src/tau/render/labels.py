@@ -36,7 +36,11 @@ def correlation_annotations(plan: Plan) -> dict[str, str]:
         meta.ANNOTATION_STELLAR_EXPERIMENT_ID: experiment_id(plan),
         meta.ANNOTATION_STELLAR_GROUP_VALUE: fields.get("group", ""),
     }
-    return {k: v for k, v in notes.items() if v}
+    notes = {k: v for k, v in notes.items() if v}
+    # Metrics offload's session and experiment source correlate pods with the store's rows too.
+    from tau.render import metrics_offload
+
+    return {**notes, **metrics_offload.session_annotations(plan)}
 
 
 def profile_name(plan: Plan) -> str:

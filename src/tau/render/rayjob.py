@@ -14,7 +14,7 @@ from typing import Any
 from tau.k8s import meta, paths
 from tau.plan import metrics_history
 from tau.plan.model import Plan, Resources
-from tau.render import artifact_index, commands, pod, shipped, tune_driver
+from tau.render import artifact_index, commands, metrics_offload, pod, shipped, tune_driver
 from tau.render import labels as common
 
 DEFAULT_RAY_VERSION = "2.56.0"
@@ -83,7 +83,7 @@ def entrypoint(plan: Plan) -> str:
     # After the driver succeeded (`set -e`): record the declared checkpoint, if any.
     if index := artifact_index.script(plan):
         lines.append(index)
-    body = "\n".join(lines)
+    body = metrics_offload.wrap_script(plan, "\n".join(lines))
     # The completion marker lets the log sidecar and `tau run logs` tell "done" from "lost".
     return (
         "rc=0\n(\n" + body + "\n) || rc=$?\n"
@@ -248,6 +248,7 @@ def _head(plan: Plan, payloads: shipped.Payloads, *, redact: bool) -> dict[str, 
     }
     if plan.placement.pod_priority_class:
         spec["priorityClassName"] = plan.placement.pod_priority_class
+    metrics_offload.apply(spec, plan, "ray-head", redact=redact)
     if plan.security_restricted:
         spec["securityContext"] = pod.restricted_pod_security()
         pod.restrict_containers(spec)

@@ -42,6 +42,8 @@ class ClusterRun:
     echo: Callable[[str], None] = print
     #: Code-sha and command annotations for every object this run (re)submits.
     provenance: Provenance | None = None
+    #: The resolved WorkspaceTarget: metrics offload reads its spec.experiments on each render.
+    workspace: Any = None
     _last: dict[str, Any] = field(default_factory=dict)
     #: The RayJob and the Job of the run's name at the last observation (None: absent).
     _found: tuple[tuple[str, Any], ...] = ()
@@ -117,6 +119,7 @@ class ClusterRun:
             retry_env=env,
             redact=redact,
             provenance=self.provenance,
+            workspace=self.workspace,
         ).documents
 
     def resubmit(self, env: dict[str, str]) -> None:

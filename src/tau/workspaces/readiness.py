@@ -36,6 +36,10 @@ class WorkspaceView:
     service_account: str
     output_root: str
     priority: str
+    #: spec.experiments: the evidence store, its credentials Secret, the offload sidecar image.
+    experiments_store: str
+    experiments_secret: str
+    offload_image: str
     authorization_mode: str
     role: str
     conditions: tuple[Condition, ...]
@@ -89,6 +93,9 @@ def view(obj: dict[str, Any]) -> WorkspaceView:
         service_account=str(_get(obj, "spec", "workloadIdentity", "serviceAccountName") or ""),
         output_root=str(_get(obj, "spec", "defaults", "outputRoot") or ""),
         priority=str(_get(obj, "spec", "defaults", "priority") or ""),
+        experiments_store=str(_get(obj, "spec", "experiments", "store") or ""),
+        experiments_secret=str(_get(obj, "spec", "experiments", "credentialsSecret") or ""),
+        offload_image=str(_get(obj, "spec", "experiments", "offloadImage") or ""),
         authorization_mode=str(_get(obj, "spec", "authorization", "mode") or "workspace-rbac"),
         role=str(_get(obj, "spec", "role") or ""),
         conditions=conditions,

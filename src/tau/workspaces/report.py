@@ -48,6 +48,11 @@ def status_text(obj: dict[str, Any]) -> str:
         lines.append(f"  clusterQ:       {w.cluster_queue}")
     if w.output_root:
         lines.append(f"  outputRoot:     {w.output_root}")
+    if w.experiments_store or w.experiments_secret or w.offload_image:
+        # Where metrics offload delivers (spec.experiments); a password is never printed.
+        lines.append(f"  experiments:    store {_dash(_store_shown(w.experiments_store))}")
+        lines.append(f"                  credentialsSecret {_dash(w.experiments_secret)}")
+        lines.append(f"                  offloadImage {_dash(w.offload_image)}")
     lines.append(f"  generation:     {w.generation} (observed {w.observed_generation})")
     lines.append("Conditions:")
     rows = [[c.type, c.status, _dash(c.reason), _dash(c.message)] for c in w.conditions]
@@ -66,6 +71,20 @@ def status_text(obj: dict[str, Any]) -> str:
         table = _table(["RESOURCE", "FLAVOR", "NOMINAL", "ADMITTED", "PENDING"], qrows)
         lines += ["  " + line for line in table.splitlines()]
     return "\n".join(lines)
+
+
+def _store_shown(store: str) -> str:
+    """The store as it can be printed: a URL's password (which runs refuse) masked."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(store) if "://" in store else None
+        password = parts.password if parts else None
+    except ValueError:
+        return "(unparsable URL)"
+    if parts is None or password is None:
+        return store
+    return store.replace(f":{password}@", ":***@", 1)
 
 
 def resolved(w: WorkspaceView) -> dict[str, str]:

@@ -31,6 +31,10 @@ class WorkspaceTarget:
     service_account: str | None = None
     priority: str | None = None
     output_root: str | None = None
+    #: spec.experiments (metrics offload): the store, its credentials Secret, the sidecar image.
+    experiments_store: str | None = None
+    experiments_secret: str | None = None
+    offload_image: str | None = None
 
 
 def workspace_target(ws: WorkspaceView) -> WorkspaceTarget:
@@ -55,6 +59,9 @@ def workspace_target(ws: WorkspaceView) -> WorkspaceTarget:
         ws.service_account or None,
         priority,
         ws.output_root or None,
+        ws.experiments_store or None,
+        ws.experiments_secret or None,
+        ws.offload_image or None,
     )
 
 

@@ -108,8 +108,14 @@ def bounded(work: Callable[[], T], seconds: float | None) -> T:
 
 def cached_target(connection: Connection, now: datetime) -> WorkspaceTarget | None:
     """The recorded target of the connection's own workspace while it is fresh, else None."""
+    from tau.connection.state import STATE_SCHEMA
+
     state = connection.state
     if state is None or not state.namespace or not fresh(state.verified_at, now):
+        return None
+    if state.schema != STATE_SCHEMA:
+        # Recorded before the workspace's spec.experiments was: verify again, or a cached
+        # target would say the workspace names no store when it does.
         return None
     return WorkspaceTarget(
         state.namespace,
@@ -118,6 +124,9 @@ def cached_target(connection: Connection, now: datetime) -> WorkspaceTarget | No
         state.service_account or None,
         state.priority or None,
         state.output_root or None,
+        state.experiments_store or None,
+        state.experiments_secret or None,
+        state.offload_image or None,
     )
 
 
@@ -179,7 +188,7 @@ def _record(connection: Connection, target: WorkspaceTarget, now: datetime) -> N
     """Write the verified target and time into the state file (re-read: the lookup may have
     pinned a new contract).
     """
-    from tau.connection.state import load_state, save_state
+    from tau.connection.state import STATE_SCHEMA, load_state, save_state
 
     path = connection.state_file
     state = load_state(path) if path is not None else None
@@ -191,6 +200,10 @@ def _record(connection: Connection, target: WorkspaceTarget, now: datetime) -> N
             state,
             priority=target.priority or "",
             output_root=target.output_root or "",
+            experiments_store=target.experiments_store or "",
+            experiments_secret=target.experiments_secret or "",
+            offload_image=target.offload_image or "",
+            schema=STATE_SCHEMA,
             verified_at=now.strftime("%Y-%m-%dT%H:%M:%SZ"),
         ),
     )
