@@ -15,13 +15,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from tau.k8s import meta
 from tau.status.evidence_model import SYSTEM_PREFIX, Offload, StoreEvidence
 from tau.status.facts import metadata, primary_of
 from tau.status.snapshot import Obj, Snapshot
 
 #: The render's pod annotations of an offloading run (see the README's metrics offload section).
-SESSION_ANNOTATION = "tau.azure.com/metrics-session-id"
-SOURCE_ANNOTATION = "tau.azure.com/experiment-source"
+SESSION_ANNOTATION = meta.ANNOTATION_METRICS_SESSION_ID
+SOURCE_ANNOTATION = meta.ANNOTATION_EXPERIMENT_SOURCE
 #: The sidecar's container name, and the env var naming its store.
 SIDECAR = "metrics-offload"
 STORE_ENV = "TAU_EXP_STORE"
@@ -75,7 +76,7 @@ def offload_of(primary: Obj | None) -> Offload | None:
     containers = [*(pod.get("initContainers") or ()), *(pod.get("containers") or ())]
     sidecar = next((c for c in containers if c.get("name") == SIDECAR), None)
     labels = metadata(primary).get("labels") or _EMPTY
-    fallback = str(labels.get("tau.azure.com/run-id") or metadata(primary).get("name") or "")
+    fallback = str(labels.get(meta.LABEL_RUN_ID) or metadata(primary).get("name") or "")
     if sidecar is None:
         return Offload(session, fallback, "", sidecar=False)
     env = {str(e.get("name")): e for e in sidecar.get("env") or ()}
