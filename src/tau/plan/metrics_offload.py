@@ -132,13 +132,12 @@ def image_problem(image: str) -> str | None:
 
 
 def history_paths(history: tuple[str, ...], output: str) -> list[tuple[str, str]]:
-    """(entry as written, absolute path): relative entries resolve under storage.output."""
-    out = []
-    for raw in history:
-        entry = raw.strip()
-        joined = entry if entry.startswith("/") else posixpath.join(output, entry)
-        out.append((raw, posixpath.normpath(joined)))
-    return out
+    """(entry as written, absolute path): relative entries resolve under storage.output, as
+    `TAU_METRICS_HISTORY` resolves them (one rule: `tau.plan.metrics_history.resolve`).
+    """
+    from tau.plan.metrics_history import resolve
+
+    return list(zip(history, resolve(history, output or "/"), strict=True))
 
 
 def _experiment(config: RunConfig) -> tuple[str, str, str]:

@@ -82,6 +82,13 @@ if [ "$tau_status" -eq 0 ]; then
     tau_status=$?
     kill -0 "$tau_child" 2>/dev/null || break
   done
+  # A wait the TERM trap interrupted says 128+15, even when the entrypoint ended meanwhile
+  # with its own code: the shell remembers that code, and a last wait gives it.
+  if [ "$tau_status" -gt 128 ]; then
+    wait "$tau_child" 2>/dev/null
+    tau_last=$?
+    if [ "$tau_last" -ne 127 ]; then tau_status=$tau_last; fi
+  fi
 fi
 trap - TERM INT
 tau_message="entrypoint exited with code $tau_status"
