@@ -23,7 +23,7 @@ from tau.intent.validate import ValidConfig, imports
 from tau.intent.validate import workflow as rules
 from tau.intent.validate.context import Context, canonical, lookup
 from tau.intent.validate.findings import Findings
-from tau.intent.workflow import files, keyvault, manifest, translate
+from tau.intent.workflow import files, gpu_mode, keyvault, manifest, translate
 from tau.intent.workflow.model import KeyVaultRef, Manifest
 from tau.intent.workflow.probe import Options, is_managed
 from tau.intent.workflow.problems import WorkflowInputError
@@ -220,6 +220,9 @@ def load_run(doc: RawDocument, options: Options | None = None) -> ValidConfig:
     except ConfigError as exc:
         inner.out.extend(exc.diagnostics)
     _removed_eval_fields(manifest_doc, inner)
+    # Reached through workflow.file, the manifest's own GPU mode counts as it does when the
+    # manifest is the tau.yaml (whose run-config part already holds it).
+    manifest_gpu = None if itself else gpu_mode.manifest_fields(manifest_doc, inner)
     main_path, main = _main_script(data)
     if not main:
         outer.error("run.entrypoint", rules.NO_MAIN_SCRIPT, rules.NO_MAIN_SCRIPT_HINT)
@@ -247,6 +250,7 @@ def load_run(doc: RawDocument, options: Options | None = None) -> ValidConfig:
     if kind != "job" and (problem := manifest.rayjob_name_problem(m)):
         inner.error("name", problem)
     _profiler(wrapper.config, kind, outer)
+    gpu = gpu_mode.decide(kind, data, manifest_gpu, outer, inner, manifest_path.name)
     if m.checkpoint and not m.storage.data_pvc:
         # The reference submits such a run (the SDK writes artifacts.checkpoint on every train)
         # and says /data is ephemeral; no artifact index is written where nothing persists.
@@ -272,7 +276,11 @@ def load_run(doc: RawDocument, options: Options | None = None) -> ValidConfig:
         upstream_checkpoint=wf.upstream_checkpoint,
         notes=(choice.note,) if choice.note else (),
     )
-    config = translate.translate(m, wrapper.config, inputs)
+    around = wrapper.config
+    around = around._replace(
+        compute=around.compute._replace(gpu_resource_mode=gpu.mode, mig_profile=gpu.mig_profile)
+    )
+    config = translate.translate(m, around, inputs)
     digest = hashlib.sha256(parsed.text).hexdigest()
     # The config hash covers the wrapper and the manifest's bytes (resume compares it).
     hashed = {"manifest": digest} if itself else {"wrapper": data, "manifest": digest}
