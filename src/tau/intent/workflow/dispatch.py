@@ -20,6 +20,7 @@ from tau.errors import ConfigError, Diagnostic
 from tau.intent import load, runconfig
 from tau.intent.load import RawDocument, SourceMap
 from tau.intent.validate import ValidConfig, imports
+from tau.intent.validate import image as image_rule
 from tau.intent.validate import workflow as rules
 from tau.intent.validate.context import Context, canonical, lookup
 from tau.intent.validate.findings import Findings
@@ -260,6 +261,14 @@ def load_run(doc: RawDocument, options: Options | None = None) -> ValidConfig:
             "(emptyDir); set storage.data_pvc to persist files beyond RayJob teardown",
             "set storage.data_pvc in the manifest or the run config (tau python: --data-pvc)",
         )
+    # The run config's own image was checked with it; here the manifest's.
+    floating = (
+        image_rule.floating_warning("runtime.image", m.runtime.image)
+        if m.runtime.image and not wrapper.config.runtime.image
+        else None
+    )
+    if floating:
+        inner.warn("runtime.image", *floating)
     key_vault = _key_vault(m, options, inner)
     if any(d.severity == "error" for d in (*outer.out, *inner.out)):
         raise ConfigError([*outer.out, *inner.out])
