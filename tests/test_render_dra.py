@@ -202,6 +202,19 @@ def test_one_manifest_one_render_through_workflow_file(
         {"name": "gpu", "resourceClaimTemplateName": "ds-2gpus"}
     ]
     assert validate_document(workload(docs)) == []
+    # The manifest's other run-config fields are the run config's to decide on this path (the
+    # reference's rule): one it does not repeat is said to have no effect, not dropped silently.
+    ignored = [
+        line
+        for line in out.splitlines()
+        if line.endswith(
+            "warning: policy.preset has no effect in a manifest reached through workflow.file: "
+            "the run config (tau.yaml) decides it"
+        )
+    ]
+    assert len(ignored) == (0 if preset_in_wrapper else 1), out
+    assert all("manifest.yaml:" in line for line in ignored)
+    assert "run.workload_kind has no effect" not in out  # the run config says the same
 
 
 def test_a_run_config_that_disagrees_with_the_manifests_mode_is_refused(

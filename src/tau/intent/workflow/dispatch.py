@@ -86,6 +86,55 @@ _MANIFEST_SHAPED = {
 }
 
 
+def _ignored_run_config(
+    manifest_doc: RawDocument, wrapper_file: str, wrapper_data: dict[str, Any], inner: Findings
+) -> None:
+    """Warn at each run-config field of a manifest reached through workflow.file.
+
+    Such a manifest (often a tau.yaml the SDK wrote, which is manifest and run config at once)
+    may say policy, kind or profiler; on this path the run config around it decides those, as
+    in the reference, so they have no effect: said, never dropped silently (unless the run
+    config says the same). The GPU mode is the exception (tau.intent.workflow.gpu_mode reads
+    it from the manifest).
+    """
+    from tau.intent.runconfig import ALIASES
+    from tau.intent.validate import structure
+
+    alias_of = {alias: canon for canon, aliases in ALIASES for alias in aliases}
+
+    known = set(structure.known_paths())
+    honoured = {("compute", key) for key in gpu_mode.FIELDS}
+
+    def walk(value: dict[str, Any], path: tuple[str, ...]) -> None:
+        for key, child in value.items():
+            sub = (*path, str(key))
+            if sub not in known or sub in _MANIFEST_SHAPED or sub in honoured:
+                continue
+            if sub == ("entrypoint",) and isinstance(child, dict):
+                continue  # the SDK's entrypoint mode, read by the cluster wrapper
+            deeper = isinstance(child, dict) and any(p[: len(sub)] == sub for p in known - {sub})
+            if deeper:
+                walk(child, sub)
+                continue
+            dotted = ".".join(sub)
+            ours = (
+                canonical(wrapper_data, alias_of[dotted])[1]
+                if dotted in alias_of
+                else lookup(wrapper_data, dotted)
+            )
+            if ours == child:
+                continue
+            inner.warn(
+                dotted,
+                f"{dotted} has no effect in a manifest reached through workflow.file: the run "
+                f"config ({wrapper_file}) decides it",
+                f"set it in {wrapper_file}, or remove it from the manifest",
+            )
+
+    top = {k: v for k, v in manifest_doc.data.items() if k != "schema_version"}
+    walk(top, ())
+
+
 def _wrapper(doc: RawDocument, findings: Findings, managed_itself: bool) -> ValidConfig:
     """The run config around the manifest, validated on its path (lenient or strict)."""
     if not managed_itself:
@@ -224,6 +273,8 @@ def load_run(doc: RawDocument, options: Options | None = None) -> ValidConfig:
     # Reached through workflow.file, the manifest's own GPU mode counts as it does when the
     # manifest is the tau.yaml (whose run-config part already holds it).
     manifest_gpu = None if itself else gpu_mode.manifest_fields(manifest_doc, inner)
+    if not itself:
+        _ignored_run_config(manifest_doc, doc.path.name, data, inner)
     main_path, main = _main_script(data)
     if not main:
         outer.error("run.entrypoint", rules.NO_MAIN_SCRIPT, rules.NO_MAIN_SCRIPT_HINT)
