@@ -37,7 +37,7 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 @pytest.mark.parametrize(
     ("image", "why"),
-    [("python:latest", ":latest moves"), ("python", "no tag, which means :latest")],
+    [("python:latest", ":latest moves"), ("python", "it has no tag, so it means :latest")],
 )
 @pytest.mark.parametrize("command", ["validate", "dry-run"])
 def test_a_floating_image_is_warned_about(
@@ -50,10 +50,10 @@ def test_a_floating_image_is_warned_about(
     assert main(argv) == 0
     err = capsys.readouterr().err
     assert (
-        f'tau.yaml:5:10: warning: runtime.image "{image}" is not pinned ({why}): a retry, a '
+        f'tau.yaml:5:10: warning: runtime.image "{image}" is not pinned: {why}; a retry, a '
         "resume or another node may run a different image than this submit\n"
-        "  hint: pin a version tag (e.g. python:3.12.7) or a digest (@sha256:...); tau run "
-        "accepts it, as the reference does, and tau serve deploy refuses it\n"
+        "  hint: pin a version tag (e.g. ghcr.io/org/server:1.4.2) or a digest (@sha256:...); "
+        "tau run accepts it, as the reference does, and tau serve deploy refuses it\n"
     ) in err
 
 

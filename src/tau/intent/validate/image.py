@@ -19,12 +19,13 @@ def floating_warning(path: str, image: str) -> tuple[str, str] | None:
     found = images.floating(image)
     if found is None:
         return None
-    why = "no tag, which means :latest" if found == images.UNTAGGED else ":latest moves"
+    # serve deploy's words (tau.plan.pod_parts.image_problem), then what it means for a run.
+    why = "it has no tag, so it means :latest" if found == images.UNTAGGED else ":latest moves"
     return (
-        f'{path} "{image}" is not pinned ({why}): a retry, a resume or another node may run '
-        "a different image than this submit",
-        "pin a version tag (e.g. python:3.12.7) or a digest (@sha256:...); tau run accepts "
-        "it, as the reference does, and tau serve deploy refuses it",
+        f'{path} "{image}" is not pinned: {why}; a retry, a resume or another node may run a '
+        "different image than this submit",
+        "pin a version tag (e.g. ghcr.io/org/server:1.4.2) or a digest (@sha256:...); tau run "
+        "accepts it, as the reference does, and tau serve deploy refuses it",
     )
 
 
