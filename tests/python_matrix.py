@@ -9,6 +9,7 @@ so those are the packages installed, at the versions pyproject.toml pins.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import os
 import re
@@ -66,12 +67,18 @@ def render_python(minor: int) -> Path | None:
     venv = cache / "tau" / "python-matrix" / f"3.{minor}-{key}"
     python = venv / "bin" / "python"
     done = venv / ".tau-ready"
-    if not done.exists():
-        subprocess.run([str(base), "-m", "venv", "--clear", str(venv)], check=True)
-        subprocess.run(
-            [str(python), "-m", "pip", "install", "--quiet", *pins],
-            check=True,
-            stdout=subprocess.DEVNULL,
-        )
-        done.write_text("\n".join(pins) + "\n")
+    if done.exists():
+        return python
+    venv.parent.mkdir(parents=True, exist_ok=True)
+    # Test runs in sibling checkouts share the cache: one builds, the others wait for it.
+    with (venv.parent / f"{venv.name}.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not done.exists():
+            subprocess.run([str(base), "-m", "venv", "--clear", str(venv)], check=True)
+            subprocess.run(
+                [str(python), "-m", "pip", "install", "--quiet", *pins],
+                check=True,
+                stdout=subprocess.DEVNULL,
+            )
+            done.write_text("\n".join(pins) + "\n")
     return python
