@@ -111,7 +111,7 @@ def install_ready_cluster(api) -> None:
     for name in ("tau-core-controller", "kueue-controller-manager", "kuberay-operator"):
         api.put(deployment(name, "tau-system"))
     api.put(tau_cluster())
-    api.put(cluster_queue("jobqueue", {"taugrid-default": {"cpu": "100"}}))
+    api.put(cluster_queue("taugrid-cq", {"taugrid-default": {"cpu": "100"}}))
 
 
 def fake_helm_env(

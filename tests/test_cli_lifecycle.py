@@ -554,6 +554,54 @@ def test_resume_refuses_an_oomkilled_run_without_force(project, kube_api, capsys
     assert kube_api.get_object("batch/v1", "Job", "eval", namespace="team")  # untouched
 
 
+def _without_data_pvc(project: Path) -> None:
+    config = project / "tau" / "eval.yaml"
+    config.write_text(config.read_text().replace("storage:\n  data_pvc: training-data\n", ""))
+    assert "data_pvc" not in config.read_text()
+
+
+def test_resume_of_a_run_without_a_volume_is_refused_before_anything_is_deleted(
+    project, kube_api, capsys
+):
+    """The seed: a workload that only wrote to node-local scratch has nothing to resume from."""
+    kube_api.register_kueue_kuberay_tau_kinds()
+    _without_data_pvc(project)
+    assert main(["run", "eval", "-n", "team"]) == 0
+    _fail_job(kube_api, "eval", pod_condition=PREEMPTED)
+    before = kube_api.get_object("batch/v1", "Job", "eval", namespace="team")
+    capsys.readouterr()
+    assert main(["run", "resume", "eval", "--config", "tau/eval.yaml", "-n", "team"]) == 1
+    out, err = capsys.readouterr()
+    assert "deleting" not in out
+    assert (
+        "error: run team/eval has nothing to resume from: no PersistentVolumeClaim holds "
+        "/data/checkpoints/finetunes/eval in its pods, so it only wrote to node-local scratch, "
+        "and that state does not survive workload deletion"
+    ) in err
+    assert "hint: nothing was deleted; set storage.data_pvc" in err
+    assert "Traceback" not in err
+    after = kube_api.get_object("batch/v1", "Job", "eval", namespace="team")
+    assert after["metadata"]["uid"] == before["metadata"]["uid"]
+
+
+def test_resume_refuses_a_replacement_that_drops_the_volume(project, kube_api, capsys):
+    kube_api.register_kueue_kuberay_tau_kinds()
+    assert main(["run", "eval", "-n", "team"]) == 0
+    _fail_job(kube_api, "eval", pod_condition=PREEMPTED)
+    before = kube_api.get_object("batch/v1", "Job", "eval", namespace="team")
+    _without_data_pvc(project)
+    capsys.readouterr()
+    assert main(["run", "resume", "eval", "--config", "tau/eval.yaml", "-n", "team"]) == 1
+    err = capsys.readouterr().err
+    assert (
+        "the replacement of team/eval mounts no PersistentVolumeClaim at "
+        "/data/checkpoints/finetunes/eval"
+    ) in err
+    assert "(the failed run wrote to claim training-data)" in err
+    after = kube_api.get_object("batch/v1", "Job", "eval", namespace="team")
+    assert after["metadata"]["uid"] == before["metadata"]["uid"]
+
+
 def test_resume_refuses_a_run_that_is_still_active(project, kube_api, capsys):
     kube_api.register_kueue_kuberay_tau_kinds()
     assert main(["run", "eval", "-n", "team"]) == 0

@@ -295,7 +295,7 @@ def test_failed_drain_prints_recovery_and_does_not_uninstall(env, monkeypatch, c
     code, out, err = run(capsys, "uninstall", "--context", EMULATOR_CONTEXT, "--yes")
     assert code == 3 and "draining the queue policy" in err
     assert "Recovery:" in out and "kubectl delete workloads.kueue.x-k8s.io" in out
-    assert "kubectl patch clusterqueue jobqueue --type=merge" in out and "finalizers" in out
+    assert "kubectl patch clusterqueue taugrid-cq --type=merge" in out and "finalizers" in out
     assert "uninstall" not in [c[0] for c in helm_calls(log)]
 
 
@@ -399,7 +399,7 @@ def test_components_turned_off_are_reported_not_waited_for(
     env, monkeypatch, capsys, kube_api
 ) -> None:
     fake_helm_env(monkeypatch, env, releases=[DEPLOYED])
-    kube_api.delete_object("kueue.x-k8s.io/v1beta2", "ClusterQueue", "jobqueue", None)
+    kube_api.delete_object("kueue.x-k8s.io/v1beta2", "ClusterQueue", "taugrid-cq", None)
     code, out, _ = run(
         capsys,
         "install",
@@ -409,4 +409,4 @@ def test_components_turned_off_are_reported_not_waited_for(
         "baselineQueue.enabled=false",
     )
     assert code == 0
-    assert "  ok clusterqueue/jobqueue: not created (baselineQueue.enabled=false)" in out
+    assert "  ok clusterqueue/taugrid-cq: not created (baselineQueue.enabled=false)" in out

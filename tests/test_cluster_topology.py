@@ -138,14 +138,14 @@ def test_missing_topology_and_missing_cluster_queue_are_errors(cluster, capsys) 
 
 def test_preset_checks_its_objects(cluster, capsys) -> None:
     healthy_h100(cluster)
-    cluster.put(cluster_queue("tau-cq", {"nd-h100": {"nvidia.com/gpu": "16"}}))
+    cluster.put(cluster_queue("taugrid-cq", {"nd-h100": {"nvidia.com/gpu": "16"}}))
     cluster.put({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "taugrid-default"}})
     cluster.put(
         {
             "apiVersion": KUEUE,
             "kind": "LocalQueue",
             "metadata": {"name": "jobqueue", "namespace": "taugrid-default"},
-            "spec": {"clusterQueue": "tau-cq"},
+            "spec": {"clusterQueue": "taugrid-cq"},
         }
     )
     cluster.put(
@@ -169,13 +169,13 @@ def test_preset_checks_its_objects(cluster, capsys) -> None:
     assert lines[:3] == [
         "preset: azure.research.training.xl",
         "source: embedded:azure-topology-policy.yaml",
-        "clusterqueue: tau-cq",
+        "clusterqueue: taugrid-cq",
     ]
     assert (
         '  ok localqueue: LocalQueue "jobqueue" in namespace "taugrid-default" '
-        '→ ClusterQueue "tau-cq"' in lines
+        '→ ClusterQueue "taugrid-cq"' in lines
     )
-    assert '  ok clusterqueue: ClusterQueue "tau-cq" exists' in lines
+    assert '  ok clusterqueue: ClusterQueue "taugrid-cq" exists' in lines
     assert '  ok topology: "default-node-topology" exists' in lines
     assert '  ok workloadpriorityclass: "taugrid-default" exists' in lines
     assert '  error priorityclass: "taugrid-default" not found' in lines
@@ -194,6 +194,8 @@ def test_preset_checks_its_objects(cluster, capsys) -> None:
 def test_unknown_preset_is_a_usage_error(cluster, capsys) -> None:
     code, _, err = run(capsys, "--preset", "nope")
     assert code == 1 and '--preset "nope" is not in the catalog' in err
+    # The hint names a command that lists them (tests/test_preset_list.py runs it).
+    assert "hint: list the presets with `tau run explain-config --presets`" in err
 
 
 def test_list_calls_do_not_grow_with_nodes_or_flavors(cluster, capsys) -> None:

@@ -60,6 +60,30 @@ def test_a_tau_older_than_min_tau_version_is_refused_naming_both_and_the_upgrade
     assert "install.sh" not in err and "tau==" not in err  # another program; another project
 
 
+def test_the_offline_connection_check_fails_on_a_newer_min_tau_version(
+    tmp_path, monkeypatch, capsys
+):
+    """`tau workspace connection` (offline) no longer calls such a descriptor valid."""
+    repo = _repo(tmp_path / "repo", DESCRIPTOR.replace("0.1.0", "9.2.0"))
+    monkeypatch.chdir(repo)
+    monkeypatch.setattr(tau, "__version__", "0.1.0")
+    assert main(["workspace", "connection"]) == 1
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.startswith(
+        f"error: tau 0.1.0 is too old for this repository: {repo / RELATIVE_PATH} requires "
+        "requirements.minTauVersion 9.2.0 or newer\n"
+    ), err
+    assert "Traceback" not in err
+    # The same tau with a descriptor it satisfies is valid, and a dev build is not checked.
+    (repo / RELATIVE_PATH).write_text(DESCRIPTOR)
+    assert main(["workspace", "connection"]) == 0
+    assert "Workspace connection configuration is valid." in capsys.readouterr().out
+    (repo / RELATIVE_PATH).write_text(DESCRIPTOR.replace("0.1.0", "9.2.0"))
+    monkeypatch.setattr(tau, "__version__", "9.3.0.dev0")
+    assert main(["workspace", "connection"]) == 0
+
+
 def test_a_dev_build_skips_the_version_check(cluster, tmp_path, monkeypatch):
     put_ws(cluster, tau_workspace())
     repo = _repo(tmp_path / "repo", DESCRIPTOR.replace("0.1.0", "9.2.0"))

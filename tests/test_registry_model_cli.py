@@ -83,6 +83,41 @@ def test_index_rebuild_is_deterministic_and_keeps_the_model(capsys, root):
     assert (root / "model-registry/models/llama/runs/run-a.json").read_bytes() == before
 
 
+def test_index_rebuild_never_rewrites_a_registered_record(capsys, root):
+    """Records are immutable once registered (only aliases move), as dataset versions are."""
+    run(capsys, "index", "rebuild", "--model", "llama")
+    record = root / "model-registry/models/llama/runs/run-a.json"
+    before = record.read_bytes()
+    (root / FINETUNES / "run-a/metrics.json").write_text(json.dumps({"eval": {"loss": 0.01}}))
+    code, out, err = run(capsys, "index", "rebuild", "--run", "run-a")
+    assert (code, out) == (1, "")
+    assert err.startswith(
+        "error: model run llama/run-a is already registered and its artifacts.json or "
+        "metrics.json now gives a different record (records are immutable; only aliases move)\n"
+        f"  hint: the registered record stays as it is ({record}); register the new state "
+        "under a new run name\n"
+    ), err
+    assert record.read_bytes() == before
+    # Over all runs, the others are indexed; the refused one is said and the exit is 1.
+    code, out, err = run(capsys, "index", "rebuild")
+    assert (code, out) == (1, "indexed 2 model run(s)\n")
+    assert "warning: refused run run-a: model run llama/run-a is already registered" in err
+    assert "error: 1 run(s) refused: their records are registered and would change" in err
+    assert record.read_bytes() == before
+    assert json.loads((root / FINETUNES / "run-a/model.json").read_text())["metrics"] == {
+        "eval.loss": 0.5
+    }
+
+
+def test_index_rebuild_under_another_model_writes_a_new_record(capsys, root):
+    run(capsys, "index", "rebuild", "--run", "run-a")
+    first = root / "model-registry/models/unknown/runs/run-a.json"
+    before = first.read_bytes()
+    assert run(capsys, "index", "rebuild", "--run", "run-a", "--model", "llama")[0] == 0
+    assert first.read_bytes() == before
+    assert (root / "model-registry/models/llama/runs/run-a.json").exists()
+
+
 def test_index_rebuild_defaults_the_model_to_unknown(capsys, root):
     run(capsys, "index", "rebuild")
     assert (root / "model-registry/models/unknown/runs/run-c.json").exists()

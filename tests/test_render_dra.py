@@ -161,6 +161,151 @@ def test_the_direct_paths_still_refuse_dra(
     assert message in out
 
 
+GOLDEN_DRA = Path(__file__).resolve().parents[1] / "golden" / "managed-rayjob-dra"
+
+
+def _gpu_shape(docs: list[dict[str, Any]]) -> list[Any]:
+    """What decides the GPUs: each pod's claims and first container's resources, the queue."""
+    doc = workload(docs)
+    shape: list[Any] = [doc["metadata"]["labels"]["kueue.x-k8s.io/queue-name"]]
+    for spec in pod_specs(doc):
+        shape.append((spec.get("resourceClaims"), spec["containers"][0]["resources"]))
+    return shape
+
+
+@pytest.mark.parametrize("preset_in_wrapper", [False, True])
+def test_one_manifest_one_render_through_workflow_file(
+    tmp_path: Path, capsys: Cap, preset_in_wrapper: bool
+) -> None:
+    """The DRA manifest of golden managed-rayjob-dra, reached from a direct config's
+    workflow.file, claims its GPUs exactly as it does as the tau.yaml itself.
+    """
+    itself = tmp_path / "itself"
+    itself.mkdir()
+    for name in ("tau.yaml", "train.py"):
+        (itself / name).write_bytes((GOLDEN_DRA / name).read_bytes())
+    code, direct_docs, out = render(capsys, itself)
+    assert code == 0, out
+    delegated = tmp_path / "delegated"
+    delegated.mkdir()
+    config: dict[str, Any] = {"engine": "rayjob", "entrypoint": "train.py"}
+    # The run config decides the kind (the reference's rule for workflow.file).
+    config["workflow"] = {"file": "manifest.yaml", "workload_kind": "rayjob"}
+    if preset_in_wrapper:
+        config["policy"] = {"preset": "azure.research.large-memory.2x"}
+    write(delegated, config, yaml.safe_load((GOLDEN_DRA / "tau.yaml").read_text()))
+    code, docs, out = render(capsys, delegated)
+    assert code == 0, out
+    assert "nvidia.com/gpu: '2'" not in out
+    assert _gpu_shape(docs) == _gpu_shape(direct_docs)
+    assert pod_specs(workload(docs))[1]["resourceClaims"] == [
+        {"name": "gpu", "resourceClaimTemplateName": "ds-2gpus"}
+    ]
+    assert validate_document(workload(docs)) == []
+    # The manifest's other run-config fields are the run config's to decide on this path (the
+    # reference's rule): one it does not repeat is said to have no effect, not dropped silently.
+    ignored = [
+        line
+        for line in out.splitlines()
+        if line.endswith(
+            "warning: policy.preset has no effect in a manifest reached through workflow.file: "
+            "the run config (tau.yaml) decides it"
+        )
+    ]
+    assert len(ignored) == (0 if preset_in_wrapper else 1), out
+    assert all("manifest.yaml:" in line for line in ignored)
+    assert "run.workload_kind has no effect" not in out  # the run config says the same
+
+
+def test_a_run_config_that_disagrees_with_the_manifests_mode_is_refused(
+    tmp_path: Path, capsys: Cap
+) -> None:
+    config = wrapper(
+        workload_kind="rayjob", extra={"compute": {"gpu_resource_mode": "device-plugin"}}
+    )
+    write(tmp_path, config, manifest("two-modes", compute={"gpus": 2, "gpu_resource_mode": "dra"}))
+    code, _, out = render(capsys, tmp_path)
+    assert code == 1, out
+    assert (
+        'compute.gpu_resource_mode "device-plugin" disagrees with the manifest\'s "dra" '
+        "(manifest.yaml); a run has one GPU mode"
+    ) in out
+    assert "remove compute.gpu_resource_mode from the run config" in out
+
+
+def test_an_agreeing_run_config_and_the_nvidia_alias_render(tmp_path: Path, capsys: Cap) -> None:
+    config = wrapper(workload_kind="rayjob", extra={"compute": {"gpu_resource_mode": "nvidia"}})
+    write(tmp_path, config, manifest("alias", compute={"gpu_resource_mode": "device-plugin"}))
+    code, _, out = render(capsys, tmp_path)
+    assert code == 0, out
+    assert "nvidia.com/gpu: '1'" in out and "resourceClaims" not in out
+
+
+def test_the_manifests_mode_is_checked_by_the_run_config_schema(
+    tmp_path: Path, capsys: Cap
+) -> None:
+    write(tmp_path, wrapper(), manifest("typo", compute={"gpu_resource_mode": "dar"}))
+    code, _, out = render(capsys, tmp_path)
+    assert code == 1, out
+    assert "manifest.yaml:" in out
+    assert (
+        'compute.gpu_resource_mode must be one of: device-plugin, nvidia, dra, mig (got "dar")'
+        in out
+    )
+
+
+def test_a_mig_profile_in_the_manifest_reaches_the_ray_workers(tmp_path: Path, capsys: Cap) -> None:
+    compute = {"gpu_resource_mode": "mig", "mig_profile": "1g.18gb"}
+    write(tmp_path, wrapper(workload_kind="rayjob"), manifest("sliced", compute=compute))
+    code, docs, out = render(capsys, tmp_path)
+    assert code == 0, out
+    worker = pod_specs(workload(docs))[1]["containers"][0]["resources"]
+    assert worker["limits"]["nvidia.com/mig-1g.18gb"] == "1"
+    assert "nvidia.com/gpu" not in worker["limits"]
+
+
+@pytest.mark.parametrize(
+    ("kind", "compute", "message"),
+    [
+        (
+            "rayjob",
+            {"gpu_resource_mode": "mig"},
+            "compute.gpu_resource_mode: mig requires compute.mig_profile; without a profile "
+            "the workers would request full GPUs",
+        ),
+        (
+            "job",
+            {"gpu_resource_mode": "mig", "mig_profile": "1g.18gb"},
+            'workload_kind=job cannot use compute.gpu_resource_mode="mig"; managed Jobs support '
+            "device-plugin or dra GPUs",
+        ),
+        (
+            "job",
+            {"mig_profile": "1g.18gb"},
+            'workload_kind=job cannot set compute.mig_profile "1g.18gb"; a managed Job would '
+            "request whole GPUs",
+        ),
+    ],
+    ids=["mig-without-profile", "job-mig-mode", "job-mig-profile"],
+)
+@pytest.mark.parametrize("reached", ["itself", "workflow.file"])
+def test_a_mode_the_managed_render_cannot_honour_is_refused(
+    tmp_path: Path, capsys: Cap, kind: str, compute: dict[str, str], message: str, reached: str
+) -> None:
+    """Before, each of these rendered whole nvidia.com/gpu devices without a word."""
+    doc = manifest("refused", compute=compute)
+    if reached == "itself":
+        doc["run"] = {"entrypoint": "train.py", "workload_kind": kind}
+        write(tmp_path, doc)
+    else:
+        write(tmp_path, wrapper(workload_kind=kind), doc)
+    code, _, out = render(capsys, tmp_path)
+    assert code == 1, out
+    assert message in out
+    assert ("tau.yaml:" if reached == "itself" else "manifest.yaml:") in out
+    assert "Traceback" not in out
+
+
 def test_the_platform_objects_of_the_e2e_pass_the_kubernetes_schemas() -> None:
     objects = [
         dra_platform.device_class(),

@@ -47,5 +47,5 @@ def test_a_model_reference_resolves_through_the_registry(tmp_path):
     backend = FileBackend(tmp_path)
     _finetune(tmp_path, "r1", [READY])
     registry = ModelRegistry(backend)
-    assert registry.rebuild(model="llama") == 1
+    assert registry.rebuild(model="llama") == (1, 0)
     assert sources.from_model(backend, "llama@r1") == READY["durable_path"]

@@ -470,7 +470,7 @@ def test_topology_off_refuses_a_flavor_naming_the_missing_topology(
     render: Render, helm: Path, helm_env: dict[str, str]
 ) -> None:
     # The default flavor names the chart's Topology: turning that off alone would leave
-    # clusterqueue/jobqueue inactive in Kueue (TopologyNotFound), so the render fails instead.
+    # clusterqueue/taugrid-cq inactive in Kueue (TopologyNotFound), so the render fails instead.
     proc = run_helm(helm, helm_env, *template_args("baselineQueue.topology.enabled=false"))
     assert proc.returncode != 0
     assert (

@@ -19,7 +19,7 @@ READY_LINES = [
     "  ok deployment/kueue-controller-manager: 1/1 available in tau-system",
     "  ok deployment/tau-core-controller: 1/1 available in tau-system",
     "  ok taucluster: Ready",
-    "  ok clusterqueue/jobqueue: Active",
+    "  ok clusterqueue/taugrid-cq: Active",
     "  ok quota-guard: TauQuotaRequest is served (ReportOnly)",
     "summary: 7 passed, 0 warnings, 0 errors",
 ]
@@ -85,11 +85,12 @@ def test_validate_nodes_probes_each_gpu_node_and_cleans_up(operator: Shell, admi
 
 
 def test_validate_topology_checks_the_baseline_queue(operator: Shell) -> None:
-    proc = operator.tau(
-        "cluster", "validate", "topology", "--context", ADMIN_CONTEXT, "--cluster-queue", "jobqueue"
-    )
+    # Flag-less: the default ClusterQueue is the one the chart installs (and every preset names).
+    proc = operator.tau("cluster", "validate", "topology", "--context", ADMIN_CONTEXT)
     lines = proc.stdout.splitlines()
-    assert "clusterqueue: jobqueue" in lines, proc.stdout
+    assert "clusterqueue: taugrid-cq" in lines, proc.stdout
+    assert "resourceflavor: taugrid-default" in lines, proc.stdout
+    assert not [line for line in lines if "not found" in line], proc.stdout
     assert lines[-1].startswith("summary: ")
     errors = int(lines[-1].split(",")[2].split()[0])
     assert proc.returncode == (1 if errors else 0), proc.stdout
@@ -98,7 +99,7 @@ def test_validate_topology_checks_the_baseline_queue(operator: Shell) -> None:
 def test_uninstall_drains_the_queue_then_removes_the_release(operator: Shell, admin: Api) -> None:
     out = operator.ok("cluster", "uninstall", "--context", ADMIN_CONTEXT, "--yes")
     assert "helm uninstall" in out or "uninstall" in out.lower()
-    assert admin.get("kueue.x-k8s.io/v1beta2", "ClusterQueue", "jobqueue") is None
+    assert admin.get("kueue.x-k8s.io/v1beta2", "ClusterQueue", "taugrid-cq") is None
     assert not admin.list(
         "apps/v1", "Deployment", "tau-system", label_selector="app.kubernetes.io/instance=taugrid"
     )

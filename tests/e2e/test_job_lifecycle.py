@@ -135,7 +135,7 @@ def test_a_gpu_job_runs_through_kueue_to_success(repo: Shell, admin: Api, resear
         "Container start": "done",
         "Ready": "done",
     }
-    assert running["workloads"][0]["clusterQueue"] == "jobqueue"
+    assert running["workloads"][0]["clusterQueue"] == "taugrid-cq"
     assert running["pods"][0]["node"] == pod["spec"]["nodeName"]
 
     finish(admin, ns, "gpu-one", "succeeded")

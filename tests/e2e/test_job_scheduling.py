@@ -13,6 +13,7 @@ from tau.k8s import meta
 from tau.runs.submit import submit
 from tests.e2e.conftest import Shell, wait_for
 from tests.e2e.controlplane.objects import Api
+from tests.e2e.controlplane.researcher import DATA_CLAIM
 from tests.e2e.test_job_lifecycle import (
     finish,
     gpu_job,
@@ -191,7 +192,8 @@ def test_cancel_returns_when_the_pods_are_gone_and_resubmit_is_idempotent(
 
 def test_resume_replaces_an_evicted_run(repo: Shell, admin: Api, researcher) -> None:
     ns = researcher.namespace
-    write_target(repo, "evicted", gpu_job("evicted", "evict"))
+    # Resume needs the checkpoint on a claim (the workspace's `training-data`).
+    write_target(repo, "evicted", gpu_job("evicted", "evict", storage={"data_pvc": DATA_CLAIM}))
     repo.ok("run", "evicted")
     wait_for("the run to fail", lambda: status_doc(repo, "evicted")["status"]["state"] == "failed")
     old = admin.get("batch/v1", "Job", "evicted", ns)
@@ -218,6 +220,27 @@ def test_resume_replaces_an_evicted_run(repo: Shell, admin: Api, researcher) -> 
     }
     assert env.get("TAU_RESUME_FROM", "").startswith("/data/")
     cancel(repo, admin, ns, "evicted")
+
+
+def test_resume_of_a_run_without_a_volume_is_refused_and_the_run_stays(
+    repo: Shell, admin: Api, researcher
+) -> None:
+    ns = researcher.namespace
+    write_target(repo, "scratch", gpu_job("scratch", "evict"))
+    repo.ok("run", "scratch")
+    wait_for("the run to fail", lambda: status_doc(repo, "scratch")["status"]["state"] == "failed")
+    old = admin.get("batch/v1", "Job", "scratch", ns)
+    proc = repo.tau("run", "resume", "scratch", "--config", "tau/scratch.yaml")
+    assert (proc.returncode, proc.stdout) == (1, ""), proc
+    assert proc.stderr.startswith(
+        f"error: run {ns}/scratch has nothing to resume from: no PersistentVolumeClaim holds "
+        "/data/checkpoints/finetunes/scratch in its pods, so it only wrote to node-local "
+        "scratch, and that state does not survive workload deletion\n"
+    ), proc.stderr
+    job = admin.get("batch/v1", "Job", "scratch", ns)
+    assert job is not None and job["metadata"]["uid"] == old["metadata"]["uid"]
+    assert "deletionTimestamp" not in job["metadata"]
+    cancel(repo, admin, ns, "scratch")
 
 
 def test_resume_refuses_a_run_that_failed_for_an_unknown_reason(

@@ -323,14 +323,14 @@ def test_the_portal_boards_show_the_live_cluster_in_chromium(
     def queue_settled() -> dict[str, Any] | None:
         # Kueue writes the queues' counters a moment after it decides: wait for them.
         board = portal.board("jobs")
-        cq = next(q for q in board["clusterQueues"] if q["name"] == "jobqueue")
+        cq = next(q for q in board["clusterQueues"] if q["name"] == "taugrid-cq")
         return board if cq["admittedWorkloads"] >= 2 and cq["pendingWorkloads"] >= 1 else None
 
     jobs = wait_for("Kueue's counters on the Jobs / Queue board", queue_settled)
-    cq = next(q for q in jobs["clusterQueues"] if q["name"] == "jobqueue")
+    cq = next(q for q in jobs["clusterQueues"] if q["name"] == "taugrid-cq")
     assert cq["gpuQuota"] == 16 and cq["gpuUsed"] >= 1  # the held Job's GPU
     lq = next(q for q in jobs["localQueues"] if (q["namespace"], q["name"]) == (ns, f"{ns}-queue"))
-    assert lq["clusterQueue"] == "jobqueue" and lq["admittedWorkloads"] >= 2
+    assert lq["clusterQueue"] == "taugrid-cq" and lq["admittedWorkloads"] >= 2
     pending = {(p["namespace"], p["name"]): p for p in jobs["pending"]}
     assert pending[(ns, pending_wl)]["queue"] == f"{ns}-queue"
     assert "insufficient unused quota" in pending[(ns, pending_wl)]["reason"]
@@ -379,7 +379,7 @@ def test_the_portal_boards_show_the_live_cluster_in_chromium(
         assert row.count() == 1 and row.locator(f"td.lc-{state}").count() == 1, name
     assert "Kueue admission" in runs_board.locator(f'tr[data-run="{WAITING}"]').inner_text()
     queues = page.locator('[data-board="jobs"]').inner_text()
-    assert "jobqueue" in queues and f"{ns}/{ns}-queue" in queues
+    assert "taugrid-cq" in queues and f"{ns}/{ns}-queue" in queues
     assert f"{ns}/{pending_wl}" in queues and "insufficient unused quota" in queues
     node_rows = page.locator('[data-board="nodes"] tbody tr')
     assert sorted(r.split("\t")[0] for r in node_rows.all_inner_texts()) == sorted(GPU_NODES)
@@ -437,7 +437,7 @@ def test_capture_run_profile_records_the_finished_runs_outcome_with_its_kueue_an
     assert run["completed_at"] and run["config_hash"]
     ctx = run["context"]
     assert ctx["namespace"] == ns
-    assert ctx["local_queue"] == f"{ns}-queue" and ctx["cluster_queue"] == "jobqueue"
+    assert ctx["local_queue"] == f"{ns}-queue" and ctx["cluster_queue"] == "taugrid-cq"
     assert ctx["kueue_workload"] == workload
     assert ctx["pod_uid"] == pod["metadata"]["uid"]
     assert ctx["node_names"] == pod["spec"]["nodeName"]
@@ -459,7 +459,7 @@ def test_capture_run_profile_records_the_finished_runs_outcome_with_its_kueue_an
     assert context == [
         {
             "local_queue": f"{ns}-queue",
-            "cluster_queue": "jobqueue",
+            "cluster_queue": "taugrid-cq",
             "kueue_workload": workload,
             "pod_uid": pod["metadata"]["uid"],
             "node_names": pod["spec"]["nodeName"],
@@ -478,7 +478,7 @@ def test_capture_run_profile_records_the_finished_runs_outcome_with_its_kueue_an
     ]
     # Kueue's and the scheduler's own Events about the run are kept as they were written.
     assert any(
-        m.startswith("Quota reserved in ClusterQueue jobqueue")
+        m.startswith("Quota reserved in ClusterQueue taugrid-cq")
         for m in messages["kubernetes-event"]
     )
 

@@ -170,7 +170,7 @@ def test_a_rayjob_runs_through_kueue_and_kuberay_to_success(
     )[0]
     assert workload["spec"]["queueName"] == f"{ns}-queue"
     admission = workload["status"]["admission"]
-    assert admission["clusterQueue"] == "jobqueue"
+    assert admission["clusterQueue"] == "taugrid-cq"
     gpus = {
         a["name"]: (a.get("resourceUsage") or {}).get("nvidia.com/gpu")
         for a in admission["podSetAssignments"]
@@ -231,7 +231,7 @@ def test_a_rayjob_runs_through_kueue_and_kuberay_to_success(
     assert tree["Pod scheduling"]["detail"] == "3/3 assigned to nodes"
     assert tree["RayJob status"]["detail"] == "jobDeploymentStatus=Running jobStatus=RUNNING"
     assert running["workloads"][0]["name"] == workload["metadata"]["name"]
-    assert running["workloads"][0]["clusterQueue"] == "jobqueue"
+    assert running["workloads"][0]["clusterQueue"] == "taugrid-cq"
     assert sorted(p["node"] for p in running["pods"]) == sorted(p["spec"]["nodeName"] for p in pods)
 
     # The driver log: tau reads the head pod's log sidecar. On the fake nodes a container logs

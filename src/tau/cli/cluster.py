@@ -306,7 +306,7 @@ def topology(
         if chosen is None:
             raise UsageError(
                 f'--preset "{preset}" is not in the catalog {catalog.source}',
-                hint="see the presets with `tau run explain-config`",
+                hint="list the presets with `tau run explain-config --presets`",
             )
     queue = cluster_queue or (chosen.cluster_queue if chosen else t.DEFAULT_CLUSTER_QUEUE)
     _, api, ctx = _connect(context)

@@ -489,7 +489,10 @@ def model_index_rebuild(
     run: str | None = None,
     where: Where = _HERE,
 ) -> int:
-    """Rebuild run records from checkpoints/finetunes/<run>/artifacts.json.
+    """Index run records from checkpoints/finetunes/<run>/artifacts.json.
+
+    A registered record is never rewritten: indexing an unchanged run again is a no-op, and a
+    run whose record would change is refused (records are immutable; only aliases move).
 
     Args:
         model_: Model name for the rebuilt runs (default: recorded, else "unknown").
@@ -497,8 +500,19 @@ def model_index_rebuild(
         where: Registry selection.
     """
     skipped: list[str] = []
-    count = ModelRegistry(where.backend()).rebuild(model=model_, run=run, warn=skipped.append)
+    registry = ModelRegistry(where.backend())
+    count, refused = registry.rebuild(model=model_, run=run, warn=skipped.append)
     for line in skipped:
         print(f"warning: {line}", file=sys.stderr)
     _emit(f"indexed {count} model run(s)\n")
+    if refused:
+        # A record that would change is refused (immutable), as one registered dataset
+        # version is: the others were indexed, and the exit says not everything was.
+        print(
+            f"error: {refused} run(s) refused: their records are registered and would change\n"
+            "  hint: records are immutable (only aliases move); register the new state under a "
+            "new run name",
+            file=sys.stderr,
+        )
+        return 1
     return 0

@@ -300,17 +300,29 @@ def schema(*, output: OutputFlag = "json", manifest: bool = False) -> int:
 
 
 @app.command(name="explain-config")
-def explain_config(*, output: OutputFlag = "markdown") -> int:
+def explain_config(*, output: OutputFlag = "markdown", presets: bool = False) -> int:
     """Print the field reference: path, type, status, values and defaults, description.
 
     The run config's fields come first, then those of the managed workflow manifest.
 
     Args:
         output: markdown or json.
+        presets: List the presets policy.preset takes instead (the catalog of
+            $TAU_TOPOLOGY_POLICY, else the built-in one): GPUs, workers, lane, queues.
     """
+    fmt = check_output(output, ("markdown", "json"))
+    if presets:
+        import os
+
+        from tau.intent import preset_list
+        from tau.intent.presets import load_catalog
+
+        catalog = load_catalog(None, os.environ.get("TAU_TOPOLOGY_POLICY"))
+        listing = preset_list.markdown if fmt == "markdown" else preset_list.as_json
+        sys.stdout.write(listing(catalog))
+        return 0
     from tau.intent import explain
 
-    fmt = check_output(output, ("markdown", "json"))
     sys.stdout.write(explain.markdown() if fmt == "markdown" else explain.as_json())
     return 0
 

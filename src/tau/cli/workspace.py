@@ -206,6 +206,12 @@ def connection(
             f"no tau/workspace.connection.yaml between {start} and the Git root",
             hint="ask your platform operator for the repository's descriptor",
         )
+    # Offline too: a descriptor this tau is too old for fails at every submit, so it is not
+    # "valid" here either.
+    import tau
+    from tau.connection import version
+
+    version.check(found.descriptor.min_tau_version, tau.__version__, str(found.path))
     info = connection_report.offline(found, load_state(state_path(config_dir(), found)))
     if trust or live:
         from tau.session import connect

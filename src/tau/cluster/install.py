@@ -19,7 +19,7 @@ Say = Callable[[str], None]
 
 NEXT_STEPS = """Next:
   tau cluster validate nodes --gpu-class <class> --min-healthy <n>   # privileged probe pods
-  tau cluster validate topology --cluster-queue taugrid-cq           # or --preset <preset>
+  tau cluster validate topology        # the baseline ClusterQueue taugrid-cq; or --preset <preset>
   create TauWorkspaces through reviewed Helm/GitOps/IaC, then: tau workspace check <name>
 """
 

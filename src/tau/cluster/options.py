@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 from tau.errors import UsageError
 from tau.intent.duration import DurationError, format_duration, parse_duration
+from tau.k8s.dra import SHARED_CLUSTER_QUEUE
 
 DEFAULT_RELEASE = "taugrid"
 DEFAULT_NAMESPACE = "tau-system"
@@ -20,7 +21,7 @@ DEFAULT_TIMEOUT = "15m"
 BASELINE_QUEUE_VALUE = "baselineQueue.enabled"
 #: What the baseline queue creates (deleted by the drain, while Kueue still runs).
 BASELINE_QUEUE_OBJECTS = (
-    ("clusterqueue", "jobqueue"),
+    ("clusterqueue", SHARED_CLUSTER_QUEUE),
     ("resourceflavor", "taugrid-default"),
     ("topology", "default-node-topology"),
 )

@@ -14,12 +14,13 @@ from typing import Any
 
 from tau.cluster.checks import ERROR, OK, WARN, Check, has_errors
 from tau.k8s import meta
+from tau.k8s.dra import SHARED_CLUSTER_QUEUE
 
 MIN_KUBERNETES = (1, 30)
 #: The TauCluster singleton's name (contract §4.5).
 TAU_CLUSTER_NAME = "cluster"
 #: The ClusterQueue the baseline queue value creates.
-BASELINE_CLUSTER_QUEUE = "jobqueue"
+BASELINE_CLUSTER_QUEUE = SHARED_CLUSTER_QUEUE
 #: Every Deployment of a Helm release carries the release name here (Helm's standard labels).
 RELEASE_LABEL = meta.APP_INSTANCE
 

@@ -15,9 +15,11 @@ from tau.cluster.checks import ERROR, OK, WARN, Check
 from tau.cluster.nodes import DEVICE_PLUGIN_GPU, DRA_GPU_DRIVER, MIG_PREFIX, dra_devices
 from tau.intent.presets import Preset
 from tau.k8s import meta
+from tau.k8s.dra import SHARED_CLUSTER_QUEUE
 from tau.k8s.meta import ANNOTATION_GPU_CONTRACT
 
-DEFAULT_CLUSTER_QUEUE = "taugrid-cq"
+#: The ClusterQueue checked without --cluster-queue or --preset: the chart's baseline queue.
+DEFAULT_CLUSTER_QUEUE = SHARED_CLUSTER_QUEUE
 ZONE_LABEL = meta.NODE_ZONE
 RDMA_PREFIX = "rdma/"
 

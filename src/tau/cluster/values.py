@@ -39,7 +39,7 @@ VALUES: tuple[ChartValue, ...] = (
         "bool",
         "true",
         "sets",
-        "Creates the baseline queue objects (clusterqueue/jobqueue, "
+        "Creates the baseline queue objects (clusterqueue/taugrid-cq, "
         "resourceflavor/taugrid-default, topology/default-node-topology). tau sets it to false "
         "for the bootstrap pass of a first install and for the drain before uninstall.",
     ),

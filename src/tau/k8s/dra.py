@@ -11,9 +11,11 @@ from __future__ import annotations
 
 #: The pod-level claim name; the trainer container asks for it in resources.claims.
 CLAIM_NAME = "gpu"
-#: The shared device-plugin queue, and the DRA queue a DRA run moves to from it.
+#: The shared device-plugin queue, and the DRA queue a DRA run moves to from it. The
+#: ClusterQueue name is the one of every built-in preset, the chart's baseline queue and
+#: `tau cluster validate topology`'s default (the seed's `taugrid-cq`).
 SHARED_QUEUE = "jobqueue"
-SHARED_CLUSTER_QUEUE = "tau-cq"
+SHARED_CLUSTER_QUEUE = "taugrid-cq"
 DRA_QUEUE = "jobqueue-dra"
 DRA_CLUSTER_QUEUE = "tau-dra-cq"
 #: A DRA ResourceFlavor is its device-plugin series' name with this suffix.

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Protocol
 
-from tau.k8s import paths
+from tau.k8s import images, paths
 from tau.k8s.names import DNS_1123_LABEL, DNS_1123_SUBDOMAIN
 
 DATA_ROOT = paths.DATA_ROOT
@@ -59,18 +59,15 @@ class Mount:
 def image_problem(image: str) -> tuple[str, str] | None:
     """Why `image` is not pinned (message, hint), or None when it is a tag or a digest."""
     fix = "pin a version tag (e.g. ghcr.io/org/server:1.4.2) or a digest (@sha256:...)"
-    if not image or any(c.isspace() for c in image):
+    if not images.is_reference(image):
         return f'--image "{image}" is not an image reference', fix
-    ref, _, digest = image.partition("@")
-    if digest:
-        if not _DIGEST.match(digest):
-            return f'--image "{image}": digest must be sha256 and 64 hex digits', fix
-        return None
-    last = ref.rsplit("/", 1)[-1]
-    _, colon, tag = last.partition(":")
-    if not colon or not tag:
+    _, _, digest = image.partition("@")
+    if digest and not _DIGEST.match(digest):
+        return f'--image "{image}": digest must be sha256 and 64 hex digits', fix
+    found = images.floating(image)
+    if found == images.UNTAGGED:
         return f'--image "{image}" is not pinned: it has no tag, so it means :latest', fix
-    if tag == "latest":
+    if found == images.LATEST:
         return f'--image "{image}" is not pinned: :latest moves under a running service', fix
     return None
 

@@ -13,7 +13,7 @@ from typing import Any, cast
 from tau.registry import artifact_index, layout, records
 from tau.registry.backend import Backend
 from tau.registry.datasets import Clock, cas_alias, load_json, rfc3339, utc_now
-from tau.registry.errors import NotFoundError, RegistryError
+from tau.registry.errors import ConflictError, NotFoundError, RegistryError
 from tau.registry.format import to_json
 
 UNKNOWN_MODEL = "unknown"
@@ -256,15 +256,19 @@ class ModelRegistry:
         model: str | None = None,
         run: str | None = None,
         warn: Callable[[str], None] | None = None,
-    ) -> int:
-        """Rebuild run records from ``finetunes/<run>/artifacts.json``; returns how many.
+    ) -> tuple[int, int]:
+        """Index run records from ``finetunes/<run>/artifacts.json``: (indexed, refused).
 
-        Over all runs, a corrupt index is skipped and reported through `warn` so one bad file
-        does not block the others; with `run`, it is an error.
+        A run whose record is registered already is indexed again only when the record it
+        gives is byte-identical (records are immutable; only aliases move). Over all runs, a
+        corrupt index or a record that would change is skipped and reported through `warn`
+        (refused counts the latter) so one run does not block the others; with `run`, either
+        is an error.
 
         Raises:
             NotFoundError: `run` has no index.
             CorruptIndex: `run`'s index cannot be read.
+            ConflictError: `run`'s record is registered and would change.
         """
         if model is not None:
             records.check_slug("model name", model)
@@ -275,7 +279,7 @@ class ModelRegistry:
             if run
             else [r for r in self.backend.list(layout.FINETUNES) if not r.startswith(".")]
         )
-        count = 0
+        count = refused = 0
         for name in runs:
             try:
                 index = artifact_index.read(self.backend, name)
@@ -291,9 +295,16 @@ class ModelRegistry:
                         f"run {run} has no artifacts.json", hint=f"expected {where}"
                     )
                 continue
-            self._index_one(index, model)
+            try:
+                self._index_one(index, model)
+            except ConflictError as exc:
+                if run or warn is None:
+                    raise
+                warn(f"refused run {name}: {exc.message}")
+                refused += 1
+                continue
             count += 1
-        return count
+        return count, refused
 
     def _index_one(self, index: dict[str, Any], model: str | None) -> None:
         run = str(index["run"])
@@ -311,5 +322,20 @@ class ModelRegistry:
             tags=previous.get("tags"),
         )
         data = to_json(rec).encode()
-        self.backend.write(layout.model_run(str(name), run), data, overwrite=True)
+        path = layout.model_run(str(name), run)
+        existing = self.backend.read(path)
+        # Never rewritten in place: the same inputs give the same bytes, so an unchanged run is
+        # indexed again as a no-op; a record that would change is refused, as a dataset
+        # version registered twice is.
+        if existing is None and not self.backend.write(path, data, overwrite=False):
+            existing = self.backend.read(path)  # lost a race with another rebuild
+        if existing is not None and existing != data:
+            raise ConflictError(
+                f"model run {name}/{run} is already registered and its artifacts.json or "
+                "metrics.json now gives a different record (records are immutable; only "
+                "aliases move)",
+                hint=f"the registered record stays as it is ({self.backend.display(path)}); "
+                "register the new state under a new run name",
+            )
+        # The run's own copy says which record indexes it.
         self.backend.write(layout.finetune_file(run, "model.json"), data, overwrite=True)

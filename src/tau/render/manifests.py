@@ -5,12 +5,21 @@ are sorted; block style, no wrapping, no anchors; multi-line strings as literal 
 scripts read as scripts in a review. The YAML emitter is written here for the plain data
 render produces (dicts, lists, strings, numbers, booleans, null): a general emitter spent
 most of the render time deciding things that never vary here.
+
+What it writes reads back as written under YAML 1.1 (PyYAML) and 1.2 (kubectl's readers): a
+string with a character outside YAML's printable set is double-quoted with YAML's escapes
+(a raw DEL made the output unreadable), NaN and the infinities are the YAML floats `.nan`,
+`.inf`, `-.inf`, every float carries a dot before its exponent (1.1 reads `1e+16` as a
+string), and a string a 1.2 reader would take for a number, boolean or null (`1e3`, `0o17`)
+is quoted. tests/test_yaml_writer.py round-trips random documents through PyYAML.
 """
 
 from __future__ import annotations
 
 import functools
 import json
+import math
+import re
 from typing import Any
 
 import yaml
@@ -19,6 +28,32 @@ _TOP = ("apiVersion", "kind", "metadata", "spec")
 _RESOLVER = yaml.resolver.Resolver()
 _INDICATORS = set("-?:,[]{}#&*!|>'\"%@`")
 _STR_TAG = "tag:yaml.org,2002:str"
+#: Plain scalars the YAML 1.2 core schema resolves to something other than a string (the
+#: 1.1 resolver above misses `1e3`, `0o17`, `.NaN` written another way, ...).
+_CORE_NOT_STR = re.compile(
+    r"~|null|Null|NULL|true|True|TRUE|false|False|FALSE"
+    r"|[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+"
+    r"|[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"
+    r"|[-+]?\.(?:inf|Inf|INF)|\.nan|\.NaN|\.NAN"
+)
+#: YAML's named escapes (spec 1.2 §5.7), used for the characters that have one.
+_ESCAPES = {
+    "\x00": "\\0",
+    "\x07": "\\a",
+    "\x08": "\\b",
+    "\t": "\\t",
+    "\n": "\\n",
+    "\x0b": "\\v",
+    "\x0c": "\\f",
+    "\r": "\\r",
+    "\x1b": "\\e",
+    '"': '\\"',
+    "\\": "\\\\",
+    "\x85": "\\N",
+    "\xa0": "\\_",
+    "\u2028": "\\L",
+    "\u2029": "\\P",
+}
 
 
 @functools.lru_cache(maxsize=8192)
@@ -28,18 +63,51 @@ def _plain_ok(text: str) -> bool:
         return False
     if text[0] in _INDICATORS and not (text[0] == "-" and len(text) > 1 and text[1] != " "):
         return False
-    if ": " in text or " #" in text or text.endswith(":"):
+    if ": " in text or " #" in text or text.endswith(":") or _CORE_NOT_STR.fullmatch(text):
         return False
     return bool(_RESOLVER.resolve(yaml.ScalarNode, text, (True, False)) == _STR_TAG)
 
 
 def _literal_ok(text: str) -> bool:
     lines = text.rstrip("\n").split("\n")
+    # A block's indentation is read from its first non-empty line: that line must not start
+    # with a space, and no empty line before it may hold one either (they hold none here).
+    first = next((line for line in lines if line), "")
     return (
         not text.endswith("\n\n")
-        and not lines[0].startswith(" ")
+        and bool(first)
+        and not first.startswith(" ")
         and all(line == line.rstrip() and (line.isprintable() or line == "") for line in lines)
     )
+
+
+def _double_quoted(text: str) -> str:
+    """A YAML double-quoted scalar: printable characters as they are, the rest escaped."""
+    out = []
+    for char in text:
+        if char in _ESCAPES:
+            out.append(_ESCAPES[char])
+        elif char.isprintable():
+            out.append(char)
+        elif ord(char) <= 0xFF:
+            out.append(f"\\x{ord(char):02X}")
+        elif ord(char) <= 0xFFFF:
+            out.append(f"\\u{ord(char):04X}")
+        else:
+            out.append(f"\\U{ord(char):08X}")
+    return '"' + "".join(out) + '"'
+
+
+def _float(value: float) -> str:
+    if math.isnan(value):
+        return ".nan"
+    if math.isinf(value):
+        return ".inf" if value > 0 else "-.inf"
+    text = repr(value)
+    mantissa, e, exponent = text.partition("e")
+    if e and "." not in mantissa:
+        return f"{mantissa}.0e{exponent}"
+    return text
 
 
 def _scalar(value: Any) -> str:
@@ -49,14 +117,16 @@ def _scalar(value: Any) -> str:
         return "true"
     if value is False:
         return "false"
-    if isinstance(value, int | float):
+    if isinstance(value, float):
+        return _float(value)
+    if isinstance(value, int):
         return repr(value)
     text = str(value)
     if _plain_ok(text):
         return text
     if text.isprintable():
         return "'" + text.replace("'", "''") + "'"
-    return json.dumps(text, ensure_ascii=False)
+    return _double_quoted(text)
 
 
 def _emit(value: Any, indent: int, out: list[str]) -> None:

@@ -1,15 +1,21 @@
 """The RayJob script payload: files in a gzipped JSON envelope, decoded by an init container.
 
-Pure. gzip runs with mtime 0 and no file name, so the same files give the same bytes and
-the same digest on every machine.
+Pure. The gzip member is framed here rather than by `gzip.compress`, whose header changed
+with the Python version (3.13 writes the OS byte as 255 where 3.11 and 3.12 write 3), so the
+payload and its digest were a function of the interpreter. Here the header is fixed (no mtime,
+no file name, XFL 2 for level 9, OS 3 as the earlier Pythons wrote it, so renders already
+reviewed keep their bytes) and only zlib's raw deflate stream comes from the library: the same
+files give the same bytes and the same digest on every supported Python
+(tests/test_payload_bytes.py renders the examples under each).
 """
 
 from __future__ import annotations
 
 import base64
-import gzip
 import hashlib
 import json
+import struct
+import zlib
 from typing import Any
 
 MAX_FILES_BYTES = 1024 * 1024
@@ -37,6 +43,19 @@ for entry in doc["files"]:
 """
 
 
+#: RFC 1952 member header: magic, CM=8 (deflate), FLG=0 (no name, comment or extra), MTIME=0,
+#: XFL=2 (maximum compression), OS=3 (Unix).
+GZIP_HEADER = b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x02\x03"
+
+
+def gzip_bytes(data: bytes) -> bytes:
+    """One gzip member of `data` at level 9 whose bytes depend on `data` alone."""
+    deflate = zlib.compressobj(9, zlib.DEFLATED, -zlib.MAX_WBITS, zlib.DEF_MEM_LEVEL, 0)
+    body = deflate.compress(data) + deflate.flush()
+    trailer = struct.pack("<II", zlib.crc32(data), len(data) & 0xFFFFFFFF)
+    return GZIP_HEADER + body + trailer
+
+
 class PayloadTooLarge(ValueError):
     """The files do not fit the env-var payload."""
 
@@ -52,9 +71,7 @@ def encode(files: dict[str, bytes]) -> tuple[str, str]:
             {"name": name, "data": base64.b64encode(files[name]).decode()} for name in sorted(files)
         ],
     }
-    raw = gzip.compress(
-        json.dumps(envelope, separators=(",", ":")).encode(), compresslevel=9, mtime=0
-    )
+    raw = gzip_bytes(json.dumps(envelope, separators=(",", ":")).encode())
     encoded = base64.b64encode(raw).decode()
     if len(encoded) > MAX_ENV_BYTES:
         raise PayloadTooLarge(

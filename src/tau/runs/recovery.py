@@ -15,7 +15,7 @@ from typing import Any
 
 from tau.errors import TauError
 from tau.intent.validate import ValidConfig
-from tau.k8s import meta, paths
+from tau.k8s import durable, meta, paths
 from tau.provenance import Provenance
 from tau.runs import ownership
 from tau.runs.retry import Outcome, Policy, retry_env
@@ -204,6 +204,16 @@ def plan_resume(
             f'resume needs a durable checkpoint under /data (got "{checkpoint}")',
             hint="node-local scratch does not survive the workload's deletion",
         )
+    if run._last and durable.claim_at(run._last, checkpoint) is None:
+        # The path is under /data, but no claim is mounted there: the run wrote into its
+        # containers' own filesystem, which goes with the workload (nothing is deleted yet).
+        raise TauError(
+            f"run {where} has nothing to resume from: no PersistentVolumeClaim holds "
+            f"{checkpoint} in its pods, so it only wrote to node-local scratch, and that state "
+            "does not survive workload deletion",
+            hint="nothing was deleted; set storage.data_pvc so checkpoints under /data persist, "
+            f"then submit the run again (`tau run {run.name}`)",
+        )
     warnings = []
     recorded = ((run._last.get("metadata") or {}).get("annotations") or {}).get(
         meta.ANNOTATION_CONFIG_HASH
@@ -227,4 +237,14 @@ def plan_resume(
         str(reason),
     )
     # Rendering first: a config that no longer renders must not cost the user their run.
-    return ResumePlan(str(reason), attempt, env, run.render(env), tuple(warnings))
+    documents = run.render(env)
+    replacement = next((d for d in documents if d.get("kind") in ("Job", "RayJob")), None)
+    if replacement is not None and durable.claim_at(replacement, checkpoint) is None:
+        was = durable.claim_at(run._last, checkpoint) if run._last else None
+        raise TauError(
+            f"the replacement of {where} mounts no PersistentVolumeClaim at {checkpoint}: "
+            "TAU_RESUME_FROM would name a path with nothing under it",
+            hint="nothing was deleted; set storage.data_pvc in the config"
+            + (f" (the failed run wrote to claim {was})" if was else ""),
+        )
+    return ResumePlan(str(reason), attempt, env, documents, tuple(warnings))

@@ -24,7 +24,10 @@ KUEUE = "kueue.x-k8s.io/v1beta2"
 PHASE_ANNOTATION = "tau-e2e/phase"
 #: The ClusterRole that lets a workspace's subject read TauWorkspaces (the chart ships it).
 WORKSPACE_READER = "tau-workspace-reader"
-DEFAULT_CLUSTER_QUEUE = "jobqueue"
+#: The LocalQueue a workspace gets when it names none (the chart's defaultQueue), and the
+#: ClusterQueue it points at (the chart's baseline queue).
+DEFAULT_LOCAL_QUEUE = "jobqueue"
+DEFAULT_CLUSTER_QUEUE = "taugrid-cq"
 
 
 def _now() -> str:
@@ -102,7 +105,7 @@ class TauCore:
         meta, spec = ws["metadata"], ws.get("spec") or {}
         name = meta["name"]
         target = (spec.get("target") or {}).get("namespace") or name
-        queue = spec.get("queue") or DEFAULT_CLUSTER_QUEUE
+        queue = spec.get("queue") or DEFAULT_LOCAL_QUEUE
         cluster_queue = (meta.get("annotations") or {}).get(
             "tau-e2e/cluster-queue", DEFAULT_CLUSTER_QUEUE
         )

@@ -14,7 +14,16 @@ from tau.errors import ConfigError, Diagnostic, Location
 from tau.intent import runconfig
 from tau.intent.load import RawDocument, SourceMap
 from tau.intent.runconfig import RunConfig
-from tau.intent.validate import engine, env, imports, settings, storage, structure, workflow
+from tau.intent.validate import (
+    engine,
+    env,
+    image,
+    imports,
+    settings,
+    storage,
+    structure,
+    workflow,
+)
 from tau.intent.validate.context import Context, canonical, lookup, split_path
 from tau.intent.validate.findings import Findings
 from tau.intent.workflow import probe
@@ -110,6 +119,7 @@ def validate(doc: RawDocument, *, name: str | None = None) -> ValidConfig:
     env.check(ctx)
     storage.check(ctx)
     settings.check(ctx)
+    image.check(ctx)
     imports.check(ctx)
     findings.raise_errors()
     config = runconfig.build(

@@ -59,6 +59,7 @@ def preset_usable(name: str, preset: Preset | None, catalog: Catalog) -> list[Pr
                 "policy.preset",
                 f'topology preset "{name}" not found in {catalog.source} '
                 f"(available: {', '.join(sorted(catalog.presets))})",
+                "`tau run explain-config --presets` shows each preset's GPUs and queues",
             )
         ]
     if preset.disabled:

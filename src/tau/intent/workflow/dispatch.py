@@ -20,10 +20,11 @@ from tau.errors import ConfigError, Diagnostic
 from tau.intent import load, runconfig
 from tau.intent.load import RawDocument, SourceMap
 from tau.intent.validate import ValidConfig, imports
+from tau.intent.validate import image as image_rule
 from tau.intent.validate import workflow as rules
 from tau.intent.validate.context import Context, canonical, lookup
 from tau.intent.validate.findings import Findings
-from tau.intent.workflow import files, keyvault, manifest, translate
+from tau.intent.workflow import files, gpu_mode, keyvault, manifest, translate
 from tau.intent.workflow.model import KeyVaultRef, Manifest
 from tau.intent.workflow.probe import Options, is_managed
 from tau.intent.workflow.problems import WorkflowInputError
@@ -83,6 +84,55 @@ _MANIFEST_SHAPED = {
     ("storage", "data_pvc"),
     ("storage", "mounts"),
 }
+
+
+def _ignored_run_config(
+    manifest_doc: RawDocument, wrapper_file: str, wrapper_data: dict[str, Any], inner: Findings
+) -> None:
+    """Warn at each run-config field of a manifest reached through workflow.file.
+
+    Such a manifest (often a tau.yaml the SDK wrote, which is manifest and run config at once)
+    may say policy, kind or profiler; on this path the run config around it decides those, as
+    in the reference, so they have no effect: said, never dropped silently (unless the run
+    config says the same). The GPU mode is the exception (tau.intent.workflow.gpu_mode reads
+    it from the manifest).
+    """
+    from tau.intent.runconfig import ALIASES
+    from tau.intent.validate import structure
+
+    alias_of = {alias: canon for canon, aliases in ALIASES for alias in aliases}
+
+    known = set(structure.known_paths())
+    honoured = {("compute", key) for key in gpu_mode.FIELDS}
+
+    def walk(value: dict[str, Any], path: tuple[str, ...]) -> None:
+        for key, child in value.items():
+            sub = (*path, str(key))
+            if sub not in known or sub in _MANIFEST_SHAPED or sub in honoured:
+                continue
+            if sub == ("entrypoint",) and isinstance(child, dict):
+                continue  # the SDK's entrypoint mode, read by the cluster wrapper
+            deeper = isinstance(child, dict) and any(p[: len(sub)] == sub for p in known - {sub})
+            if deeper:
+                walk(child, sub)
+                continue
+            dotted = ".".join(sub)
+            ours = (
+                canonical(wrapper_data, alias_of[dotted])[1]
+                if dotted in alias_of
+                else lookup(wrapper_data, dotted)
+            )
+            if ours == child:
+                continue
+            inner.warn(
+                dotted,
+                f"{dotted} has no effect in a manifest reached through workflow.file: the run "
+                f"config ({wrapper_file}) decides it",
+                f"set it in {wrapper_file}, or remove it from the manifest",
+            )
+
+    top = {k: v for k, v in manifest_doc.data.items() if k != "schema_version"}
+    walk(top, ())
 
 
 def _wrapper(doc: RawDocument, findings: Findings, managed_itself: bool) -> ValidConfig:
@@ -220,6 +270,11 @@ def load_run(doc: RawDocument, options: Options | None = None) -> ValidConfig:
     except ConfigError as exc:
         inner.out.extend(exc.diagnostics)
     _removed_eval_fields(manifest_doc, inner)
+    # Reached through workflow.file, the manifest's own GPU mode counts as it does when the
+    # manifest is the tau.yaml (whose run-config part already holds it).
+    manifest_gpu = None if itself else gpu_mode.manifest_fields(manifest_doc, inner)
+    if not itself:
+        _ignored_run_config(manifest_doc, doc.path.name, data, inner)
     main_path, main = _main_script(data)
     if not main:
         outer.error("run.entrypoint", rules.NO_MAIN_SCRIPT, rules.NO_MAIN_SCRIPT_HINT)
@@ -247,6 +302,7 @@ def load_run(doc: RawDocument, options: Options | None = None) -> ValidConfig:
     if kind != "job" and (problem := manifest.rayjob_name_problem(m)):
         inner.error("name", problem)
     _profiler(wrapper.config, kind, outer)
+    gpu = gpu_mode.decide(kind, data, manifest_gpu, outer, inner, manifest_path.name)
     if m.checkpoint and not m.storage.data_pvc:
         # The reference submits such a run (the SDK writes artifacts.checkpoint on every train)
         # and says /data is ephemeral; no artifact index is written where nothing persists.
@@ -256,6 +312,14 @@ def load_run(doc: RawDocument, options: Options | None = None) -> ValidConfig:
             "(emptyDir); set storage.data_pvc to persist files beyond RayJob teardown",
             "set storage.data_pvc in the manifest or the run config (tau python: --data-pvc)",
         )
+    # The run config's own image was checked with it; here the manifest's.
+    floating = (
+        image_rule.floating_warning("runtime.image", m.runtime.image)
+        if m.runtime.image and not wrapper.config.runtime.image
+        else None
+    )
+    if floating:
+        inner.warn("runtime.image", *floating)
     key_vault = _key_vault(m, options, inner)
     if any(d.severity == "error" for d in (*outer.out, *inner.out)):
         raise ConfigError([*outer.out, *inner.out])
@@ -272,7 +336,11 @@ def load_run(doc: RawDocument, options: Options | None = None) -> ValidConfig:
         upstream_checkpoint=wf.upstream_checkpoint,
         notes=(choice.note,) if choice.note else (),
     )
-    config = translate.translate(m, wrapper.config, inputs)
+    around = wrapper.config
+    around = around._replace(
+        compute=around.compute._replace(gpu_resource_mode=gpu.mode, mig_profile=gpu.mig_profile)
+    )
+    config = translate.translate(m, around, inputs)
     digest = hashlib.sha256(parsed.text).hexdigest()
     # The config hash covers the wrapper and the manifest's bytes (resume compares it).
     hashed = {"manifest": digest} if itself else {"wrapper": data, "manifest": digest}
