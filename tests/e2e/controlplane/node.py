@@ -357,15 +357,28 @@ class RealNode:
     def _import_images(self) -> None:
         present = set(self._ctr("images", "ls", "-q").split())
         for image in self.images.values():
-            if image.name in present:
-                continue
-            started = time.monotonic()
-            self._ctr(
-                "images", "import", "--snapshotter", "overlayfs", str(image.archive), timeout=1800
-            )
-            # Never collected by the kubelet's image garbage collection.
-            self._ctr("images", "label", image.name, "io.cri-containerd.pinned=pinned")
-            self.versions[f"import {image.name}"] = f"{time.monotonic() - started:.0f}s"
+            if image.name not in present:
+                started = time.monotonic()
+                self._ctr(
+                    "images",
+                    "import",
+                    "--snapshotter",
+                    "overlayfs",
+                    str(image.archive),
+                    timeout=1800,
+                )
+                # Never collected by the kubelet's image garbage collection.
+                self._ctr("images", "label", image.name, "io.cri-containerd.pinned=pinned")
+                self.versions[f"import {image.name}"] = f"{time.monotonic() - started:.0f}s"
+            if image.pinned != image.name and image.pinned not in present:
+                # A pod names this one by digest (`repo@sha256:…`): the CRI finds an image by
+                # that reference only when containerd holds one under it.
+                self._ctr("images", "tag", "--force", image.name, image.pinned)
+                self._ctr("images", "label", image.pinned, "io.cri-containerd.pinned=pinned")
+
+    def crictl(self, *argv: str, timeout: float = 60) -> str:
+        """crictl against the node's containerd (what an operator on the node would type)."""
+        return self._crictl(*argv, timeout=timeout)
 
     # ------------------------------------------------------------------ kubelet
 
