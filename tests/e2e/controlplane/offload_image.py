@@ -213,6 +213,9 @@ def build() -> ImageArchive:
         with _locked():
             if not (folder / "digest").is_file():
                 _build_top(folder, name, wheel, (base, base_tar, base_root))
+    # Recently used: pruning (newest first) keeps it.
+    os.utime(folder)
+    os.utime(wheel.parent)
     digest = (folder / "digest").read_text().strip()
     return ImageArchive(name, folder / "image.tar", digest)
 
@@ -273,6 +276,27 @@ def _build_top(
         file=sys.stderr,
         flush=True,
     )
+    _prune()
+
+
+#: How many offload archives (each carries its own copy of the base layer) and wheels stay.
+KEEP_IMAGES, KEEP_WHEELS = 3, 10
+
+
+def _prune() -> None:
+    """Drop all but the newest few archives and wheels: each commit that touches the package
+    makes one, and an archive holds the whole base. The newest stay for the worktrees that
+    alternate on this machine; a pruned one is rebuilt in seconds."""
+    root = images_root()
+    images = [
+        p
+        for p in root.glob("offload-*")
+        if p.is_dir() and not p.name.startswith("offload-base-") and not p.name.endswith(".partial")
+    ]
+    wheels = [p for p in (root / "tau-wheels").glob("*") if p.is_dir()]
+    for found, keep in ((images, KEEP_IMAGES), (wheels, KEEP_WHEELS)):
+        for old in sorted(found, key=lambda p: p.stat().st_mtime, reverse=True)[keep:]:
+            shutil.rmtree(old, ignore_errors=True)
 
 
 def _epoch(root: Path) -> None:
