@@ -14,11 +14,15 @@ store every run shares.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import time
+import urllib.parse
 from collections import Counter
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -28,6 +32,7 @@ from tests.e2e.controlplane.node import NODE_NAME
 from tests.e2e.controlplane.objects import Api
 from tests.e2e.controlplane.researcher import console_script
 from tests.e2e.controlplane.team_store import SECRET, TeamStore
+from tests.e2e.test_portal_e2e import NO_PROXY, stop
 from tests.e2e.test_real_pods import job_config, pods_of, state, write_target
 
 pytestmark = pytest.mark.e2e
@@ -276,6 +281,59 @@ def sidecar_status(admin: Api, namespace: str, pod: str) -> dict[str, Any]:
     return next((s for s in statuses if s["name"] == SIDECAR), {})
 
 
+# ------------------------------------------------------------------------------------ Stellar
+
+SERVING = re.compile(r"serving \S+ stellar at (http://127\.0\.0\.1:\d+)")
+
+
+@contextmanager
+def serve_stellar(shell: Shell, store: TeamStore, folder: Path) -> Iterator[str]:
+    """`taugrid-portal experiment serve --store "$STORE"` on a free loopback port, as the
+    researcher runs it (cluster-up's STORE and STORE_ENV); its base URL."""
+    folder.mkdir(parents=True, exist_ok=True)
+    log = folder / "stellar.stderr"
+    with log.open("wb") as sink:
+        process = subprocess.Popen(
+            [
+                console_script("taugrid-portal"),
+                "experiment",
+                "serve",
+                "--store",
+                store.local_url,
+                "--addr",
+                "127.0.0.1:0",
+            ],
+            env=shell.env,
+            cwd=shell.cwd,
+            stdin=subprocess.DEVNULL,
+            stdout=sink,
+            stderr=sink,
+        )
+    try:
+
+        def announced() -> str | None:
+            text = log.read_text()
+            if process.poll() is not None:
+                raise AssertionError(f"experiment serve exited {process.returncode}:\n{text}")
+            found = SERVING.search(text)
+            return found.group(1) if found else None
+
+        yield wait_for("Stellar to listen", announced, timeout=60)
+    finally:
+        stop(process)
+
+
+def served_points(base: str, run: str, metric: str) -> int:
+    """How many points of `metric` the served page's series has for `run` (0 before any)."""
+    query = urllib.parse.urlencode({"target": run, "metric": metric, "run_id": run})
+    try:
+        with NO_PROXY.open(f"{base}/api/v2/stellar/series?{query}", timeout=30) as resp:
+            doc = json.load(resp)
+    except OSError:
+        return 0
+    return sum(int(s.get("source_points") or 0) for s in doc.get("series") or [])
+
+
 # ---------------------------------------------------------------------------- the side-by-side
 
 
@@ -394,7 +452,12 @@ taugrid-portal experiment push --all --store /tmp/folder --to "$TAU_EXP_STORE"
 
 
 def test_a_run_that_logs_300_steps_has_them_in_the_store_while_it_runs(
-    shell: Shell, admin: Api, researcher: Any, store: TeamStore, side_by_side: Submitted
+    shell: Shell,
+    admin: Api,
+    researcher: Any,
+    store: TeamStore,
+    side_by_side: Submitted,
+    tmp_path: Path,
 ) -> None:
     ns, name = researcher.real_workspace, "evidence"
     write_target(shell, offload_config(name, researcher.image), LOGS_300.format(seconds=60))
@@ -413,6 +476,19 @@ def test_a_run_that_logs_300_steps_has_them_in_the_store_while_it_runs(
         f"first rows seen {seen - first_call:.1f}s after the first tau.log"
     )
     assert not markers(rows), "a terminal marker while the run is running"
+
+    # A served Stellar page's curve grows while the run runs (the researcher's view).
+    with serve_stellar(shell, store, tmp_path) as base:
+        before = wait_for(
+            "the served curve's first points", lambda: served_points(base, run, "loss"), timeout=60
+        )
+        wait_for(
+            "the served curve to grow",
+            lambda: served_points(base, run, "loss") > before,
+            timeout=40,
+            interval=1.0,
+        )
+        assert state(shell, name) == "running", "the curve grew only after the run ended"
 
     wait_for("the run to succeed", lambda: state(shell, name) == "succeeded", timeout=300)
     rows = wait_for("the terminal marker", lambda: once_marked(store, run), timeout=60)
