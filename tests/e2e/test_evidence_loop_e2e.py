@@ -33,7 +33,14 @@ from tests.e2e.controlplane.objects import Api
 from tests.e2e.controlplane.researcher import console_script
 from tests.e2e.controlplane.team_store import SECRET, TeamStore
 from tests.e2e.test_portal_e2e import NO_PROXY, stop
-from tests.e2e.test_real_pods import job_config, pods_of, state, write_target
+from tests.e2e.test_real_pods import (
+    job_config,
+    pods_of,
+    ray_config,
+    ray_pods,
+    state,
+    write_target,
+)
 
 pytestmark = pytest.mark.e2e
 
@@ -81,6 +88,16 @@ if attempt == 0:
         hog.append(bytearray(64 * 1024 * 1024))
 print(f"attempt {attempt} finished", flush=True)
 """
+
+#: A Ray driver's one line: what `tau run logs` must still show once the head is gone.
+RAY_DRIVER_LINE = """\
+import ray
+
+ray.init()
+print("driver says the evidence outlives the head", flush=True)
+"""
+#: How long after its end a RayJob's driver output must still read (the issue's figure).
+RAY_LOGS_AFTER_S = 120.0
 
 #: Logs a step a second until it is cancelled.
 LOGS_UNTIL_CANCELLED = """\
@@ -376,6 +393,22 @@ def side_by_side(shell: Shell, researcher: Any, store: TeamStore) -> Iterator[Su
             retried.communicate()
 
 
+@dataclass
+class RaySubmitted:
+    name: str
+    started: float
+
+
+@pytest.fixture(scope="module")
+def ray_submitted(shell: Shell, researcher: Any) -> RaySubmitted:
+    """A RayJob whose driver prints one line, started early (by the outage test, whose store
+    it does not use) so the two minutes its output must outlive the head overlap that test."""
+    name = "evidence-ray"
+    write_target(shell, ray_config(name, researcher.image), RAY_DRIVER_LINE)
+    shell.ok("run", name)
+    return RaySubmitted(name, time.monotonic())
+
+
 # ----------------------------------------------------------------------------------- the tests
 
 
@@ -555,7 +588,12 @@ def test_cancel_of_an_offloading_run_marks_it_cancelled(
 
 
 def test_offload_survives_a_killed_collector_and_a_store_outage(
-    shell: Shell, admin: Api, researcher: Any, store: TeamStore, plane: Any
+    shell: Shell,
+    admin: Api,
+    researcher: Any,
+    store: TeamStore,
+    plane: Any,
+    ray_submitted: RaySubmitted,
 ) -> None:
     """kill -9 of the collector through the CRI once it has delivered, then PostgreSQL stopped
     for 60 s in the middle of the run (300 steps over 90 s, so the outage is inside it): the
@@ -607,3 +645,20 @@ def test_offload_survives_a_killed_collector_and_a_store_outage(
         assert_exact_steps(rows, metric, 300)
     (marker,) = markers(rows)
     assert marker.tags["tau.status.state"] == "succeeded", marker
+
+
+def test_a_rayjob_driver_line_reads_two_minutes_after_the_run_ended(
+    shell: Shell, admin: Api, researcher: Any, ray_submitted: RaySubmitted
+) -> None:
+    ns, name = researcher.real_workspace, ray_submitted.name
+    wait_for("the RayJob to succeed", lambda: state(shell, name) == "succeeded", timeout=600)
+    ended = time.monotonic()
+    # KubeRay removes the head (and its log sidecar) 15 s after the end.
+    wait_for("the Ray pods to be gone", lambda: not ray_pods(admin, ns, name), timeout=300)
+    remaining = RAY_LOGS_AFTER_S - (time.monotonic() - ended)
+    if remaining > 0:
+        # The issue's figure is a wait, not a condition: the output must still be there then.
+        time.sleep(remaining)
+    logs = shell.tau("run", "logs", name)
+    assert logs.returncode == 0, logs.stderr
+    assert "driver says the evidence outlives the head" in logs.stdout, (logs.stdout, logs.stderr)
