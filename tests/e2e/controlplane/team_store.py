@@ -25,6 +25,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tests.e2e.controlplane.node import STORE_FOLDER_PREFIX
 from tests.e2e.controlplane.processes import (
     Process,
     StartError,
@@ -105,7 +106,7 @@ class TeamStore:
             raise StoreMissing(f"versitygw {build.VERSION} is not built: {HINT}")
         # Not under the control plane's root: PostgreSQL runs as `postgres`, which must reach
         # its folder, and that root (certificates, keys) stays private to its owner.
-        self.root = Path(tempfile.mkdtemp(prefix="tau-e2e-store-"))
+        self.root = Path(tempfile.mkdtemp(prefix=STORE_FOLDER_PREFIX))
         self.root.chmod(0o755)
         try:
             pg = Postgres(self.root / "pg", bindir)
