@@ -536,8 +536,8 @@ def test_a_run_that_logs_300_steps_has_them_in_the_store_while_it_runs(
     status = shell.tau("run", "status", name)
     assert status.returncode == 0, status.stderr
     said = status.stdout
-    assert "evidence: 300 steps of" in said and "acc" in said and "loss" in said, said
-    assert "marker succeeded" in said, said
+    # "300 steps of acc, loss; marker succeeded" (the collector's system/... metrics aside).
+    assert "300 steps of acc, loss" in said and "marker succeeded" in said, said
 
 
 def test_an_oomkilled_attempt_and_its_retry_both_leave_tagged_rows(
