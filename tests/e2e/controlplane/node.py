@@ -378,6 +378,18 @@ class RealNode:
                 # that reference only when containerd holds one under it.
                 self._ctr("images", "tag", "--force", image.name, image.pinned)
                 self._ctr("images", "label", image.pinned, "io.cri-containerd.pinned=pinned")
+            if image.pinned != image.name:
+                # One per checkout's wheel: the store kept across runs holds only the current
+                # one (the base layer they share stays; each wheel's layer goes with its image).
+                repo = image.name.rsplit(":", 1)[0]
+                stale = [
+                    n
+                    for n in present
+                    if n.split("@")[0].rsplit(":", 1)[0] == repo
+                    and n not in (image.name, image.pinned)
+                ]
+                if stale:
+                    self._ctr("images", "rm", *stale)
 
     def crictl(self, *argv: str, timeout: float = 60) -> str:
         """crictl against the node's containerd (what an operator on the node would type)."""
