@@ -78,9 +78,7 @@ print(f"attempt {attempt} logging", flush=True)
 for step in range(20):
     tau.log({"loss": 1.0 / (step + 1)}, step=step)
     time.sleep(0.05)
-flush = getattr(tau, "flush", None)
-if flush is not None:
-    flush()
+tau.log_flush()
 if attempt == 0:
     time.sleep(12)
     hog = []
