@@ -160,7 +160,8 @@ def offload_config(name: str, image: str, **extra: Any) -> dict[str, Any]:
 @dataclass(frozen=True)
 class Row:
     metric: str
-    step: int
+    #: None for the rows that have none (the terminal marker).
+    step: int | None
     #: Seconds since the epoch.
     wall_time: float
     value: float
@@ -191,7 +192,7 @@ def stored_rows(store: TeamStore, run_id: str) -> list[Row]:
                 rows.append(
                     Row(
                         metric=r["metric_name"],
-                        step=int(r["step"]),
+                        step=None if r["step"] is None else int(r["step"]),
                         # Stored as microseconds since the epoch.
                         wall_time=float(r["wall_time"] or 0) / 1e6,
                         value=float(r["value"]),
@@ -402,7 +403,9 @@ def ray_submitted(shell: Shell, researcher: Any) -> RaySubmitted:
     """A RayJob whose driver prints one line, started early (by the outage test, whose store
     it does not use) so the two minutes its output must outlive the head overlap that test."""
     name = "evidence-ray"
-    write_target(shell, ray_config(name, researcher.image), RAY_DRIVER_LINE)
+    # The driver's copy is kept on the data claim (the head's log sidecar writes it there).
+    config = ray_config(name, researcher.image, storage={"data_pvc": "training-data"})
+    write_target(shell, config, RAY_DRIVER_LINE)
     shell.ok("run", name)
     return RaySubmitted(name, time.monotonic())
 
