@@ -299,7 +299,7 @@ def sidecar_status(admin: Api, namespace: str, pod: str) -> dict[str, Any]:
 
 # ------------------------------------------------------------------------------------ Stellar
 
-SERVING = re.compile(r"serving \S+ stellar at (http://127\.0\.0\.1:\d+)")
+SERVING = re.compile(r"serving taugrid-portal experiment stellar at (http://127\.0\.0\.1:\d+)")
 
 
 @contextmanager
