@@ -155,6 +155,39 @@ def test_the_same_folder_gives_the_same_archive_byte_for_byte(
     assert archive.read_bytes() == again.read_bytes()
 
 
+def test_a_layered_archive_stacks_cached_layer_files_bottom_first(
+    built: tuple[Path, Path, oci.Descriptor], tmp_path: Path
+) -> None:
+    """The offload image: a cached base layer file copied as it is, the wheel's layer on top;
+    the same layers give the same manifest (hence the same digest the workspace names)."""
+    root, single_archive, single = built
+    top = tmp_path / "top"
+    (top / "usr/local/bin").mkdir(parents=True)
+    (top / "usr/local/bin/taugrid-portal").write_text("#!/usr/bin/python3\n")
+    base_desc = oci.layer_file(root, tmp_path / "base.tar")
+    top_desc = oci.layer_file(top, tmp_path / "top.tar")
+    layers = [(base_desc, tmp_path / "base.tar"), (top_desc, tmp_path / "top.tar")]
+    name = "tau-e2e.local/offload:0123456789ab"
+    manifest_desc = oci.write_layered_archive(name, RUNTIME, layers, tmp_path / "offload.tar")
+    members = _members(tmp_path / "offload.tar")
+    for path, data in members.items():
+        if path.startswith("blobs/"):
+            assert path == "blobs/sha256/" + hashlib.sha256(data).hexdigest()
+    manifest = json.loads(members["blobs/sha256/" + manifest_desc.digest.split(":")[1]])
+    assert [layer["digest"] for layer in manifest["layers"]] == [base_desc.digest, top_desc.digest]
+    config = json.loads(members["blobs/sha256/" + manifest["config"]["digest"].split(":")[1]])
+    assert config["rootfs"]["diff_ids"] == [base_desc.digest, top_desc.digest]
+    # One pass of layer_file writes what write_archive embeds for the same folder.
+    single_members = _members(single_archive)
+    single_manifest = json.loads(single_members["blobs/sha256/" + single.digest.split(":")[1]])
+    assert single_manifest["layers"] == [base_desc.to_json()]
+    again = oci.write_layered_archive(name, RUNTIME, layers, tmp_path / "again.tar")
+    assert again == manifest_desc
+    pinned = image.ImageArchive(name, tmp_path / "offload.tar", manifest_desc.digest).pinned
+    assert pinned == f"tau-e2e.local/offload@{manifest_desc.digest}"
+    assert image.ImageArchive(NAME, tmp_path / "x.tar").pinned == NAME
+
+
 def test_the_recipe_pins_every_requirement_in_its_lock() -> None:
     recipe = rootfs.Recipe.load(image.RECIPE_FILE)
     assert recipe.suite == "bookworm"

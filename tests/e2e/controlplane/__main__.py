@@ -2,8 +2,10 @@
 
 `up` starts it in a background process of its own, with everything a researcher needs (the
 test chart installed with real helm, queues, fake GPU nodes, a Ready TauWorkspace and a
-namespaced researcher identity), and returns once it is ready; its last three lines are
-`KUBECONFIG=…`, `CONTEXT=…` and `WORKSPACE=…`. `down` stops it and removes its data.
+namespaced researcher identity, the team store its runs offload to), and returns once it is
+ready; it prints `IMAGE=…`, `STORE=…` and `STORE_ENV=…` (a file of the store's credentials to
+source), and its last three lines are `KUBECONFIG=…`, `CONTEXT=…` and `WORKSPACE=…`. `down`
+stops it (the team store too) and removes its data.
 """
 
 from __future__ import annotations
@@ -55,6 +57,9 @@ def _serve(root: Path) -> int:
         "namespace": env.real_workspace or env.namespace,
         "simulated_workspace": env.workspace,
         "image": env.image or "",
+        "store": current.store.local_url if current.store else "",
+        "store_env": str(current.store.write_env_file(root / "store.env")) if current.store else "",
+        "offload_image": env.offload_image or "",
         "admin_kubeconfig": str(plane.admin_kubeconfig),
         "logs": str(plane.supervisor.logs),
     }
@@ -114,6 +119,12 @@ def _print_lines(state: dict[str, str]) -> None:
     print(f"logs: {state['logs']}")
     if state.get("image"):
         print(f"IMAGE={state['image']}")
+    if state.get("store"):
+        print(f"offload image (the workspace names it): {state['offload_image']}")
+        print(f"STORE={state['store']}")
+        print(f"STORE_ENV={state['store_env']}")
+    elif state.get("image"):
+        print("no team store: PostgreSQL or versitygw is missing (tests/teamstore/install.sh)")
     print(f"KUBECONFIG={state['kubeconfig']}")
     print(f"CONTEXT={state['context']}")
     print(f"WORKSPACE={state['workspace']}")

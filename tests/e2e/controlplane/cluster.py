@@ -73,7 +73,7 @@ class ControlPlane:
         self.ray_head: Any = None
         self.log_feeder: Any = None
         self.node: node.RealNode | None = None
-        #: The images the real node runs (runtime, pause); None when the node is off.
+        #: The images the real node runs (runtime, pause, offload); None when the node is off.
         self.images: dict[str, Any] | None = None
 
     # ------------------------------------------------------------------ lifecycle

@@ -3,6 +3,8 @@
 - `tau-e2e.local/runtime:<key>`: Debian (image.toml's suite and packages) with the pinned Ray,
   Ray Train and torch in the system python; what tau's Jobs and RayJobs run in.
 - `tau-e2e.local/pause:<key>`: containerd's sandbox image, the static Go program in pause/.
+- `tau-e2e.local/offload:<key>`: the metrics collector's image, this checkout's wheel over a
+  small Debian (offload_image.py, offload.toml); pods name it by digest.
 
 Each is an OCI archive in `<cache>/images/<image>-<key>/image.tar` (with its full name in a
 `name` file beside it); the key hashes every input, so a warm call finds the archive and builds
@@ -51,6 +53,15 @@ class ImageArchive:
     """The full image reference, e.g. `tau-e2e.local/runtime:0123456789ab`."""
     archive: Path
     """The OCI archive `ctr images import` reads."""
+    digest: str | None = None
+    """The manifest's digest, for an image named by digest (`pinned`)."""
+
+    @property
+    def pinned(self) -> str:
+        """The reference by digest (`tau-e2e.local/offload@sha256:…`), else the name."""
+        if not self.digest:
+            return self.name
+        return f"{self.name.rsplit(':', 1)[0]}@{self.digest}"
 
 
 Builder = Callable[[Path, str], dict[str, float]]
@@ -202,10 +213,14 @@ def _build_pause(folder: Path, name: str) -> dict[str, float]:
 
 
 def build_images() -> dict[str, ImageArchive]:
-    """Both images ("runtime", "pause"), building what the cache lacks."""
+    """The node's images ("runtime", "pause", and "offload", the metrics collector's image made
+    from this checkout's wheel: see offload_image), building what the cache lacks."""
+    from tests.e2e.controlplane import offload_image
+
     return {
         "runtime": _cached("runtime", runtime_key(), _build_runtime),
         "pause": _cached("pause", pause_key(go_version()), _build_pause),
+        "offload": offload_image.build(),
     }
 
 

@@ -159,6 +159,57 @@ def write_archive(root: Path, name: str, runtime: Runtime, out_path: Path) -> De
     probe = _Digester()
     write_layer(root, probe)
     layer = probe.descriptor(LAYER_MEDIA_TYPE)
+    blobs, manifest = _documents(name, runtime, [layer])
+    with (
+        out_path.open("wb") as raw,
+        tarfile.open(fileobj=raw, mode="w", format=tarfile.PAX_FORMAT) as archive,
+    ):
+        for blob_name, data in blobs:
+            _add_bytes(archive, blob_name, data)
+        _add_layer(archive, raw, root, layer)
+    return manifest
+
+
+def layer_file(root: Path, out_path: Path) -> Descriptor:
+    """Write the layer tar of `root` to `out_path` (one pass); returns its descriptor."""
+    with out_path.open("wb") as raw:
+        sink = _Digester(forward=raw)
+        write_layer(root, sink)
+    return sink.descriptor(LAYER_MEDIA_TYPE)
+
+
+def write_layered_archive(
+    name: str, runtime: Runtime, layers: list[tuple[Descriptor, Path]], out_path: Path
+) -> Descriptor:
+    """Write the OCI archive of the image `name` whose layers (bottom first) are already written
+    as tar files (`layer_file`); returns the manifest's descriptor. A cached lower layer is
+    copied as it is, never re-made from its folder."""
+    blobs, manifest = _documents(name, runtime, [d for d, _ in layers])
+    with (
+        out_path.open("wb") as raw,
+        tarfile.open(fileobj=raw, mode="w", format=tarfile.PAX_FORMAT) as archive,
+    ):
+        for blob_name, data in blobs:
+            _add_bytes(archive, blob_name, data)
+        for descriptor, path in layers:
+            if path.stat().st_size != descriptor.size:
+                raise RuntimeError(
+                    f"{path}: {path.stat().st_size} bytes, its descriptor says {descriptor.size}"
+                )
+            info = tarfile.TarInfo(_blob_path(descriptor.digest))
+            info.size = descriptor.size
+            info.mtime = EPOCH
+            info.mode = 0o644
+            with path.open("rb") as f:
+                archive.addfile(info, f)
+    return manifest
+
+
+def _documents(
+    name: str, runtime: Runtime, layers: list[Descriptor]
+) -> tuple[list[tuple[str, bytes]], Descriptor]:
+    """The archive's small members (layout, index, config, manifest) and the manifest's
+    descriptor, for an image of these layers (bottom first, stored uncompressed)."""
     config_doc: dict[str, object] = {
         "architecture": "amd64",
         "os": "linux",
@@ -170,9 +221,14 @@ def write_archive(root: Path, name: str, runtime: Runtime, out_path: Path) -> De
             "WorkingDir": runtime.working_dir,
             **({"Labels": dict(runtime.labels)} if runtime.labels else {}),
         },
-        # The layer is stored uncompressed, so its diff_id is its own digest.
-        "rootfs": {"type": "layers", "diff_ids": [layer.digest]},
-        "history": [{"created": CREATED, "created_by": f"tau e2e image {name}"}],
+        # The layers are stored uncompressed, so each diff_id is its own digest.
+        "rootfs": {"type": "layers", "diff_ids": [layer.digest for layer in layers]},
+        "history": [
+            {"created": CREATED, "created_by": f"tau e2e image {name} layer {i}"}
+            for i in range(len(layers))
+        ]
+        if len(layers) > 1
+        else [{"created": CREATED, "created_by": f"tau e2e image {name}"}],
     }
     config_data, config = _json_blob(config_doc, CONFIG_MEDIA_TYPE)
     manifest_data, manifest = _json_blob(
@@ -180,7 +236,7 @@ def write_archive(root: Path, name: str, runtime: Runtime, out_path: Path) -> De
             "schemaVersion": 2,
             "mediaType": MANIFEST_MEDIA_TYPE,
             "config": config.to_json(),
-            "layers": [layer.to_json()],
+            "layers": [layer.to_json() for layer in layers],
         },
         MANIFEST_MEDIA_TYPE,
     )
@@ -198,16 +254,13 @@ def write_archive(root: Path, name: str, runtime: Runtime, out_path: Path) -> De
         },
         INDEX_MEDIA_TYPE,
     )
-    with (
-        out_path.open("wb") as raw,
-        tarfile.open(fileobj=raw, mode="w", format=tarfile.PAX_FORMAT) as archive,
-    ):
-        _add_bytes(archive, "oci-layout", b'{"imageLayoutVersion":"1.0.0"}')
-        _add_bytes(archive, "index.json", index_data)
-        _add_bytes(archive, _blob_path(config.digest), config_data)
-        _add_bytes(archive, _blob_path(manifest.digest), manifest_data)
-        _add_layer(archive, raw, root, layer)
-    return manifest
+    blobs = [
+        ("oci-layout", b'{"imageLayoutVersion":"1.0.0"}'),
+        ("index.json", index_data),
+        (_blob_path(config.digest), config_data),
+        (_blob_path(manifest.digest), manifest_data),
+    ]
+    return blobs, manifest
 
 
 def _blob_path(digest: str) -> str:

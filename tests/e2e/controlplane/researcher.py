@@ -4,6 +4,11 @@
 the tau-core stand-in, creates a TauWorkspace for a researcher identity that RBAC binds to one
 namespace, waits until tau sees it Ready, and writes the researcher's own kubeconfig. The
 researcher's shell then needs only `KUBECONFIG`, the context and the workspace name.
+
+With a team store beside the plane, the workspace on the real node names it as a platform
+does (`spec.experiments`: the store, the credentials Secret it creates in the workspace's
+namespace, and the metrics offload image by digest), so a researcher's
+`metrics.offload.enabled: true` needs nothing else.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from typing import Any
 from tests.e2e.controlplane import pki
 from tests.e2e.controlplane.cluster import ADMIN_CONTEXT, ControlPlane
 from tests.e2e.controlplane.tau_core import TAU, TauCore
+from tests.e2e.controlplane.team_store import SECRET, TeamStore
 
 KUEUE_API = "kueue.x-k8s.io/v1beta2"
 
@@ -63,6 +69,10 @@ class Researcher:
     real_workspace: str | None = None
     #: The runtime image the real node holds (`runtime.image` of a run there).
     image: str | None = None
+    #: The team store the real workspace names (None when the plane runs without one).
+    store: TeamStore | None = None
+    #: The metrics offload image the real workspace names, by digest.
+    offload_image: str | None = None
 
     def __repr__(self) -> str:
         return f"Researcher(workspace={self.workspace}, kubeconfig={self.kubeconfig})"
@@ -128,7 +138,7 @@ def workspace_object(name: str, target: str, subject: str) -> dict[str, Any]:
     }
 
 
-def provision(plane: ControlPlane, folder: Path) -> Researcher:
+def provision(plane: ControlPlane, folder: Path, store: TeamStore | None = None) -> Researcher:
     folder.mkdir(parents=True, exist_ok=True)
     tau_core = TauCore(plane.api, SYSTEM_NAMESPACE)
     tau_core.start()
@@ -160,8 +170,12 @@ def provision(plane: ControlPlane, folder: Path) -> Researcher:
     _wait_ready(plane, WORKSPACE)
     _data_claim(plane, WORKSPACE, folder / "volumes", node_local=False)
     real = None
+    offload = plane.images["offload"].pinned if plane.images and "offload" in plane.images else None
     if plane.node is not None:
-        real = _real_workspace(plane, tau_core, folder / "volumes")
+        experiments = _experiments(store, offload)
+        real = _real_workspace(plane, tau_core, folder / "volumes", experiments)
+        if store is not None:
+            _store_secret(plane, REAL_WORKSPACE, store)
     cert = plane.ca.issue(RESEARCHER, RESEARCHER, client=True)
     kubeconfig = pki.write_kubeconfig(
         folder / "researcher.kubeconfig",
@@ -181,10 +195,41 @@ def provision(plane: ControlPlane, folder: Path) -> Researcher:
         install_output=install.stdout,
         real_workspace=real,
         image=plane.images["runtime"].name if real and plane.images else None,
+        store=store if real else None,
+        offload_image=offload if real and store else None,
     )
 
 
-def _real_workspace(plane: ControlPlane, tau_core: TauCore, volumes: Path) -> str:
+def _experiments(store: TeamStore | None, offload: str | None) -> dict[str, str] | None:
+    """The workspace's `spec.experiments`: where its runs' evidence goes, with what."""
+    if store is None or offload is None:
+        return None
+    return {"store": store.url(), "credentialsSecret": SECRET, "offloadImage": offload}
+
+
+def _store_secret(plane: ControlPlane, namespace: str, store: TeamStore) -> None:
+    """The platform-owned Secret the offload sidecar reads with `envFrom`."""
+    plane.api.apply(
+        {
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "metadata": {
+                "name": SECRET,
+                "namespace": namespace,
+                "labels": {"app.kubernetes.io/managed-by": "tau-e2e-platform"},
+            },
+            "type": "Opaque",
+            "stringData": store.secret_data(),
+        }
+    )
+
+
+def _real_workspace(
+    plane: ControlPlane,
+    tau_core: TauCore,
+    volumes: Path,
+    experiments: dict[str, str] | None = None,
+) -> str:
     """What a platform sets up for a team on real nodes: a flavor of those nodes (whose taints
     it tolerates), a ClusterQueue sized to them, the workspace, and its data claim."""
     from tests.e2e.controlplane import node
@@ -247,6 +292,8 @@ def _real_workspace(plane: ControlPlane, tau_core: TauCore, volumes: Path) -> st
     )
     workspace = workspace_object(REAL_WORKSPACE, REAL_WORKSPACE, RESEARCHER)
     workspace["metadata"]["annotations"] = {"tau-e2e/cluster-queue": REAL_QUEUE}
+    if experiments:
+        workspace["spec"]["experiments"] = experiments
     plane.api.apply(workspace)
     tau_core.nudge()
     _wait_ready(plane, REAL_WORKSPACE)

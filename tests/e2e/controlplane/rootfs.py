@@ -93,6 +93,7 @@ def run(
     what: str,
     env: dict[str, str] | None = None,
     timeout: float | None = None,
+    cwd: Path | None = None,
 ) -> str:
     """Run a host command; its combined output, or StepFailed naming the step with that output.
     On timeout the command's whole process group is killed (torchrun's workers included)."""
@@ -102,6 +103,7 @@ def run(
         stderr=subprocess.STDOUT,
         text=True,
         env=env,
+        cwd=cwd,
         start_new_session=True,
     ) as proc:
         try:

@@ -13,6 +13,7 @@ from typing import IO, Any
 from tests.e2e.controlplane.build import cache_root
 from tests.e2e.controlplane.cluster import ControlPlane
 from tests.e2e.controlplane.researcher import Researcher, provision
+from tests.e2e.controlplane.team_store import StoreMissing, TeamStore
 
 
 @dataclass
@@ -20,10 +21,14 @@ class Session:
     plane: ControlPlane
     researcher: Researcher
     lock: IO[str] | None = field(default=None, repr=False)
+    #: The team store beside the plane (None on a machine without PostgreSQL or versitygw).
+    store: TeamStore | None = None
 
     def stop(self) -> None:
         global current
         self.researcher.stop()
+        if self.store is not None:
+            self.store.stop()
         # TAU_E2E_KEEP keeps the data and logs for a look after a failure.
         self.plane.stop(keep=bool(os.environ.get("TAU_E2E_KEEP")))
         if self.lock is not None:
@@ -61,12 +66,32 @@ def start(root: Path) -> Session:
     lock = exclusive()
     plane = ControlPlane(root / "data")
     plane.images = runtime_images()
+    store = None
     try:
         plane.start()
-        researcher = provision(plane, root / "researcher")
+        store = team_store(plane)
+        researcher = provision(plane, root / "researcher", store)
     except BaseException:
+        if store is not None:
+            store.stop()
         plane.stop(keep=True)
         lock.close()
         raise
-    current = Session(plane, researcher, lock)
+    current = Session(plane, researcher, lock, store)
     return current
+
+
+def team_store(plane: ControlPlane) -> TeamStore | None:
+    """The team store beside the plane, reachable from the real node's pods; None (said on
+    stderr) where PostgreSQL or versitygw is not installed, except in CI, which installs both."""
+    from tests.e2e.controlplane.node import HOST_IP
+
+    if plane.node is None:
+        return None
+    try:
+        return TeamStore(plane.supervisor, HOST_IP).start()
+    except StoreMissing as err:
+        if os.environ.get("CI"):
+            raise
+        print(f"no team store: {err}", file=sys.stderr)
+        return None
