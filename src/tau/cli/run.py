@@ -375,8 +375,9 @@ def logs(
     previous: bool = False,
     timestamps: bool = False,
     prefix: bool = False,
+    attempt: int | None = None,
 ) -> int:
-    """Ray driver output, or Job pod logs.
+    """Ray driver output, or Job pod logs; once the pods are gone, the copy kept of them.
 
     Args:
         name: Run name.
@@ -387,6 +388,8 @@ def logs(
         previous: The previous (crashed) container instance of a Job pod.
         timestamps: Start each line with its RFC3339 timestamp.
         prefix: Start each line of a Job pod with [pod/POD/CONTAINER].
+        attempt: An attempt of a retried or resumed run (0: the first submit): an earlier one
+            shows the logs tau kept before deleting it (default: the current attempt).
     """
     from tau.runs import logs as run_logs
 
@@ -398,6 +401,7 @@ def logs(
         previous=previous,
         timestamps=timestamps,
         prefix=prefix,
+        attempt=attempt,
     )
     return reads.logs(where.connect, name, opts)
 
