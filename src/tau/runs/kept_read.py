@@ -124,10 +124,9 @@ def show(kept: KeptAttempt, kind: str, opts: LogOptions) -> Iterator[str]:
     """The kept attempt's logs as `tau run logs` prints live ones (labels, --tail, --timestamps).
 
     Raises:
-        TauError: the attempt kept no log of the container asked for.
+        TauError: the attempt kept no log of the container asked for (raised at once, before
+            anything is shown).
     """
-    from tau.runs.logs import RAY_HEAD_CONTAINER
-
     chosen = sources(kept, kind, opts)
     suffix = PREVIOUS_SUFFIX if opts.previous else ".log"
     present = set(kept.files)
@@ -138,13 +137,25 @@ def show(kept: KeptAttempt, kind: str, opts: LogOptions) -> Iterator[str]:
             "the driver log" if kind == "RayJob" else f"{which}container {opts.container or 'main'}"
         )
         kept_ones = sorted(
-            {f.rpartition("/")[2].removesuffix(".log") for f in kept.files if f.endswith(".log")}
+            {
+                f.rpartition("/")[2].removesuffix(".log")
+                for f in kept.files
+                if f.endswith(".log") and not f.endswith(PREVIOUS_SUFFIX)
+            }
         )
         raise TauError(
             f"attempt {kept.attempt} kept no log of {container} (in {kept.place.where})",
             hint=f"its kept logs: {', '.join(kept_ones) or 'none'}; pick one with -c NAME or "
             "read them all with --all-containers",
         )
+    return _emit(kept, kind, opts, chosen, suffix)
+
+
+def _emit(
+    kept: KeptAttempt, kind: str, opts: LogOptions, chosen: list[tuple[str, str]], suffix: str
+) -> Iterator[str]:
+    from tau.runs.logs import RAY_HEAD_CONTAINER
+
     several = len({p for p, _ in chosen}) > 1
     for pod, container in chosen:
         data = kept.place.read(f"{attempt_dir(kept.attempt)}/{pod}/{container}{suffix}") or b""

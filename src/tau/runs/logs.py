@@ -156,11 +156,12 @@ def _kept_of_missing_run(
     chosen = kept[opts.attempt if opts.attempt is not None else max(kept)]
     kind = str(chosen.facts().get("kind") or "Job")
     _refuse_job_flags(kind, namespace, name, opts)
+    shown = kept_read.show(chosen, kind, opts)
     note(
         f"showing the logs of attempt {chosen.attempt} of {namespace}/{name} kept in "
         f"{chosen.place.where} (its workload is gone)"
     )
-    return kept_read.show(chosen, kind, opts)
+    return shown
 
 
 def _kept_of_attempt(
@@ -186,11 +187,12 @@ def _kept_of_attempt(
     if opts.attempt not in kept or opts.attempt > current:
         raise kept_read.not_found(namespace, name, opts.attempt, kept, current)
     chosen = kept[opts.attempt]
+    shown = kept_read.show(chosen, kind, opts)
     note(
         f"showing the logs of attempt {opts.attempt} of {namespace}/{name} kept in "
         f"{chosen.place.where}"
     )
-    return kept_read.show(chosen, kind, opts)
+    return shown
 
 
 def _kept_of_current(
@@ -211,11 +213,12 @@ def _kept_of_current(
     attempt = attempt_of(obj)
     kept = kept_read.attempts(kept_read.places(api_client, namespace, name, obj)).get(attempt)
     if kept is not None and kept_read.uid_matches(kept, obj):
+        shown = kept_read.show(kept, kind, opts)
         note(
             f"showing the logs of attempt {attempt} of {namespace}/{name} kept in "
             f"{kept.place.where} (its pods are gone)"
         )
-        return kept_read.show(kept, kind, opts)
+        return shown
     if kind != "RayJob":
         return None
     try:
