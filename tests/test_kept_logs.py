@@ -317,6 +317,13 @@ def test_keeping_that_fails_everywhere_still_cancels(failed_eval, kube_api, caps
     assert kube_api.list_objects("batch/v1", "Job", namespace="team") == []
 
 
+def test_no_keep_logs_deletes_at_once(failed_eval, kube_api, capsys):
+    assert main(["run", "cancel", "eval", "-n", "team", "--no-keep-logs"]) == 0
+    assert capsys.readouterr().err == ""
+    assert not local_logs("team", "eval").exists()
+    assert kube_api.list_objects("batch/v1", "Job", namespace="team") == []
+
+
 def test_a_run_with_no_pods_keeps_nothing_and_says_nothing(project, kube_api, capsys):  # noqa: F811
     assert main(["run", "eval", "-n", "team"]) == 0
     capsys.readouterr()

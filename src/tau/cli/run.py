@@ -407,7 +407,14 @@ def logs(
 
 
 @app.command
-def cancel(name: str, *, where: Where = Where(), wait: bool = True, timeout: float = 720.0) -> int:
+def cancel(
+    name: str,
+    *,
+    where: Where = Where(),
+    wait: bool = True,
+    timeout: float = 720.0,
+    keep_logs: bool = True,
+) -> int:
     """Delete a run's workload; Kueue reclaims the quota.
 
     Args:
@@ -415,6 +422,8 @@ def cancel(name: str, *, where: Where = Where(), wait: bool = True, timeout: flo
         wait: Wait until the workload, its pods and the RayCluster are gone.
         timeout: Seconds to wait for teardown (the default outlasts a pod's 600-second grace
             period: a process that ignores SIGTERM is killed only then).
+        keep_logs: First keep each container's logs in the run's evidence (`tau run logs NAME`
+            reads them once the pods are gone); --no-keep-logs deletes at once.
     """
     from tau.errors import UsageError
     from tau.runs.cancel import cancel as do_cancel
@@ -426,7 +435,13 @@ def cancel(name: str, *, where: Where = Where(), wait: bool = True, timeout: flo
         )
     api, ns = where.connect()
     result = do_cancel(
-        api, ns, name, wait=wait, timeout=timeout, say=lambda line: print(line, file=sys.stderr)
+        api,
+        ns,
+        name,
+        wait=wait,
+        timeout=timeout,
+        say=lambda line: print(line, file=sys.stderr),
+        keep=keep_logs,
     )
     print(result.message())
     return 0
