@@ -383,6 +383,38 @@ def test_a_rayjob_whose_head_is_gone_shows_the_drivers_copy_on_the_claim(
         assert capsys.readouterr().out == "driver done\n"
 
 
+def test_an_earlier_attempt_of_a_rayjob_is_read_from_its_own_folder_on_the_claim(
+    project,  # noqa: F811
+    kube_api,
+    capsys,
+    tmp_path,
+):
+    from tau.k8s import meta
+
+    kube_api.register_kueue_kuberay_tau_kinds()
+    assert main(["run", "train", "-n", "team"]) == 0
+    # The retry loop's resubmit: attempt 1, whose head writes its own folder.
+    rayjob = kube_api.get_object("ray.io/v1", "RayJob", "train", namespace="team")
+    rayjob["metadata"]["annotations"][meta.ANNOTATION_RETRY_ATTEMPT] = "1"
+    head = rayjob["spec"]["rayClusterSpec"]["headGroupSpec"]["template"]["spec"]
+    sidecar = next(c for c in head["containers"] if c["name"] == "ray-driver-log-offload")
+    sidecar["env"][0]["value"] = sidecar["env"][0]["value"].replace("attempt-0", "attempt-1")
+    kube_api.put(rayjob)
+    volume = tmp_path / "claim"
+    first = volume / "checkpoints/workflows/train/.tau/logs/attempt-0/ray-driver.log"
+    first.parent.mkdir(parents=True)
+    first.write_text("attempt 0 was preempted\n")
+    capsys.readouterr()
+    with FakeKubelet(kube_api, volume):
+        assert main(["run", "logs", "train", "-n", "team", "--attempt", "0"]) == 0
+    captured = capsys.readouterr()
+    assert captured.out == "attempt 0 was preempted\n"
+    assert captured.err == (
+        "showing the Ray driver's output of attempt 0 of team/train kept on the claim "
+        "training-data at /data/checkpoints/workflows/train/.tau/logs/attempt-0/ray-driver.log\n"
+    )
+
+
 def test_a_rayjob_without_a_data_claim_renders_the_sidecar_as_before(project, kube_api):  # noqa: F811
     kube_api.register_kueue_kuberay_tau_kinds()
     config = project / "tau" / "train.yaml"

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from tau.runs.logs import LogOptions
 
 _ATTEMPT = re.compile(r"^attempt-(\d+)/")
+_THIS_ATTEMPT = re.compile(r"/attempt-\d+/ray-driver\.log$")
 #: The kubelet's timestamp in front of a line (kept logs are read with timestamps).
 _STAMP = re.compile(r"^\d{4}-\d{2}-\d{2}T[0-9:.]+(?:Z|[+-]\d{2}:\d{2}) ")
 
@@ -222,10 +223,15 @@ def driver_copy_of(obj: Mapping[str, Any]) -> tuple[str, str] | None:
 
 
 def claim_copy(
-    api: Any, namespace: str, obj: Mapping[str, Any], backend: Any = None
+    api: Any,
+    namespace: str,
+    obj: Mapping[str, Any],
+    attempt: int | None = None,
+    backend: Any = None,
 ) -> tuple[str, str] | None:
     """(where, text) of the Ray driver's copy on the data claim, or None when the run keeps
-    none or it was never written.
+    none or it was never written. `attempt` reads an earlier attempt's copy: each attempt's
+    head wrote its own folder beside this one's.
 
     Raises:
         ClusterError: the helper pod could not read the claim.
@@ -236,6 +242,8 @@ def claim_copy(
     if found is None or not paths.under_data(found[1]):
         return None
     pvc, full = found
+    if attempt is not None:
+        full = _THIS_ATTEMPT.sub(f"/attempt-{attempt}/ray-driver.log", full)
     rel = full.removeprefix(paths.DATA_ROOT).lstrip("/")
     if backend is None:
         from tau.registry.pvc import PvcBackend

@@ -184,6 +184,15 @@ def _kept_of_attempt(
     assert opts.attempt is not None
     kept = kept_read.attempts(kept_read.places(api_client, namespace, name, obj))
     current = attempt_of(obj)
+    if opts.attempt not in kept and kind == "RayJob" and opts.attempt < current:
+        # An earlier attempt's head kept its driver's output on the claim too.
+        copy = kept_read.claim_copy(api_client, namespace, obj, opts.attempt)
+        if copy is not None:
+            note(
+                f"showing the Ray driver's output of attempt {opts.attempt} of "
+                f"{namespace}/{name} kept on {copy[0]}"
+            )
+            return iter([kept_read.shaped_claim_text(copy[1], opts)])
     if opts.attempt not in kept or opts.attempt > current:
         raise kept_read.not_found(namespace, name, opts.attempt, kept, current)
     chosen = kept[opts.attempt]
