@@ -101,8 +101,12 @@ def test_logs_of_a_rayjob_whose_cluster_was_torn_down_say_the_run_ended(
     project,  # noqa: F811
     kube_api,
     capsys,
+    tmp_path,
 ):
-    # KubeRay deletes a finished RayJob's RayCluster, and the head pod with its driver log.
+    # KubeRay deletes a finished RayJob's RayCluster, and the head pod with its driver log;
+    # here its log sidecar never wrote the copy on the claim either (an empty volume).
+    from tests.kubeapi.kubelet import FakeKubelet
+
     kube_api.register_kueue_kuberay_tau_kinds()
     assert main(["run", "train", "-n", "team"]) == 0
     kube_api.set_status(
@@ -117,7 +121,10 @@ def test_logs_of_a_rayjob_whose_cluster_was_torn_down_say_the_run_ended(
         namespace="team",
     )
     capsys.readouterr()
-    assert main(["run", "logs", "train", "-n", "team"]) == 3
+    volume = tmp_path / "empty-claim"
+    volume.mkdir()
+    with FakeKubelet(kube_api, volume):
+        assert main(["run", "logs", "train", "-n", "team"]) == 3
     err = capsys.readouterr().err
     assert err.startswith(
         "error: RayJob team/train has ended (Complete) and none of its pods remain, "

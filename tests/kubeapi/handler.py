@@ -416,7 +416,8 @@ class ApiRequestHandler(BaseHTTPRequestHandler):
     # ---------------------------------------------------------------- logs
 
     def _serve_log(self, namespace: str, name: str, query: dict[str, str]) -> None:
-        text = self.emulator.store.pod_log(namespace, name, query.get("container"))
+        previous = query.get("previous", "").lower() in _TRUE
+        text = self.emulator.store.pod_log(namespace, name, query.get("container"), previous)
         tail = query.get("tailLines")
         if tail is not None:
             lines = text.splitlines(keepends=True)

@@ -242,10 +242,16 @@ class KubeApiServer:
             raise
 
     def set_pod_log(
-        self, name: str, text: str, namespace: str = "default", container: str = ""
+        self,
+        name: str,
+        text: str,
+        namespace: str = "default",
+        container: str = "",
+        previous: bool = False,
     ) -> None:
-        """Store what ``/log`` returns; without ``container`` it serves the default container."""
-        self.store.set_pod_log(namespace, name, text, container)
+        """Store what ``/log`` returns; without ``container`` it serves the default container.
+        With ``previous`` it is the log of the container's previous (restarted) instance."""
+        self.store.set_pod_log(namespace, name, text, container, previous)
 
     @property
     def resource_version(self) -> int:

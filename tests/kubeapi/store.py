@@ -62,6 +62,10 @@ def utc_now() -> datetime:
     return datetime.now(UTC)
 
 
+#: The key suffix of a container's previous instance log (`?previous=true`).
+PREVIOUS = "\0previous"
+
+
 @dataclass(frozen=True)
 class WatchEvent:
     """One recorded change; ``previous`` lets filtered watches turn edits into ADDED/DELETED."""
@@ -568,11 +572,15 @@ class Store:
 
     # ----------------------------------------------------------------- pod logs
 
-    def set_pod_log(self, namespace: str, name: str, text: str, container: str = "") -> None:
+    def set_pod_log(
+        self, namespace: str, name: str, text: str, container: str = "", previous: bool = False
+    ) -> None:
         with self._lock:
-            self._pod_logs[(namespace, name, container)] = text
+            self._pod_logs[(namespace, name, container + (PREVIOUS if previous else ""))] = text
 
-    def pod_log(self, namespace: str, name: str, container: str | None) -> str:
+    def pod_log(
+        self, namespace: str, name: str, container: str | None, previous: bool = False
+    ) -> str:
         pods = self.kinds.resolve("v1", "pods")
         with self._lock:
             pod = self.get(pods, namespace, name)
@@ -588,6 +596,14 @@ class Store:
                 container = names[0] if names else ""
             elif names and container not in names + init:
                 raise errors.bad_request(f"container {container} is not valid for pod {name}")
+            if previous:
+                # The API server's answer when the container has not restarted.
+                key = (namespace, name, container + PREVIOUS)
+                if key not in self._pod_logs:
+                    raise errors.bad_request(
+                        f'previous terminated container "{container}" in pod "{name}" not found'
+                    )
+                return self._pod_logs[key]
             for candidate in (container, ""):
                 if (namespace, name, candidate) in self._pod_logs:
                     return self._pod_logs[(namespace, name, candidate)]

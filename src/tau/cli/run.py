@@ -489,8 +489,9 @@ def logs(
     previous: bool = False,
     timestamps: bool = False,
     prefix: bool = False,
+    attempt: int | None = None,
 ) -> int:
-    """Ray driver output, or Job pod logs.
+    """Ray driver output, or Job pod logs; once the pods are gone, the copy kept of them.
 
     Args:
         name: Run name.
@@ -501,6 +502,8 @@ def logs(
         previous: The previous (crashed) container instance of a Job pod.
         timestamps: Start each line with its RFC3339 timestamp.
         prefix: Start each line of a Job pod with [pod/POD/CONTAINER].
+        attempt: An attempt of a retried or resumed run (0: the first submit): an earlier one
+            shows the logs tau kept before deleting it (default: the current attempt).
     """
     from tau.runs import logs as run_logs
 
@@ -512,12 +515,20 @@ def logs(
         previous=previous,
         timestamps=timestamps,
         prefix=prefix,
+        attempt=attempt,
     )
     return reads.logs(where.connect, name, opts)
 
 
 @app.command
-def cancel(name: str, *, where: Where = Where(), wait: bool = True, timeout: float = 720.0) -> int:
+def cancel(
+    name: str,
+    *,
+    where: Where = Where(),
+    wait: bool = True,
+    timeout: float = 720.0,
+    keep_logs: bool = True,
+) -> int:
     """Delete a run's workload; Kueue reclaims the quota.
 
     Args:
@@ -525,6 +536,8 @@ def cancel(name: str, *, where: Where = Where(), wait: bool = True, timeout: flo
         wait: Wait until the workload, its pods and the RayCluster are gone.
         timeout: Seconds to wait for teardown (the default outlasts a pod's 600-second grace
             period: a process that ignores SIGTERM is killed only then).
+        keep_logs: First keep each container's logs in the run's evidence (`tau run logs NAME`
+            reads them once the pods are gone); --no-keep-logs deletes at once.
     """
     from tau.errors import UsageError
     from tau.runs.cancel import cancel as do_cancel
@@ -536,7 +549,13 @@ def cancel(name: str, *, where: Where = Where(), wait: bool = True, timeout: flo
         )
     api, ns = where.connect()
     result = do_cancel(
-        api, ns, name, wait=wait, timeout=timeout, say=lambda line: print(line, file=sys.stderr)
+        api,
+        ns,
+        name,
+        wait=wait,
+        timeout=timeout,
+        say=lambda line: print(line, file=sys.stderr),
+        keep=keep_logs,
     )
     print(result.message())
     return 0

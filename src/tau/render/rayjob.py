@@ -43,6 +43,65 @@ DRIVER_LOG_TAIL = (
 )
 
 
+#: The sidecar's variable naming its copy of the driver's output on the data claim; `tau run
+#: logs` reads the same variable off the RayJob to find the copy once the head is gone.
+DRIVER_LOG_COPY_ENV = "TAU_DRIVER_LOG_COPY"
+# With a copy on the claim, the tail goes through tee into it, so the driver's output outlives
+# the head (KubeRay deletes it ttlSecondsAfterFinished after the driver ends). A claim the
+# sidecar cannot write leaves it as it was: only the container log, nothing said on the
+# driver's output (which is what this container's log is).
+DRIVER_LOG_TEE = (
+    "trap 'exit 0' TERM INT; mkdir -p /tmp/ray; K=\"$TAU_DRIVER_LOG_COPY\"; "
+    'if ! { mkdir -p "${K%/*}" && : > "$K"; } 2>/dev/null; then K=; fi; '
+    'while :; do for f in /tmp/ray/session_*/logs/job-driver-*.log; do if [ -f "$f" ]; then '
+    'if [ -n "$K" ]; then tail -F -n +1 "$f" | tee "$K" & else tail -F -n +1 "$f" & fi; '
+    "wait $!; exit 0; fi; done; sleep 2 & wait $!; done"
+)
+
+
+def driver_log_copy(plan: Plan) -> str | None:
+    """Where the head's sidecar keeps the driver's output on the data claim:
+    `<storage.output>/.tau/logs/attempt-<N>/ray-driver.log`; None when the run has no
+    writable data claim holding its output (then the output lives in the pod alone).
+    """
+    output, claim = plan.storage.output, plan.storage.data_pvc
+    if not output or not claim or plan.storage.result_pvc != claim or not paths.under_data(output):
+        return None
+    attempt = dict(plan.capture.retry_env).get("TAU_RETRY_ATTEMPT") or "0"
+    return f"{output.rstrip('/')}/.tau/logs/attempt-{attempt}/ray-driver.log"
+
+
+def _driver_log_sidecar(plan: Plan) -> dict[str, Any]:
+    """The head's `ray-driver-log-offload` container: it tails the driver's log (and, with a
+    data claim, tees it into the copy there).
+    """
+    sidecar: dict[str, Any] = {
+        "name": "ray-driver-log-offload",
+        "image": plan.image,
+        "command": ["sh", "-c", DRIVER_LOG_TAIL],
+        "resources": {
+            "requests": {"cpu": "10m", "memory": "32Mi"},
+            "limits": {"cpu": "100m", "memory": "128Mi"},
+        },
+        "securityContext": dict(_SIDECAR_SECURITY),
+        "volumeMounts": [{"name": "ray-tmp", "mountPath": "/tmp/ray", "readOnly": True}],
+    }
+    copy = driver_log_copy(plan)
+    if copy is None:
+        return sidecar
+    sidecar["command"] = ["sh", "-c", DRIVER_LOG_TEE]
+    sidecar["env"] = [{"name": DRIVER_LOG_COPY_ENV, "value": copy}]
+    sidecar["volumeMounts"].append({"name": "data", "mountPath": pod.DATA_ROOT})
+    # It writes the claim as the head does: as the image's user (the driver's output folder is
+    # the driver's), not as a fixed UID that may not write a folder the driver created. Still
+    # no privilege escalation, no capability, a read-only root; a restricted run pins every
+    # container (this one too) to its one non-root UID.
+    context = sidecar["securityContext"]
+    for key in ("runAsNonRoot", "runAsUser"):
+        context.pop(key)
+    return sidecar
+
+
 def ray_version(image: str) -> str:
     match = _RAY_VERSION.search(image)
     return match.group(1) if match else DEFAULT_RAY_VERSION
@@ -216,17 +275,7 @@ def _head(plan: Plan, payloads: shipped.Payloads, *, redact: bool) -> dict[str, 
     }
     if plan.security_restricted:
         head["securityContext"] = pod.restricted_security()
-    sidecar = {
-        "name": "ray-driver-log-offload",
-        "image": plan.image,
-        "command": ["sh", "-c", DRIVER_LOG_TAIL],
-        "resources": {
-            "requests": {"cpu": "10m", "memory": "32Mi"},
-            "limits": {"cpu": "100m", "memory": "128Mi"},
-        },
-        "securityContext": dict(_SIDECAR_SECURITY),
-        "volumeMounts": [{"name": "ray-tmp", "mountPath": "/tmp/ray", "readOnly": True}],
-    }
+    sidecar = _driver_log_sidecar(plan)
     spec: dict[str, Any] = {
         "affinity": pod.SYSTEM_POOL_AFFINITY,
         "tolerations": [

@@ -174,6 +174,35 @@ def _delete(api_client: Any, kind: str, obj: dict[str, Any]) -> None:
         resources.delete(api_client, SERVICE, f"{name}-headless", namespace=namespace, uid=uid)
 
 
+def keep_logs(
+    api_client: Any,
+    namespace: str,
+    kind: str,
+    obj: dict[str, Any],
+    note: Callable[[str], None] | None = None,
+) -> bool:
+    """Keep the attempt's logs before its deletion; True when some were kept. Never raises:
+    a failure is one line to `note` (default stderr), and the deletion goes on.
+    """
+    from tau.runs import kept_logs
+
+    tell = note or _stderr
+    kept = kept_logs.keep(api_client, namespace, kind, obj, warn=tell)
+    if kept is not None:
+        tell(
+            f"kept the logs of attempt {kept.attempt} of {namespace}/"
+            f"{obj['metadata']['name']} ({kept.logs} container log(s)) in {kept.place.where}"
+        )
+    return kept is not None
+
+
+def _stderr(line: str) -> None:
+    import sys
+
+    sys.stderr.write(line + "\n")
+    sys.stderr.flush()
+
+
 def cancel(
     api_client: Any,
     namespace: str,
@@ -185,10 +214,14 @@ def cancel(
     clock: Callable[[], float] = time.monotonic,
     verb: str = "cancel",
     say: Callable[[str], None] | None = None,
+    keep: bool = True,
+    note: Callable[[str], None] | None = None,
 ) -> CancelResult:
     """Delete the run's RayJob or Job and its headless Service; optionally wait for teardown.
     Only what tau created is deleted; `verb` (cancel, resume, retry) names the refusal.
     `say` hears the wait's progress: pods still holding nodes, and why one does not stop.
+    With `keep`, the attempt's logs are kept in the run's evidence first (`tau.runs.kept_logs`);
+    `note` (default: stderr) hears where, or the one line saying why they could not be.
 
     Raises:
         RunNotFound: the run does not exist.
@@ -198,6 +231,8 @@ def cancel(
     kind, obj = owned_workload(api_client, namespace, name, verb)
     cluster = (obj.get("status") or {}).get("rayClusterName")
     uid = str((obj.get("metadata") or {}).get("uid") or "")
+    if keep:
+        keep_logs(api_client, namespace, kind, obj, note)
     _delete(api_client, kind, obj)
     if not wait:
         return CancelResult(kind, namespace, name, complete=False)

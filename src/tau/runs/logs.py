@@ -1,13 +1,15 @@
 """`tau run logs`: Job pod logs, or the RayJob driver log kept by the head's log sidecar.
 
 Performs I/O. The driver log is read from the `ray-driver-log-offload` container, which
-tails it on the head pod: no exec into the cluster, and it outlives the driver.
+tails it on the head pod: no exec into the cluster, and it outlives the driver. Once the pods
+are gone, the kept copies speak instead (`tau.runs.kept_read`): the logs tau kept before it
+deleted an attempt, and the driver's copy on the data claim; one stderr line says which.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,6 +36,8 @@ class LogOptions:
     previous: bool = False
     timestamps: bool = False
     prefix: bool = False
+    #: An attempt of a retried or resumed run (None: the current one).
+    attempt: int | None = None
 
     def check(self) -> None:
         """Refuse combinations that cannot mean anything.
@@ -42,6 +46,11 @@ class LogOptions:
             UsageError: --container with --all-containers, --follow with --all-containers, or
                 a --tail below -1.
         """
+        if self.attempt is not None and self.attempt < 0:
+            raise UsageError(
+                f"--attempt {self.attempt} must be an attempt number: 0 for the first submit",
+                hint="`tau run history NAME` lists a run's attempts",
+            )
         if self.tail < -1:
             raise UsageError(
                 f"--tail {self.tail} must be -1 (every line) or a count of lines",
@@ -94,13 +103,7 @@ def _sources(
 ) -> list[tuple[str, str]]:
     """(pod, container) pairs to read, in order."""
     if kind == "RayJob":
-        flags = opts.job_only_flags()
-        if flags:
-            raise UsageError(
-                f"{', '.join(flags)} apply to Job pods; {name} is a RayJob whose driver log "
-                "has one source",
-                hint=f"read it with `tau run logs {name} -n {namespace}` (--timestamps works)",
-            )
+        _refuse_job_flags(kind, namespace, name, opts)
         cluster = (obj.get("status") or {}).get("rayClusterName")
         pods = (
             _pods(
@@ -139,30 +142,179 @@ def _ended(kind: str, obj: dict[str, Any]) -> str | None:
     return None
 
 
+def _kept_of_missing_run(
+    api_client: Any, namespace: str, name: str, opts: LogOptions, note: Callable[[str], None]
+) -> Iterator[str] | None:
+    """The kept logs of a run whose workload is gone (cancelled, say), or None when none are."""
+    from tau.runs import kept_read
+
+    kept = kept_read.attempts(kept_read.places(api_client, namespace, name, None))
+    if not kept:
+        return None
+    if opts.attempt is not None and opts.attempt not in kept:
+        raise kept_read.not_found(namespace, name, opts.attempt, kept, None)
+    chosen = kept[opts.attempt if opts.attempt is not None else max(kept)]
+    kind = str(chosen.facts().get("kind") or "Job")
+    _refuse_job_flags(kind, namespace, name, opts)
+    shown = kept_read.show(chosen, kind, opts)
+    note(
+        f"showing the logs of attempt {chosen.attempt} of {namespace}/{name} kept in "
+        f"{chosen.place.where} (its workload is gone)"
+    )
+    return shown
+
+
+def _kept_of_attempt(
+    api_client: Any,
+    namespace: str,
+    name: str,
+    kind: str,
+    obj: dict[str, Any],
+    opts: LogOptions,
+    note: Callable[[str], None],
+) -> Iterator[str]:
+    """An earlier attempt's kept logs (--attempt N of a run now at a later attempt).
+
+    Raises:
+        TauError: the run has no such attempt (the error lists those it has).
+    """
+    from tau.runs import kept_read
+    from tau.runs.kept_logs import attempt_of
+
+    assert opts.attempt is not None
+    kept = kept_read.attempts(kept_read.places(api_client, namespace, name, obj))
+    current = attempt_of(obj)
+    if opts.attempt not in kept and kind == "RayJob" and opts.attempt < current:
+        # An earlier attempt's head kept its driver's output on the claim too.
+        copy = kept_read.claim_copy(api_client, namespace, obj, opts.attempt)
+        if copy is not None:
+            note(
+                f"showing the Ray driver's output of attempt {opts.attempt} of "
+                f"{namespace}/{name} kept on {copy[0]}"
+            )
+            return iter([kept_read.shaped_claim_text(copy[1], opts)])
+    if opts.attempt not in kept or opts.attempt > current:
+        raise kept_read.not_found(namespace, name, opts.attempt, kept, current)
+    chosen = kept[opts.attempt]
+    shown = kept_read.show(chosen, kind, opts)
+    note(
+        f"showing the logs of attempt {opts.attempt} of {namespace}/{name} kept in "
+        f"{chosen.place.where}"
+    )
+    return shown
+
+
+def _kept_of_current(
+    api_client: Any,
+    namespace: str,
+    name: str,
+    kind: str,
+    obj: dict[str, Any],
+    opts: LogOptions,
+    note: Callable[[str], None],
+) -> Iterator[str] | None:
+    """The current attempt's kept copy once its pods are gone: tau's kept logs of this very
+    workload, else (a RayJob) the driver's copy on the data claim; None when neither exists.
+    """
+    from tau.runs import kept_read
+    from tau.runs.kept_logs import attempt_of
+
+    attempt = attempt_of(obj)
+    kept = kept_read.attempts(kept_read.places(api_client, namespace, name, obj)).get(attempt)
+    if kept is not None and kept_read.uid_matches(kept, obj):
+        shown = kept_read.show(kept, kind, opts)
+        note(
+            f"showing the logs of attempt {attempt} of {namespace}/{name} kept in "
+            f"{kept.place.where} (its pods are gone)"
+        )
+        return shown
+    if kind != "RayJob":
+        return None
+    try:
+        copy = kept_read.claim_copy(api_client, namespace, obj)
+    except ClusterError as exc:
+        raise ClusterError(
+            f"{kind} {namespace}/{name} has ended and none of its pods remain; the copy of its "
+            f"driver's output on the data claim could not be read: {exc.message}",
+            hint=exc.hint,
+        ) from None
+    if copy is None:
+        return None
+    where, text = copy
+    stamps = "; it carries no timestamps" if opts.timestamps else ""
+    note(
+        f"showing the Ray driver's output of attempt {attempt} of {namespace}/{name} kept on "
+        f"{where} (the head pod is gone{stamps})"
+    )
+    return iter([kept_read.shaped_claim_text(text, opts)])
+
+
+def _refuse_job_flags(kind: str, namespace: str, name: str, opts: LogOptions) -> None:
+    flags = opts.job_only_flags()
+    if kind == "RayJob" and flags:
+        raise UsageError(
+            f"{', '.join(flags)} apply to Job pods; {name} is a RayJob whose driver log "
+            "has one source",
+            hint=f"read it with `tau run logs {name} -n {namespace}` (--timestamps works)",
+        )
+
+
+def _stderr(line: str) -> None:
+    import sys
+
+    sys.stderr.write(line + "\n")
+    sys.stderr.flush()
+
+
 def stream(
     api_client: Any,
     namespace: str,
     name: str,
     opts: LogOptions | None = None,
+    note: Callable[[str], None] | None = None,
 ) -> Iterator[str]:
     """Yield log text chunks of the run.
 
     Lines carry a `[pod/POD/CONTAINER]` prefix with --prefix; without it, several Job pods
-    still get a `[pod]` prefix per line so their output can be told apart.
+    still get a `[pod]` prefix per line so their output can be told apart. Once the pods are
+    gone, or for an earlier --attempt, the kept copy is shown and `note` (default: stderr)
+    hears one line saying where it came from.
 
     Raises:
-        RunNotFound: the run does not exist.
+        RunNotFound: the run does not exist and kept no logs.
         ClusterError: the run has no pods yet, or the API refused.
         UsageError: Job-only flags on a RayJob, or conflicting flags.
+        TauError: --attempt names an attempt the run does not have.
     """
     from tau.kube import resources
+    from tau.runs.kept_logs import attempt_of
+    from tau.runs.workload import RunNotFound
 
     opts = opts or LogOptions()
     opts.check()
-    kind, obj = find(api_client, namespace, name)
+    tell = note or _stderr
+    try:
+        kind, obj = find(api_client, namespace, name)
+    except RunNotFound:
+        kept = _kept_of_missing_run(api_client, namespace, name, opts, tell)
+        if kept is None:
+            raise
+        yield from kept
+        return
+    if opts.attempt is not None and opts.attempt != attempt_of(obj):
+        _refuse_job_flags(kind, namespace, name, opts)
+        yield from _kept_of_attempt(api_client, namespace, name, kind, obj, opts, tell)
+        return
     sources = _sources(kind, obj, api_client, namespace, name, opts)
     if not sources:
         ended = _ended(kind, obj)
+        # Only an ended run's pods are gone for good; one that has none yet is still coming.
+        copy = (
+            _kept_of_current(api_client, namespace, name, kind, obj, opts, tell) if ended else None
+        )
+        if copy is not None:
+            yield from copy
+            return
         if ended:
             # A finished run's pods are not coming: KubeRay deletes the RayCluster (and the
             # driver log on its head pod) soon after the driver ends.

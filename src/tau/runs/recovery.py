@@ -49,6 +49,8 @@ class ClusterRun:
     _found: tuple[tuple[str, Any], ...] = ()
     #: Blocking causes already said while watching (each is said once).
     _said: set[str] = field(default_factory=set)
+    #: UIDs of the workloads whose logs are kept already (a RayJob's, as soon as it failed).
+    _kept: set[str] = field(default_factory=set)
 
     @property
     def name(self) -> str:
@@ -73,6 +75,7 @@ class ClusterRun:
             if status.state is State.SUCCEEDED:
                 return Outcome(True)
             if status.state is State.FAILED:
+                self._keep_ray_logs()
                 first = status.diagnostics[0].message if status.diagnostics else ""
                 return Outcome(False, str(reason), first)
             if status.state is State.NOT_FOUND:
@@ -99,13 +102,38 @@ class ClusterRun:
                 f"stays; `tau run cancel {self.name} -n {self.namespace}` ends it)"
             )
 
+    def _keep_ray_logs(self) -> None:
+        """Keep a failed RayJob's logs at once: KubeRay deletes its cluster (and pods) seconds
+        after the driver ends, long before a backoff has passed. A Job's pods stay until tau
+        deletes it, which keeps them then (`tau.runs.cancel`).
+        """
+        from tau.runs import ownership
+        from tau.runs.cancel import keep_logs
+
+        rayjob = dict(self._found).get("RayJob")
+        uid = str(((rayjob or {}).get("metadata") or {}).get("uid") or "")
+        if not rayjob or not uid or uid in self._kept or not ownership.is_tau_owned(rayjob):
+            return
+        if keep_logs(self.api, self.namespace, "RayJob", dict(rayjob)):
+            self._kept.add(uid)
+
     def delete_and_wait(self, verb: str = "retry") -> None:
-        """Delete the failed run (only if tau created it) and wait until it is gone; `verb`
-        (retry, resume) is what a refusal says tau was about to do.
+        """Delete the failed run (only if tau created it) and wait until it is gone, keeping
+        its logs first unless they are kept already; `verb` (retry, resume) is what a refusal
+        says tau was about to do.
         """
         from tau.runs.cancel import cancel
 
-        cancel(self.api, self.namespace, self.name, wait=True, sleep=self.sleep, verb=verb)
+        uid = str((self._last.get("metadata") or {}).get("uid") or "")
+        cancel(
+            self.api,
+            self.namespace,
+            self.name,
+            wait=True,
+            sleep=self.sleep,
+            verb=verb,
+            keep=not uid or uid not in self._kept,
+        )
 
     def render(self, env: dict[str, str] | None, *, redact: bool = False) -> list[dict[str, Any]]:
         from tau import pipeline

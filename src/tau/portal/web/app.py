@@ -45,7 +45,11 @@ def stellar_routes(stellar: sr.Stellar) -> list[Route]:
         "artifacts": stellar.artifacts,
         "artifact": stellar.artifact,
     }
-    routes = [Route("/stellar", stellar.page), Route("/stellar/chart.svg", stellar.chart_svg)]
+    routes = [
+        Route("/stellar", stellar.page),
+        Route("/stellar/chart.svg", stellar.chart_svg),
+        Route("/stellar/kept-log", stellar.kept_log),
+    ]
     for base in (sr.V2, *sr.LEGACY):
         for name, handler in handlers.items():
             legacy = base != sr.V2

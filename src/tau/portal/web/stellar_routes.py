@@ -257,8 +257,12 @@ class Stellar:
         kind = self._kind(request)
         built = self.built(target, metric, "full", True, view, kind)
         fragment = request.query_params.get("fragment") == "1"
-        if not_modified(request, built.etag):
-            return Response(status_code=304, headers={"ETag": built.etag})
+        kept = self.kept_logs(built.doc)
+        # tau writes kept logs beside the index, not into it: they are part of the page's tag.
+        page_etag = built.etag if kept is None else etag_of(built.etag, repr(kept))
+        if not_modified(request, page_etag):
+            return Response(status_code=304, headers={"ETag": page_etag})
+        page_doc = built.doc if kept is None else {**built.doc, "kept_logs": kept}
 
         # Links to other targets keep the view chosen here (only what the URL set).
         asked = request.query_params
@@ -286,8 +290,8 @@ class Stellar:
                 + urlencode({**data, **({"metric": metric} if metric else {}), **keep}),
             }
             if fragment:
-                return built.etag, html.stellar_fragment(
-                    built.doc,
+                return page_etag, html.stellar_fragment(
+                    page_doc,
                     metric_form="/stellar",
                     nav=self.nav,
                     downloadable=downloadable,
@@ -298,11 +302,11 @@ class Stellar:
             # A target whose runs have all finished will not change: the page does not poll
             # (unless one failed moments ago: its retry's rows may follow).
             finished = bool((built.doc.get("live") or {}).get("settled"))
-            return built.etag, html.stellar_page(
-                built.doc,
+            return page_etag, html.stellar_page(
+                page_doc,
                 inline_assets=False,
                 live_url=None if finished else live,
-                live_etag=built.etag,
+                live_etag=page_etag,
                 live_interval=LIVE_INTERVAL,
                 metric_form="/stellar",
                 nav=self.nav,
@@ -311,12 +315,50 @@ class Stellar:
                 served_data=served,
             )
 
-        etag, text = self._pages.get((built.etag, fragment, *sorted(keep.items())), render)
+        etag, text = self._pages.get((page_etag, fragment, *sorted(keep.items())), render)
         return Response(
             text,
             headers={"ETag": etag, "Cache-Control": "no-cache"},
             media_type="text/html; charset=utf-8",
         )
+
+    def kept_logs(self, doc: Mapping[str, Any]) -> dict[str, Any] | None:
+        """The kept logs of a run page's run (`tau.portal.stellar.kept_logs`); None for other
+        pages, and for a source that is not a store (a test's fake).
+        """
+        root = getattr(self.source, "root", None)
+        if doc.get("target_type") != "run" or root is None:
+            return None
+        from tau.portal.stellar import kept_logs
+
+        return kept_logs.as_rows(root, str(doc.get("target") or ""))
+
+    def kept_log(self, request: Request) -> Response:
+        """One kept container log of a run, escaped into a page and capped (its end shown)."""
+        from tau.portal.stellar import kept_logs
+
+        run_id = required(request, "run")
+        path = required(request, "path")
+        root = getattr(self.source, "root", None)
+        if not kept_logs.valid_path(path):
+            raise ApiError(400, "path must name a kept log: attempt-N/POD/CONTAINER.log")
+        found = kept_logs.read(root, run_id, path) if root is not None else None
+        if found is None:
+            raise ApiError(404, f"no kept log {path} for run {run_id}")
+        text, size = found
+        shown = len(text.encode())
+        page = html.render(
+            "kept_log.html.j2",
+            run_id=run_id,
+            path=path,
+            text=text,
+            size=size,
+            shown_bytes=shown,
+            cut=shown < size,
+            run_url=f"/stellar?target={quote(run_id)}&kind=run",
+            nav=self.nav,
+        )
+        return Response(page, media_type="text/html; charset=utf-8")
 
     def _downloadable(self, doc: Mapping[str, Any]) -> frozenset[str]:
         """Ids of the target's artifacts the artifact route would hand out (local files inside
