@@ -10,7 +10,7 @@ from __future__ import annotations
 
 LAYERS: tuple[tuple[str, ...], ...] = (
     # tau.log and its pod shim import nothing of tau: they ship into pods without it.
-    ("usage", "build_info", "metric_log", "_pod_tau"),
+    ("usage", "build_info", "metric_log", "_pod_tau", "objectstore"),
     ("errors", "k8s", "layers"),
     ("intent",),
     ("plan",),

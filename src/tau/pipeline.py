@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from tau import render
 from tau.errors import ConfigError, Diagnostic
@@ -21,7 +21,22 @@ from tau.plan.resolve import Resolved, resolve
 if TYPE_CHECKING:
     from tau.plan.service import ServeSpec
     from tau.provenance import Provenance
-    from tau.workspaces.target import WorkspaceTarget
+
+
+class ExperimentsTarget(Protocol):
+    """What a submit's render reads of the workspace it goes to (`tau.workspaces.target`'s
+    WorkspaceTarget is one): its name and its spec.experiments, for metrics offload.
+    """
+
+    @property
+    def workspace(self) -> str | None: ...
+    @property
+    def experiments_store(self) -> str | None: ...
+    @property
+    def experiments_secret(self) -> str | None: ...
+    @property
+    def offload_image(self) -> str | None: ...
+
 
 PLACEHOLDER_WARNING = (
     "client dry-run does not contact the cluster: {fields} shown as a "
@@ -209,7 +224,7 @@ def cluster_render(
     retry_env: dict[str, str] | None = None,
     redact: bool = False,
     provenance: Provenance | None = None,
-    workspace: WorkspaceTarget | None = None,
+    workspace: ExperimentsTarget | None = None,
     metrics_session: str | None = None,
 ) -> Preview:
     """Render for a real submit: the namespace, the queue and the service account (when the

@@ -12,6 +12,7 @@ import shlex
 from typing import Any
 
 from tau.k8s import meta, paths
+from tau.k8s.containers import DRIVER_LOG_COPY_ENV
 from tau.plan import metrics_history
 from tau.plan.model import Plan, Resources
 from tau.render import artifact_index, commands, metrics_offload, pod, shipped, tune_driver
@@ -43,9 +44,6 @@ DRIVER_LOG_TAIL = (
 )
 
 
-#: The sidecar's variable naming its copy of the driver's output on the data claim; `tau run
-#: logs` reads the same variable off the RayJob to find the copy once the head is gone.
-DRIVER_LOG_COPY_ENV = "TAU_DRIVER_LOG_COPY"
 # With a copy on the claim, the tail goes through tee into it, so the driver's output outlives
 # the head (KubeRay deletes it ttlSecondsAfterFinished after the driver ends). A claim the
 # sidecar cannot write leaves it as it was: only the container log, nothing said on the

@@ -63,12 +63,11 @@ class Place:
 
     def _filesystem(self) -> Any:
         if self._fs is None:
-            from tau.portal.errors import StoreError
-            from tau.portal.store.objects import filesystem
+            from tau.objectstore import ObjectStoreError, filesystem
 
             try:
                 self._fs = filesystem()
-            except StoreError as exc:
+            except ObjectStoreError as exc:
                 raise PlaceError(exc.message) from None
         return self._fs
 
@@ -158,17 +157,13 @@ def store_place(store: str, run_id: str) -> Place:
     Raises:
         PlaceError: the value is neither an absolute folder nor a team store URL.
     """
-    from tau.portal.store.location import is_team_url
+    from tau.objectstore import ObjectStoreError, is_team_url, objects_root
 
     if is_team_url(store):
-        from tau.portal.errors import UsageError
-        from tau.portal.store.location import parse_team_url
-
         try:
-            url = parse_team_url(store, flag="spec.experiments.store")
-        except UsageError as exc:
-            raise PlaceError(exc.message) from None
-        prefix = f"{url.bucket}/{url.prefix}" if url.prefix else url.bucket
+            prefix = objects_root(store)
+        except ObjectStoreError as exc:
+            raise PlaceError(f"spec.experiments.store: {exc.message}") from None
         return Place("team", shown_store(store), f"{prefix}/runs/{run_id}")
     folder = os.path.expanduser(store)
     if not os.path.isabs(folder):

@@ -22,7 +22,7 @@ from tau.runs.kept_logs import FACTS, PREVIOUS_SUFFIX, attempt_dir
 from tau.runs.kept_place import Place, PlaceError
 
 if TYPE_CHECKING:
-    from tau.runs.logs import LogOptions
+    from tau.runs.log_options import LogOptions
 
 _ATTEMPT = re.compile(r"^attempt-(\d+)/")
 _THIS_ATTEMPT = re.compile(r"/attempt-\d+/ray-driver\.log$")
@@ -102,7 +102,7 @@ def _order(kept: KeptAttempt) -> list[tuple[str, list[str]]]:
 
 def sources(kept: KeptAttempt, kind: str, opts: LogOptions) -> list[tuple[str, str]]:
     """(pod, container) pairs of a kept attempt to show, in order, as the live pods would be."""
-    from tau.runs.logs import DRIVER_LOG_CONTAINER
+    from tau.k8s.containers import DRIVER_LOG_CONTAINER
 
     pods = _order(kept)
     if kind == "RayJob":
@@ -155,7 +155,7 @@ def show(kept: KeptAttempt, kind: str, opts: LogOptions) -> Iterator[str]:
 def _emit(
     kept: KeptAttempt, kind: str, opts: LogOptions, chosen: list[tuple[str, str]], suffix: str
 ) -> Iterator[str]:
-    from tau.runs.logs import RAY_HEAD_CONTAINER
+    from tau.k8s.containers import RAY_HEAD_CONTAINER
 
     several = len({p for p, _ in chosen}) > 1
     for pod, container in chosen:
@@ -196,8 +196,7 @@ def driver_copy_of(obj: Mapping[str, Any]) -> tuple[str, str] | None:
     """(data claim, path) of the driver's copy the RayJob's head sidecar writes, as its own
     spec says (the sidecar's variable and the head's `data` volume); None when it writes none.
     """
-    from tau.render.rayjob import DRIVER_LOG_COPY_ENV
-    from tau.runs.logs import DRIVER_LOG_CONTAINER
+    from tau.k8s.containers import DRIVER_LOG_CONTAINER, DRIVER_LOG_COPY_ENV
 
     spec = (obj.get("spec") or {}).get("rayClusterSpec") or {}
     template = ((spec.get("headGroupSpec") or {}).get("template") or {}).get("spec") or {}

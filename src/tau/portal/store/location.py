@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
+from tau.objectstore import is_team_url
 from tau.portal.errors import UsageError
 from tau.portal.store import resolve
 
-SCHEMES = ("postgresql", "postgres")
 FORM = "postgresql://USER@HOST:PORT/DB?objects=s3://BUCKET/PREFIX"
 
 
@@ -36,10 +36,6 @@ class TeamURL:
 
     def __str__(self) -> str:
         return self.text
-
-
-def is_team_url(value: str) -> bool:
-    return value.split("://", 1)[0].lower() in SCHEMES and "://" in value
 
 
 def parse_team_url(value: str, *, flag: str = "--store") -> TeamURL:
