@@ -35,8 +35,14 @@ def objects_root(value: str) -> str:
     """`BUCKET/PREFIX` (or `BUCKET`) of a team store URL's `?objects=s3://BUCKET/PREFIX`.
 
     Raises:
-        ObjectStoreError: the URL names no object store, or not as s3://BUCKET/PREFIX.
+        ObjectStoreError: the URL holds a password, or names no object store, or not as
+            s3://BUCKET/PREFIX.
     """
+    if urlsplit(value).password is not None:
+        raise ObjectStoreError(
+            "the URL must not hold a password",
+            hint="put the password in PGPASSWORD or ~/.pgpass (libpq reads both)",
+        )
     objects = [v for k, v in parse_qsl(urlsplit(value).query) if k == "objects"]
     parts = urlsplit(objects[0]) if len(objects) == 1 else None
     if parts is None or parts.scheme != "s3" or not parts.netloc:
