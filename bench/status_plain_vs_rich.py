@@ -9,11 +9,9 @@ alike.
 
 from __future__ import annotations
 
-import statistics
-import subprocess
-import sys
-import time
 from pathlib import Path
+
+from paired import medians
 
 RUNS = 30
 ROOT = Path(__file__).resolve().parents[1]
@@ -21,19 +19,8 @@ BASE = "import tau.status.plain, tau.status.view"
 RICH = BASE + ", rich.console, rich.table, rich.tree, rich.text, rich.padding"
 
 
-def _once(code: str) -> float:
-    start = time.perf_counter()
-    subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT / "src")
-    return time.perf_counter() - start
-
-
 def main() -> int:
-    plain: list[float] = []
-    rich: list[float] = []
-    for _ in range(RUNS):
-        plain.append(_once(BASE))
-        rich.append(_once(RICH))
-    a, b = statistics.median(plain), statistics.median(rich)
+    a, b = medians(BASE, RICH, RUNS, cwd=ROOT / "src")
     print(
         f"status view without rich: median {a * 1e3:.1f} ms; with rich's layout imported: "
         f"{b * 1e3:.1f} ms; the plain view saves {(b - a) * 1e3:.1f} ms ({RUNS} paired runs)"

@@ -8,28 +8,14 @@ their difference (the cost `tau.kube.transport` pays for using the standard libr
 
 from __future__ import annotations
 
-import statistics
-import subprocess
-import sys
-import time
+from paired import medians
 
 RUNS = 40
 BASE = "import ssl, socket, threading"
 
 
-def _once(code: str) -> float:
-    start = time.perf_counter()
-    subprocess.run([sys.executable, "-S", "-c", code], check=True)
-    return time.perf_counter() - start
-
-
 def main() -> int:
-    without: list[float] = []
-    with_client: list[float] = []
-    for _ in range(RUNS):
-        without.append(_once(BASE))
-        with_client.append(_once(BASE + ", http.client"))
-    a, b = statistics.median(without), statistics.median(with_client)
+    a, b = medians(BASE, BASE + ", http.client", RUNS, flags=("-S",))
     print(
         f"interpreter + ssl/socket: median {a * 1e3:.1f} ms; + http.client: {b * 1e3:.1f} ms; "
         f"http.client costs {(b - a) * 1e3:.1f} ms per command ({RUNS} paired runs)"

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from connect_proxy import ConnectProxy
+from test_cli_read_requests import cluster  # noqa: F401 (the fixture: a Job with a log)
 from test_kube_transport import OK, Scripted, _certificates
 
 from tau.errors import ClusterError
@@ -185,7 +186,8 @@ def test_the_official_client_is_pointed_at_the_same_proxy(monkeypatch: pytest.Mo
 
 
 def test_tau_reaches_the_cluster_through_the_proxy_of_its_environment(
-    kube_api, emulator_env, monkeypatch: pytest.MonkeyPatch
+    cluster,  # noqa: F811 (the fixture imported above)
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """A researcher behind a proxy: the kubeconfig names the API server by a host only the proxy
     can reach, and `tau run logs` reads through it as kubectl would."""
@@ -194,42 +196,20 @@ def test_tau_reaches_the_cluster_through_the_proxy_of_its_environment(
     import yaml
 
     from tau import cli
-    from tau.k8s import meta
 
-    kube_api.put(
-        {
-            "apiVersion": "batch/v1",
-            "kind": "Job",
-            "metadata": {
-                "name": "done",
-                "namespace": "team",
-                "labels": {meta.LABEL_MANAGED_BY: "tau"},
-            },
-            "spec": {},
-        }
-    )
-    kube_api.put(
-        {
-            "apiVersion": "v1",
-            "kind": "Pod",
-            "metadata": {"name": "done-0", "namespace": "team", "labels": {"job-name": "done"}},
-            "spec": {"containers": [{"name": "main", "image": "x"}]},
-        }
-    )
-    kube_api.set_pod_log("team", "done-0", "hello through the proxy\n")
-    kube_api.reset_requests()
+    cluster.reset_requests()
     path = Path(os.environ["KUBECONFIG"])
     config = yaml.safe_load(path.read_text())
-    config["clusters"][0]["cluster"]["server"] = f"http://kubeapi.test:{kube_api.port}"
+    config["clusters"][0]["cluster"]["server"] = f"http://kubeapi.test:{cluster.port}"
     path.write_text(yaml.safe_dump(config))
-    relay = ConnectProxy(("127.0.0.1", kube_api.port))
+    relay = ConnectProxy(("127.0.0.1", cluster.port))
     try:
         monkeypatch.setenv("HTTP_PROXY", relay.url)
         monkeypatch.delenv("NO_PROXY", raising=False)
         monkeypatch.delenv("no_proxy", raising=False)
         assert cli.main(["run", "logs", "done", "-n", "team", "--context", "emulator"]) == 0
         # Every request the verb made reached the API server through the proxy, the log too.
-        made = [f"{r.method} {r.path}" for r in kube_api.requests]
+        made = [f"{r.method} {r.path}" for r in cluster.requests]
         assert "GET /api/v1/namespaces/team/pods/done-0/log" in made
         assert len(relay.seen) == len(made)
         assert all(line.startswith("GET http://kubeapi.test:") for line in relay.seen)

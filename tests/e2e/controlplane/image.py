@@ -28,7 +28,7 @@ import subprocess
 import sys
 import time
 import tomllib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -270,12 +270,17 @@ def ensure_imported(ctr: Path, address: Path, image: ImageArchive) -> bool:
 def relock() -> None:
     """Rewrite image.toml's `lock` list: resolve the requirements against PyPI with this
     python (it must be 3.11, the image's python) without installing anything."""
+    recipe = rootfs.Recipe.load(RECIPE_FILE)
+    write_lock(RECIPE_FILE, recipe.requirements, images_root() / "lock-report.json")
+
+
+def write_lock(recipe_file: Path, requirements: Sequence[str], report: Path) -> None:
+    """Rewrite `recipe_file`'s `lock = [...]` list (its last entry) with every wheel pip
+    resolves `requirements` to for python 3.11 (the images' python), pinned."""
     if sys.version_info[:2] != (3, 11):
         raise SystemExit(
             f"lock needs python 3.11 (the image's python), not {sys.version.split()[0]}"
         )
-    recipe = rootfs.Recipe.load(RECIPE_FILE)
-    report = images_root() / "lock-report.json"
     report.parent.mkdir(parents=True, exist_ok=True)
     subprocess.run(
         [
@@ -289,7 +294,7 @@ def relock() -> None:
             "--only-binary=:all:",
             "--report",
             str(report),
-            *recipe.requirements,
+            *requirements,
         ],
         check=True,
     )
@@ -297,11 +302,11 @@ def relock() -> None:
     pins = sorted(
         (f"{i['metadata']['name']}=={i['metadata']['version']}" for i in installs), key=str.lower
     )
-    text = RECIPE_FILE.read_text()
+    text = recipe_file.read_text()
     head, _, _ = text.partition("lock = [")
-    RECIPE_FILE.write_text(head + "lock = [\n" + "".join(f'  "{p}",\n' for p in pins) + "]\n")
-    tomllib.loads(RECIPE_FILE.read_text())
-    print(f"{RECIPE_FILE}: {len(pins)} pins", file=sys.stderr)
+    recipe_file.write_text(head + "lock = [\n" + "".join(f'  "{p}",\n' for p in pins) + "]\n")
+    tomllib.loads(recipe_file.read_text())
+    print(f"{recipe_file}: {len(pins)} pins", file=sys.stderr)
 
 
 def main(argv: list[str] | None = None) -> int:

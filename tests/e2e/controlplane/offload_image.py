@@ -27,7 +27,6 @@ import hashlib
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -308,35 +307,9 @@ def _epoch(root: Path) -> None:
 
 def relock() -> None:
     """Rewrite offload.toml's `lock` from pyproject's dependencies (python 3.11 only)."""
-    if sys.version_info[:2] != (3, 11):
-        raise SystemExit(f"lock needs python 3.11 (the image's python), not {sys.version}")
-    report = images_root() / "offload-lock-report.json"
-    report.parent.mkdir(parents=True, exist_ok=True)
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "install",
-            "--dry-run",
-            "--ignore-installed",
-            "--quiet",
-            "--only-binary=:all:",
-            "--report",
-            str(report),
-            *requirements(),
-        ],
-        check=True,
-    )
-    installs = json.loads(report.read_text())["install"]
-    pins = sorted(
-        (f"{i['metadata']['name']}=={i['metadata']['version']}" for i in installs), key=str.lower
-    )
-    text = RECIPE_FILE.read_text()
-    head, _, _ = text.partition("lock = [")
-    RECIPE_FILE.write_text(head + "lock = [\n" + "".join(f'  "{p}",\n' for p in pins) + "]\n")
-    tomllib.loads(RECIPE_FILE.read_text())
-    print(f"{RECIPE_FILE}: {len(pins)} pins", file=sys.stderr)
+    from tests.e2e.controlplane.image import write_lock
+
+    write_lock(RECIPE_FILE, requirements(), images_root() / "offload-lock-report.json")
 
 
 def main(argv: list[str] | None = None) -> int:
