@@ -29,6 +29,7 @@ from tau.portal.store import read, schema, teamschema
 from tau.portal.store.core import Store as FolderStore
 from tau.portal.store.objects import first_line
 from tau.portal.store.team import TeamStore, unreachable
+from tau.portal.store.teamwrite import cell
 
 #: Runs per transaction: large enough to amortize round trips, small enough that a batch's
 #: uploads finish well within any statement timeout.
@@ -332,22 +333,8 @@ def _insert_rows(conn: Any, tables: dict[str, list[dict[str, Any]]]) -> None:
         _, columns = schema.TABLES[table]
         names = ", ".join(f'"{c}"' for c in columns)
         marks = ", ".join("%s" for _ in columns)
-        values = [tuple(_cell(table, c, row.get(c)) for c in columns) for row in rows]
+        values = [tuple(cell(table, c, row.get(c)) for c in columns) for row in rows]
         with conn.cursor() as cur:
             cur.executemany(
                 f'INSERT INTO "{table}" ({names}) VALUES ({marks}) ON CONFLICT DO NOTHING', values
             )
-
-
-def _cell(table: str, column: str, value: Any) -> Any:
-    """A SQLite value as the team schema's column type takes it (SQLite does not enforce types)."""
-    if value is None:
-        return None
-    kind = schema.column_type(table, column)
-    if kind == "INTEGER":
-        return int(value) if not isinstance(value, float) or value.is_integer() else value
-    if kind == "REAL":
-        return float(value)
-    if isinstance(value, dict | list):
-        return json.dumps(value)
-    return value if isinstance(value, str) else str(value)
