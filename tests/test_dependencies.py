@@ -21,14 +21,17 @@ IN_POD_ONLY = {"ray"}
 #: Optional extras other than the portal: imported only when the extra is installed.
 EXTRAS = {"azure"}
 PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+#: The code whose imports are the portal extra's: the portal, and the team store's object side
+#: that `tau run` uses only to keep logs in a team store (it says `tau[portal]` when missing).
+PORTAL_CODE = (ROOT / "src" / "tau" / "portal", ROOT / "src" / "tau" / "objectstore.py")
 
 
-def _imports(*roots: Path, skip: Path | None = None) -> set[str]:
+def _imports(*roots: Path, skip: tuple[Path, ...] = ()) -> set[str]:
     """Third-party distributions imported by the modules under `roots` (not under `skip`)."""
     found: set[str] = set()
     for root in roots:
-        for path in root.rglob("*.py"):
-            if skip is not None and path.is_relative_to(skip):
+        for path in [root] if root.is_file() else root.rglob("*.py"):
+            if any(path.is_relative_to(s) for s in skip):
                 continue
             for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
                 if isinstance(node, ast.Import):
@@ -47,13 +50,13 @@ def _names(requirements: list[str]) -> set[str]:
 
 def test_runtime_dependencies_are_what_tau_and_its_shipped_models_import() -> None:
     # Everything the wheel ships but the portal: src/tau and generated/tau_models (pydantic).
-    tau = _imports(ROOT / "src" / "tau", ROOT / "generated", skip=ROOT / "src" / "tau" / "portal")
+    tau = _imports(ROOT / "src" / "tau", ROOT / "generated", skip=PORTAL_CODE)
     assert _names(PROJECT["dependencies"]) == tau
     assert "pydantic" in tau  # imported by the shipped generated models
 
 
 def test_the_portal_extra_is_what_only_the_portal_imports() -> None:
-    portal = _imports(ROOT / "src" / "tau" / "portal") - _names(PROJECT["dependencies"])
+    portal = _imports(*PORTAL_CODE) - _names(PROJECT["dependencies"])
     assert _names(PROJECT["optional-dependencies"]["portal"]) == portal
     # The error for a missing extra names the same modules (psycopg[binary] is `psycopg`).
     assert {DISTRIBUTION.get(m, m) for m in PORTAL_MODULES} == portal

@@ -57,9 +57,16 @@ def filesystem(env: Mapping[str, str] | None = None) -> Any:
     """An `S3FileSystem` for the endpoint the AWS variables name (AWS's own when none).
 
     Raises:
-        ObjectStoreError: AWS_ENDPOINT_URL is not an http(s) URL, or pyarrow refused a setting.
+        ObjectStoreError: pyarrow is not installed (the `tau[portal]` extra brings it),
+            AWS_ENDPOINT_URL is not an http(s) URL, or pyarrow refused a setting.
     """
-    import pyarrow.fs as pafs
+    try:
+        import pyarrow.fs as pafs
+    except ModuleNotFoundError as exc:
+        raise ObjectStoreError(
+            f"writing to a team store's object storage needs {exc.name}, which is not installed",
+            hint="install tau with its portal extra: pip install 'tau[portal]'",
+        ) from None
 
     environ = dict(os.environ) if env is None else dict(env)
     # A team store on a platform's own object server has no instance metadata service: without
@@ -88,3 +95,21 @@ def filesystem(env: Mapping[str, str] | None = None) -> Any:
         text = str(exc).strip()
         first = text.splitlines()[0] if text else type(exc).__name__
         raise ObjectStoreError(f"object store settings were refused: {first}") from None
+
+
+def read_file(fs: Any, path: str) -> bytes | None:
+    """The bytes of the object at `path` of `fs` (from `filesystem()`), None when absent."""
+    import pyarrow.fs as pafs
+
+    if fs.get_file_info(path).type != pafs.FileType.File:
+        return None
+    with fs.open_input_stream(path) as fh:
+        return bytes(fh.read())
+
+
+def list_files(fs: Any, top: str) -> list[str]:
+    """Every object under `top` of `fs`, as paths relative to it ('/'-separated), sorted."""
+    import pyarrow.fs as pafs
+
+    infos = fs.get_file_info(pafs.FileSelector(top, allow_not_found=True, recursive=True))
+    return sorted(i.path[len(top) + 1 :] for i in infos if i.type == pafs.FileType.File)

@@ -102,13 +102,9 @@ class Place:
         """
         try:
             if self.kind == "team":
-                fs = self._filesystem()
-                import pyarrow.fs as pafs
+                from tau.objectstore import read_file
 
-                if fs.get_file_info(self.path(rel)).type != pafs.FileType.File:
-                    return None
-                with fs.open_input_stream(self.path(rel)) as fh:
-                    return bytes(fh.read())
+                return read_file(self._filesystem(), self.path(rel))
             return Path(self.path(rel)).read_bytes()
         except FileNotFoundError:
             return None
@@ -125,14 +121,9 @@ class Place:
         """
         try:
             if self.kind == "team":
-                fs = self._filesystem()
-                import pyarrow.fs as pafs
+                from tau.objectstore import list_files
 
-                top = self.path(rel).rstrip("/")
-                infos = fs.get_file_info(
-                    pafs.FileSelector(top, allow_not_found=True, recursive=True)
-                )
-                return sorted(i.path[len(top) + 1 :] for i in infos if i.type == pafs.FileType.File)
+                return list_files(self._filesystem(), self.path(rel).rstrip("/"))
             top_dir = Path(self.path(rel))
             if not top_dir.is_dir():
                 return []
