@@ -107,7 +107,15 @@ def head_pod(rayjob: dict[str, Any], name: str, image: str) -> dict[str, Any]:
     for init in spec.get("initContainers") or ():
         init["image"] = image
         init["imagePullPolicy"] = "Never"
-    for key in ("affinity", "nodeSelector", "tolerations", "priorityClassName", "subdomain"):
+    # A client dry run names no service account; the namespace's default runs the pod.
+    for key in (
+        "affinity",
+        "nodeSelector",
+        "tolerations",
+        "priorityClassName",
+        "subdomain",
+        "serviceAccountName",
+    ):
         spec.pop(key, None)
     spec["nodeName"] = NODE_NAME
     spec["restartPolicy"] = "Never"
