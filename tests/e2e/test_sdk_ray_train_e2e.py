@@ -35,7 +35,14 @@ import tau
 RUNTIME = {{"runtime": {{"image": "{image}", "pip": ["PyYAML==6.0.4"]}}}}
 
 
-@tau.train(name="rtchain", gpus=0, workers=2, data_pvc="{claim}", extra_manifest=RUNTIME)
+@tau.train(
+    name="rtchain",
+    gpus=0,
+    workers=2,
+    data_pvc="{claim}",
+    checkpoint_artifact="model.pt",
+    extra_manifest=RUNTIME,
+)
 def fit(ctx):
     import os
     import pathlib
@@ -52,8 +59,8 @@ def fit(ctx):
     if rank == 0:
         out = pathlib.Path(ctx.checkpoints_dir)
         out.mkdir(parents=True, exist_ok=True)
-        torch.save({{"weights": torch.full((3,), float(total.item()))}}, out / "last.safetensors")
-    return str(pathlib.Path(ctx.checkpoints_dir) / "last.safetensors")
+        torch.save({{"weights": torch.full((3,), float(total.item()))}}, out / "model.pt")
+    return str(pathlib.Path(ctx.checkpoints_dir) / "model.pt")
 
 
 @tau.eval(
@@ -107,7 +114,15 @@ def head_pod(rayjob: dict[str, Any], name: str, image: str) -> dict[str, Any]:
     for init in spec.get("initContainers") or ():
         init["image"] = image
         init["imagePullPolicy"] = "Never"
-    for key in ("affinity", "nodeSelector", "tolerations", "priorityClassName", "subdomain"):
+    # A client dry run names no service account; the namespace's default runs the pod.
+    for key in (
+        "affinity",
+        "nodeSelector",
+        "tolerations",
+        "priorityClassName",
+        "subdomain",
+        "serviceAccountName",
+    ):
         spec.pop(key, None)
     spec["nodeName"] = NODE_NAME
     spec["restartPolicy"] = "Never"
@@ -170,7 +185,7 @@ def test_the_cluster_wrappers_train_and_eval_run_under_a_real_ray_train(
         or ()
     }
     assert head_env.get("TAU_NUM_WORKERS") == "2", head_env  # Ray Train, two CPU workers
-    upstream = "/data/checkpoints/finetunes/rtchain/artifacts/last.safetensors"
+    upstream = "/data/checkpoints/finetunes/rtchain/artifacts/model.pt"
     eval_head = evaluation["spec"]["rayClusterSpec"]["headGroupSpec"]["template"]["spec"]
     eval_env = {e["name"]: e.get("value") for e in eval_head["containers"][0].get("env") or ()}
     assert eval_env.get("TAU_UPSTREAM_CHECKPOINT") == upstream, eval_env
