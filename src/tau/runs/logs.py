@@ -7,7 +7,8 @@ tails it on the head pod: no exec into the cluster, and it outlives the driver.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator
+import functools
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -144,11 +145,14 @@ def stream(
     namespace: str,
     name: str,
     opts: LogOptions | None = None,
+    say: Callable[[str], None] | None = None,
 ) -> Iterator[str]:
     """Yield log text chunks of the run.
 
     Lines carry a `[pod/POD/CONTAINER]` prefix with --prefix; without it, several Job pods
-    still get a `[pod]` prefix per line so their output can be told apart.
+    still get a `[pod]` prefix per line so their output can be told apart. A followed log
+    carries on across an API server restart (`tau.runs.log_follow`); `say` gets the one line
+    saying how long the API was away (stderr by default).
 
     Raises:
         RunNotFound: the run does not exist.
@@ -190,6 +194,21 @@ def stream(
             if several_pods
             else ""
         )
+        if opts.follow and not opts.previous:
+            from tau.runs import log_follow
+
+            chunks = log_follow.follow(
+                api_client,
+                namespace,
+                pod_name,
+                read,
+                ended=functools.partial(
+                    log_follow.container_ended, api_client, namespace, pod_name, container
+                ),
+                say=say or _stderr,
+            )
+            yield from _prefixed(chunks, label)
+            continue
         if opts.follow:
             yield from _prefixed(resources.follow_log(api_client, pod_name, namespace, read), label)
             continue
@@ -202,6 +221,13 @@ def stream(
             text = resources.pod_log(api_client, pod_name, namespace, head)
             label = f"[pod/{pod_name}/{RAY_HEAD_CONTAINER}] "
         yield "".join(f"{label}{line}\n" for line in text.splitlines()) if label else text
+
+
+def _stderr(line: str) -> None:
+    import sys
+
+    sys.stderr.write(line + "\n")
+    sys.stderr.flush()
 
 
 def _prefixed(chunks: Iterator[str], label: str) -> Iterator[str]:

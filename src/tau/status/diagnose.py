@@ -13,7 +13,7 @@ from types import MappingProxyType
 
 from tau.k8s import meta
 from tau.status import evidence_check, scheduling, tables
-from tau.status.facts import ContainerFacts, Facts, PodFacts, conditions, metadata
+from tau.status.facts import ContainerFacts, Facts, PodFacts, conditions, metadata, node_lost
 from tau.status.model import (
     Action,
     Diagnostic,
@@ -307,6 +307,16 @@ CODES: Mapping[str, Code] = MappingProxyType(
         "ComputeNotReleased": Code(
             N, PL, "wait for the teardown before resubmitting onto the same nodes"
         ),
+        # The node of a running pod stopped reporting (kubelet stopped, link down): the node
+        # controller marked its pods not ready. The node is the platform's.
+        "NodeNotReady": Code(
+            W,
+            PL,
+            "the platform team owns the node (its kubelet, runtime and network); the run carries "
+            "on if the node returns before the pods' toleration of a lost node ends (300 s by "
+            "default), else its pods are evicted and retry_on decides",
+            (_NODES,),
+        ),
         # Containers run; tau cannot see whether training progresses (running is not progressing).
         "ProgressUnverified": Code(N, R, "check the logs and metrics for progress", (_LOGS,)),
         # Completed without a recorded result path: evidence unknown.
@@ -437,6 +447,13 @@ def _pods(f: Facts, phases: tuple[PhaseResult, ...]) -> Iterator[tuple[str, str]
         yield "DRAClaimPending", f"ResourceClaims {dra.detail}"
     yield from _containers(f)
     yield from _service(f)
+    for pod in f.pods:
+        if node_lost(f, pod):
+            yield (
+                "NodeNotReady",
+                f"node {pod.node} is NotReady: it stopped reporting (its kubelet or its link); "
+                f"pod {pod.name} is marked not ready, its containers may still run",
+            )
     if any(p.phase == "Failed" and p.status_reason == "Evicted" for p in f.pods):
         pod = next(p for p in f.pods if p.status_reason == "Evicted")
         yield "Evicted", f"pod {pod.name} was evicted by its node"

@@ -5,8 +5,9 @@ lazily, so the pure modules load without it). The number of requests does not de
 number of pods: each kind is one get or one list with a label selector.
 
 Reading the run itself (Job, RayJob) must succeed or be a plain 404; any other failure raises a
-ClusterError, because "not found" would then be a lie. Every later query soft-fails: its part of
-the snapshot stays empty and the reason is recorded in `Snapshot.errors`.
+ClusterError, because "not found" would then be a lie. Every later query soft-fails (its part of
+the snapshot stays empty and the reason is recorded in `Snapshot.errors`), except when the API
+is away (unreachable, or a 5xx/429 of a server or storage not ready): then the read fails whole.
 """
 
 from __future__ import annotations
@@ -60,6 +61,13 @@ class _Reader:
             return None
 
     def _soft_failure(self, what: str, exc: ClusterError) -> None:
+        from tau.kube.outage import is_away
+
+        if is_away(exc):
+            # The API went away in the middle of the read (a restart, its etcd): a view with
+            # its pods or events missing would read as a run that has none. The whole read
+            # fails, as the run's own read does, and a watch waits for the API's return.
+            raise exc
         # The status code first: it is what scripts and the warnings line key on.
         code = f"{exc.status} - " if exc.status else ""
         self.errors.append(f"{what}: {code}{exc.message}")
@@ -154,7 +162,8 @@ def fetch(api_client: Any, namespace: str, name: str) -> Snapshot:
         The Snapshot; sub-queries that failed are listed in `errors`.
 
     Raises:
-        ClusterError: reading the Job or RayJob failed with anything but 404.
+        ClusterError: reading the Job or RayJob failed with anything but 404, or the API went
+            away during the read (`tau.kube.outage.is_away`).
     """
     reader = _Reader(api_client, namespace)
     job = reader.required(JOB, name)

@@ -1,0 +1,301 @@
+"""Faults on the real node: the control plane, the node and its runtime fail under running work,
+and tau keeps reading them right (`make e2e-faults`).
+
+Each fault is injected by the harness (`tests.e2e.controlplane.faults`) while a real run
+executes on the real node; what happens is observed only through tau's commands as a
+researcher types them (`tau run status`, `--watch`, `tau run logs -f`, `tau run cancel`).
+The runs print numbered ticks until the test drops a stop file on their data claim, so a run
+lasts as long as its fault needs and no longer, and every line of its log is accounted for:
+none missing, none twice. The suite ends with one summary line (faults injected, runs
+completed, log lines lost, duplicate objects, tracebacks, diagnoses naming the wrong layer).
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+import pytest
+
+from tests.e2e.conftest import Shell, wait_for
+from tests.e2e.controlplane.faults import Faults
+from tests.e2e.controlplane.objects import Api
+from tests.e2e.controlplane.researcher import DATA_CLAIM, console_script
+from tests.e2e.test_real_pods import job_config, state, status_doc, write_target
+
+pytestmark = pytest.mark.e2e
+
+#: Prints a numbered tick five times a second until its stop file appears on the data claim
+#: (bounded, so a test that died never leaves it running for long), then says how many.
+TICKER = """\
+import pathlib, time
+stop = pathlib.Path("/data/faults/{name}.stop")
+tick = 0
+while not stop.exists() and tick < 6000:
+    print(f"tick {{tick:05d}}", flush=True)
+    tick += 1
+    time.sleep(0.2)
+print(f"done after {{tick}} ticks", flush=True)
+"""
+#: The line that says an outage was come through (tau.kube.outage).
+AWAY = re.compile(r"^the Kubernetes API was away for \d+(?:s|m\d\ds) \(.+\); .+ carried on$")
+#: The real node has 2 CPUs, and its queue as much quota: a holder asking 1200m leaves too
+#: little for a second run asking 1000m, which waits for quota until the holder ends.
+HOLDER_CPU = {"cpu_request": "1200m", "cpu_limit": "2"}
+WAITER_CPU = {"cpu_request": "1000m", "cpu_limit": "2"}
+
+
+@dataclass
+class Tally:
+    """What the summary line counts."""
+
+    faults: int = 0
+    runs_completed: int = 0
+    lines_lost: int = 0
+    duplicates: int = 0
+    tracebacks: int = 0
+    wrong_layer: int = 0
+    notes: list[str] = field(default_factory=list)
+
+    def line(self) -> str:
+        return (
+            f"fault suite: {self.faults} faults injected, {self.runs_completed} runs completed, "
+            f"{self.lines_lost} log lines lost, {self.duplicates} duplicate objects, "
+            f"{self.tracebacks} tracebacks, {self.wrong_layer} diagnoses naming the wrong layer"
+        )
+
+
+TALLY = Tally()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def summary(request: pytest.FixtureRequest) -> Iterator[Tally]:
+    yield TALLY
+    reporter = request.config.pluginmanager.get_plugin("terminalreporter")
+    line = TALLY.line()
+    if reporter is not None:
+        reporter.write_line("")
+        reporter.write_line(line)
+        for note in TALLY.notes:
+            reporter.write_line(f"  {note}")
+    else:
+        print(line)
+
+
+@pytest.fixture(scope="module")
+def faults(plane: Any) -> Faults:
+    return Faults(plane)
+
+
+@pytest.fixture(scope="module")
+def claim_folder(admin: Api, researcher: Any) -> Path:
+    """The real workspace's data claim, as a folder of this machine (a local volume): the
+    test drops the runs' stop files in its `faults/` folder, which the pods see at /data."""
+    pv = admin.get("v1", "PersistentVolume", f"{DATA_CLAIM}-{researcher.real_workspace}") or {}
+    folder = Path(pv["spec"]["local"]["path"]) / "faults"
+    folder.mkdir(exist_ok=True)
+    folder.chmod(0o777)
+    return folder
+
+
+# ---------------------------------------------------------------------- helpers
+
+
+#: Commands left running by the test under way, stopped at its end whatever happened.
+LEFT_RUNNING: list[Background] = []
+
+
+@pytest.fixture(autouse=True)
+def _stop_left_running() -> Iterator[None]:
+    yield
+    while LEFT_RUNNING:
+        LEFT_RUNNING.pop().stop()
+
+
+class Background:
+    """A tau command left running, as in a second terminal; its output kept in files."""
+
+    def __init__(self, shell: Shell, folder: Path, tag: str, *argv: str) -> None:
+        self.argv = argv
+        self.out_path, self.err_path = folder / f"{tag}.out", folder / f"{tag}.err"
+        self._out: IO[bytes] = self.out_path.open("wb")
+        self._err: IO[bytes] = self.err_path.open("wb")
+        self.proc = subprocess.Popen(
+            [console_script("tau"), *argv],
+            env=shell.env,
+            cwd=shell.cwd,
+            stdin=subprocess.DEVNULL,
+            stdout=self._out,
+            stderr=self._err,
+        )
+        LEFT_RUNNING.append(self)
+
+    @property
+    def stdout(self) -> str:
+        return self.out_path.read_text(errors="replace")
+
+    @property
+    def stderr(self) -> str:
+        return self.err_path.read_text(errors="replace")
+
+    def wait(self, timeout: float) -> int:
+        try:
+            code = self.proc.wait(timeout)
+        finally:
+            self._out.close()
+            self._err.close()
+        return code
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(30)
+        self._out.close()
+        self._err.close()
+
+
+def ticks(text: str) -> list[int]:
+    return [int(m) for m in re.findall(r"^tick (\d{5})$", text, flags=re.M)]
+
+
+def account_for(log: str, who: str) -> None:
+    """Every tick of the run's log exactly once, in order, up to its own count; tallied."""
+    seen = ticks(log)
+    done = re.search(r"^done after (\d+) ticks$", log, flags=re.M)
+    assert done, f"{who}: the log has no final line:\n{log[-2000:]}"
+    total = int(done.group(1))
+    missing = sorted(set(range(total)) - set(seen))
+    twice = len(seen) - len(set(seen))
+    TALLY.lines_lost += len(missing)
+    TALLY.duplicates += twice
+    assert not missing and not twice, f"{who}: missing {missing[:20]}, {twice} lines twice"
+    assert seen == sorted(seen), f"{who}: ticks out of order"
+
+
+def clean_stderr(text: str, who: str, *, outages: int) -> None:
+    """No traceback, and exactly `outages` lines saying the API was away (and nothing else)."""
+    if "Traceback" in text:
+        TALLY.tracebacks += 1
+    assert "Traceback" not in text, f"{who}:\n{text}"
+    said = [line for line in text.splitlines() if line.strip()]
+    away = [line for line in said if AWAY.match(line)]
+    assert len(away) == outages, f"{who}: expected {outages} outage line(s):\n{text}"
+
+
+def start_ticker(
+    shell: Shell, researcher: Any, name: str, cpu: dict[str, str] | None = None
+) -> None:
+    config = job_config(name, researcher.image, compute=dict(cpu or HOLDER_CPU))
+    write_target(shell, config, TICKER.format(name=name))
+    shell.ok("run", name)
+
+
+def ticking(shell: Shell, name: str, at_least: int = 1, timeout: float = 600) -> int:
+    """Until the run's log (read as a researcher does) holds `at_least` ticks; the count."""
+
+    def count() -> int:
+        proc = shell.tau("run", "logs", name, "--tail", "-1")
+        found = len(ticks(proc.stdout)) if proc.returncode == 0 else 0
+        return found if found >= at_least else 0
+
+    found: int = wait_for(f"{name} to tick {at_least} times", count, timeout=timeout)
+    return found
+
+
+def finish(shell: Shell, folder: Path, name: str, timeout: float = 600) -> None:
+    """Drop the run's stop file and wait until status reads it succeeded."""
+    (folder / f"{name}.stop").write_text("stop\n")
+    wait_for(f"{name} to succeed", lambda: state(shell, name) == "succeeded", timeout=timeout)
+    TALLY.runs_completed += 1
+
+
+def diagnostics(shell: Shell, name: str) -> list[dict[str, Any]]:
+    found: list[dict[str, Any]] = status_doc(shell, name).get("diagnostics") or []
+    return found
+
+
+def cleanup(shell: Shell, *names: str) -> None:
+    for name in names:
+        shell.tau("run", "cancel", name, timeout=300)
+
+
+# ---------------------------------------------------------------------- 1, 2: the control plane
+
+
+@pytest.mark.parametrize("component", ["apiserver", "etcd"])
+def test_watch_and_followed_logs_carry_on_across_a_control_plane_restart(
+    component: str,
+    real_repo: Shell,
+    researcher: Any,
+    faults: Faults,
+    claim_folder: Path,
+    tmp_path: Path,
+) -> None:
+    """A run holds the node's quota and ticks under `tau run logs -f`; a second run waits for
+    quota under `tau run status --watch`. The apiserver (or etcd) stops for 20 s and comes
+    back on the same data. Both commands carry on: the log has every tick once, the watch
+    follows the waiting run until it starts; each says once that the API was away."""
+    holder, waiter = f"f{component[:3]}-hold", f"f{component[:3]}-wait"
+    try:
+        start_ticker(real_repo, researcher, holder)
+        wait_for("the holder to run", lambda: state(real_repo, holder) == "running", timeout=600)
+        ticking(real_repo, holder)
+        logs = Background(real_repo, tmp_path, "logs", "run", "logs", holder, "-f", "--tail", "-1")
+        config = job_config(waiter, researcher.image, compute=dict(WAITER_CPU))
+        write_target(real_repo, config, "print('the waiting run ran', flush=True)\n")
+        real_repo.ok("run", waiter)
+        wait_for("the waiter to queue", lambda: state(real_repo, waiter) == "queued", timeout=120)
+        watch = Background(
+            real_repo,
+            tmp_path,
+            "watch",
+            "run",
+            "status",
+            waiter,
+            "--watch",
+            "--interval",
+            "1",
+        )
+        wait_for("the watch's first frame", lambda: "watching " in watch.stdout, timeout=120)
+        wait_for("the followed log to tick", lambda: len(ticks(logs.stdout)) >= 5, timeout=120)
+
+        if component == "apiserver":
+            outage = faults.restart_apiserver(down_for=20)
+        else:
+            outage = faults.restart_etcd(down_for=20)
+        TALLY.faults += 1
+        TALLY.notes.append(f"{outage.fault}: the API away {outage.away:.0f}s")
+        at_return = len(ticks(logs.stdout))
+        # The followed log carries on past the restart (the holder ticks five times a second).
+        wait_for(
+            "the followed log to carry on",
+            lambda: len(ticks(logs.stdout)) >= at_return + 25,
+            timeout=300,
+        )
+        assert watch.proc.poll() is None, (watch.stdout[-2000:], watch.stderr)
+        finish(real_repo, claim_folder, holder)
+        assert logs.wait(300) == 0, logs.stderr
+        account_for(logs.stdout, f"tau run logs -f {holder}")
+        # The holder's quota is free: the waiter is admitted and starts; the watch ends there.
+        assert watch.wait(600) == 0, (watch.stdout[-3000:], watch.stderr)
+        last = watch.stdout.rsplit("watching ", 1)[-1]
+        assert "[x] Container start" in last or "succeeded" in last, last
+        wait_for("the waiter to succeed", lambda: state(real_repo, waiter) == "succeeded")
+        TALLY.runs_completed += 1
+        # An apiserver restart cuts every connection: each command says so once. With etcd
+        # away the apiserver stays up and serves watches from its cache, so a command that
+        # made no request needing etcd in those 20 s has nothing to say; never more than once.
+        for who, err in (("logs -f", logs.stderr), ("status --watch", watch.stderr)):
+            said = len([line for line in err.splitlines() if AWAY.match(line)])
+            clean_stderr(err, who, outages=1 if component == "apiserver" else min(said, 1))
+        assert "the waiting run ran" in real_repo.ok("run", "logs", waiter)
+    finally:
+        cleanup(real_repo, holder, waiter)
