@@ -229,3 +229,72 @@ def test_the_cursor_reads_instants_in_order_and_counts_lines_of_one_instant() ->
     assert cursor.since() == "1970-01-01T00:00:02Z"
     cursor.resume()  # read again from the last instant: its one line comes again
     assert [cursor.admit(k) for k in ((1, 0), (2, 5), (2, 5), (3, 0))] == [False, False, True, True]
+
+
+# ---------------------------------------------------------------------- cancel
+
+
+def test_a_cancel_waits_for_the_api_and_finishes(monkeypatch) -> None:
+    from tau.runs import cancel as run_cancel
+
+    left = iter([away(), run_cancel.Remaining(1), away("reset"), run_cancel.Remaining(0)])
+
+    def remaining(*_args):
+        step = next(left)
+        if isinstance(step, ClusterError):
+            raise step
+        return step
+
+    monkeypatch.setattr(run_cancel, "owned_workload", lambda *_a: ("Job", {"metadata": {}}))
+    monkeypatch.setattr(run_cancel, "_delete", lambda *_a: None)
+    monkeypatch.setattr(run_cancel, "_remaining", remaining)
+    said: list[str] = []
+    clock = iter(float(t) for t in range(100))
+    result = run_cancel.cancel(
+        None, NS, "train", sleep=lambda _s: None, clock=lambda: next(clock), say=said.append
+    )
+    assert result.complete
+    assert len([s for s in said if AWAY.match(s)]) == 2, said
+
+
+def test_a_cancel_whose_api_stays_away_says_what_was_done_and_what_is_left(monkeypatch) -> None:
+    from tau.runs import cancel as run_cancel
+
+    def gone(*_args):
+        raise away("connection refused")
+
+    monkeypatch.setattr(run_cancel, "owned_workload", lambda *_a: ("Job", {"metadata": {}}))
+    monkeypatch.setattr(run_cancel, "_delete", lambda *_a: None)
+    monkeypatch.setattr(run_cancel, "_remaining", gone)
+    clock = iter(float(t) for t in range(0, 1000, 50))
+    with pytest.raises(ClusterError) as raised:
+        run_cancel.cancel(
+            None, NS, "train", timeout=120, sleep=lambda _s: None, clock=lambda: next(clock)
+        )
+    assert raised.value.message == (
+        "connection refused; Job default/train was deleted; whether its pods and Kueue "
+        "Workload are gone was not seen (check: tau run status train -n default)"
+    )
+
+
+def test_a_just_restarted_server_may_refuse_for_a_moment_and_is_waited_on() -> None:
+    """kube-apiserver answers before its authorizer holds the RBAC objects: a 403 during an
+    outage, or within SETTLE seconds after it, is waited on (one line still); later it is
+    a real refusal."""
+    now = [0.0]
+    said: list[str] = []
+    outage = Outage("the log", say=said.append, monotonic=lambda: now[0])
+    with pytest.raises(ClusterError):
+        outage.failed(ClusterError("forbidden", status=403))  # no outage: a refusal
+    outage.failed(away())
+    now[0] = 20.0
+    outage.failed(ClusterError("forbidden", status=403))  # still the outage
+    now[0] = 25.0
+    outage.back()
+    now[0] = 30.0
+    outage.failed(ClusterError("not served", status=404, reason="NotServed"))  # settling
+    outage.back()
+    assert len(said) == 1 and "away for 25s" in said[0], said
+    now[0] = 25.0 + 61
+    with pytest.raises(ClusterError):
+        outage.failed(ClusterError("forbidden", status=403))

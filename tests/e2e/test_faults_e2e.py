@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 import subprocess
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,14 +33,19 @@ pytestmark = pytest.mark.e2e
 #: Prints a numbered tick five times a second until its stop file appears on the data claim
 #: (bounded, so a test that died never leaves it running for long), then says how many.
 TICKER = """\
-import pathlib, time
+import pathlib, signal, sys, time
 stop = pathlib.Path("/data/faults/{name}.stop")
+told = []
+# As PID 1 it would ignore SIGTERM: a cancelled ticker stops at once, or (DRAIN) goes on
+# until its stop file, as a trainer writing its last checkpoint does.
+signal.signal(signal.SIGTERM, lambda *_: told.append(1) if {drain} else sys.exit(143))
 tick = 0
 while not stop.exists() and tick < 6000:
     print(f"tick {{tick:05d}}", flush=True)
     tick += 1
     time.sleep(0.2)
 print(f"done after {{tick}} ticks", flush=True)
+sys.exit(143 if told else 0)
 """
 #: The line that says an outage was come through (tau.kube.outage).
 AWAY = re.compile(r"^the Kubernetes API was away for \d+(?:s|m\d\ds) \(.+\); .+ carried on$")
@@ -191,10 +197,15 @@ def clean_stderr(text: str, who: str, *, outages: int) -> None:
 
 
 def start_ticker(
-    shell: Shell, researcher: Any, name: str, cpu: dict[str, str] | None = None
+    shell: Shell,
+    researcher: Any,
+    name: str,
+    cpu: dict[str, str] | None = None,
+    *,
+    drain: bool = False,
 ) -> None:
     config = job_config(name, researcher.image, compute=dict(cpu or HOLDER_CPU))
-    write_target(shell, config, TICKER.format(name=name))
+    write_target(shell, config, TICKER.format(name=name, drain=drain))
     shell.ok("run", name)
 
 
@@ -299,3 +310,147 @@ def test_watch_and_followed_logs_carry_on_across_a_control_plane_restart(
         assert "the waiting run ran" in real_repo.ok("run", "logs", waiter)
     finally:
         cleanup(real_repo, holder, waiter)
+
+
+# ---------------------------------------------------------------------- 9: cancel under a fault
+
+
+def test_a_cancel_while_the_apiserver_restarts_finishes_and_says_the_outage(
+    real_repo: Shell,
+    researcher: Any,
+    admin: Api,
+    faults: Faults,
+    claim_folder: Path,
+    tmp_path: Path,
+) -> None:
+    """`tau run cancel` has deleted the Job and waits for its pod, which drains (it goes on
+    after SIGTERM until its stop file); the apiserver stops for 20 s under that wait. The
+    cancel carries on when it is back, and finishes: the pod gone, the quota reclaimed."""
+    name = "fcan"
+    try:
+        start_ticker(real_repo, researcher, name, drain=True)
+        wait_for("the run to run", lambda: state(real_repo, name) == "running", timeout=600)
+        ticking(real_repo, name)
+        cancel = Background(real_repo, tmp_path, "cancel", "run", "cancel", name)
+        wait_for(
+            "the cancel to wait for the pod",
+            lambda: "waiting for fcan to release compute" in cancel.stderr,
+            timeout=120,
+        )
+        outage = faults.restart_apiserver(down_for=20)
+        TALLY.faults += 1
+        TALLY.notes.append(f"cancel under {outage.fault}: the API away {outage.away:.0f}s")
+        assert cancel.proc.poll() is None, (cancel.stdout, cancel.stderr)
+        # The pod finishes draining; the cancel sees it gone and says it is complete.
+        (claim_folder / f"{name}.stop").write_text("stop\n")
+        assert cancel.wait(400) == 0, (cancel.stdout, cancel.stderr)
+        assert cancel.stdout.startswith(f"cancelled Job {researcher.real_workspace}/{name}: "), (
+            cancel.stdout
+        )
+        clean_stderr(cancel.stderr, "tau run cancel", outages=1)
+        ns = researcher.real_workspace
+        assert not admin.list(
+            "v1", "Pod", ns, label_selector=f"batch.kubernetes.io/job-name={name}"
+        )
+        assert admin.get("batch/v1", "Job", name, ns) is None
+    finally:
+        cleanup(real_repo, name)
+
+
+# ---------------------------------------------------------------------- 3: the kubelet
+
+
+def test_a_stopped_kubelet_reads_as_node_not_ready_owned_by_the_platform(
+    real_repo: Shell,
+    researcher: Any,
+    admin: Api,
+    faults: Faults,
+    claim_folder: Path,
+) -> None:
+    """The kubelet stops for 90 s under a running Job: its container goes on ticking. Once the
+    node controller marks the node NotReady (its grace period, 50 s by default, is kept),
+    status says the node is NotReady and the platform owns it; the run is still running.
+    When the kubelet returns the run completes and reads Succeeded with no warning left."""
+    name = "fkub"
+    try:
+        start_ticker(real_repo, researcher, name)
+        wait_for("the run to run", lambda: state(real_repo, name) == "running", timeout=600)
+        ticking(real_repo, name)
+        stopped_at = faults.stop_kubelet()
+        TALLY.faults += 1
+        lost = wait_for(
+            "status to say the node is NotReady",
+            lambda: [d for d in diagnostics(real_repo, name) if d["code"] == "NodeNotReady"],
+            timeout=180,
+        )
+        doc = status_doc(real_repo, name)
+        assert doc["status"]["state"] == "running", doc["status"]
+        wrong = [
+            d
+            for d in doc.get("diagnostics") or []
+            if d["severity"] in ("error", "warning") and d["owner"] != "platform"
+        ]
+        TALLY.wrong_layer += len(wrong)
+        assert lost[0]["owner"] == "platform" and not wrong, doc.get("diagnostics")
+        text = real_repo.tau("run", "status", name).stdout
+        assert "node tau-node-0 is NotReady" in text, text
+        assert "fix: platform" in text, text
+        # The kubelet stays away 90 s in all (the fault's duration), then comes back.
+        time.sleep(max(0.0, 90 - (time.monotonic() - stopped_at)))
+        outage = faults.start_kubelet(stopped_at)
+        TALLY.notes.append(f"{outage.fault}: {outage.away:.0f}s")
+        finish(real_repo, claim_folder, name)
+        left = [d for d in diagnostics(real_repo, name) if d["severity"] in ("error", "warning")]
+        assert not left, left
+        # The container was never restarted: it ran through the kubelet's absence.
+        (pod,) = admin.list(
+            "v1", "Pod", researcher.real_workspace, label_selector=f"job-name={name}"
+        )
+        assert pod["status"]["containerStatuses"][0]["restartCount"] == 0
+        account_for(real_repo.ok("run", "logs", name, "--tail", "-1"), f"{name} after the kubelet")
+    finally:
+        cleanup(real_repo, name)
+
+
+# ---------------------------------------------------------------------- 4: containerd
+
+
+def test_a_containerd_restart_keeps_the_containers_and_status_reports_no_failure(
+    real_repo: Shell,
+    researcher: Any,
+    admin: Api,
+    faults: Faults,
+    claim_folder: Path,
+) -> None:
+    """containerd restarts under a running Job: its shim keeps the container, which goes on
+    ticking; every status read while containerd comes back and the run carries on says
+    running, with no error; the run completes with its whole log."""
+    name = "fctd"
+    try:
+        start_ticker(real_repo, researcher, name)
+        wait_for("the run to run", lambda: state(real_repo, name) == "running", timeout=600)
+        before = ticking(real_repo, name)
+        outage = faults.restart_containerd()
+        TALLY.faults += 1
+        TALLY.notes.append(f"{outage.fault}: {outage.away:.0f}s")
+        failures: list[Any] = []
+
+        def carried_on() -> bool:
+            doc = status_doc(real_repo, name)
+            bad = [d for d in doc.get("diagnostics") or [] if d["severity"] == "error"]
+            if doc["status"]["state"] not in ("running",) or bad:
+                failures.append((doc["status"], bad))
+            proc = real_repo.tau("run", "logs", name, "--tail", "-1")
+            return len(ticks(proc.stdout)) >= before + 25
+
+        wait_for("the run to tick on after the restart", carried_on, timeout=300)
+        TALLY.wrong_layer += len(failures)
+        assert not failures, failures
+        finish(real_repo, claim_folder, name)
+        (pod,) = admin.list(
+            "v1", "Pod", researcher.real_workspace, label_selector=f"job-name={name}"
+        )
+        assert pod["status"]["containerStatuses"][0]["restartCount"] == 0
+        account_for(real_repo.ok("run", "logs", name, "--tail", "-1"), f"{name} after containerd")
+    finally:
+        cleanup(real_repo, name)

@@ -34,11 +34,20 @@ AWAY_STATUSES = frozenset({429, 500, 502, 503, 504})
 GIVE_UP_AFTER = 600.0
 #: The wait between two tries grows to this (seconds): a restarted server is seen within it.
 MAX_BACKOFF = 5.0
+#: A restarted API server answers before its caches are filled: for this long after it is
+#: back, it may refuse a request it allows once ready (401/403 before its authorizer has the
+#: RBAC objects, 404 for a CRD's kind it does not serve yet). Such answers are waited on.
+SETTLE = 60.0
 
 
 def is_away(exc: ClusterError) -> bool:
     """True when `exc` says the API is (for now) not there, rather than refusing the request."""
     return exc.reason == UNREACHABLE or exc.status in AWAY_STATUSES
+
+
+def is_settling_refusal(exc: ClusterError) -> bool:
+    """True for what a just-restarted API server may answer until its caches fill."""
+    return exc.status in (401, 403) or exc.reason == "NotServed"
 
 
 class Outage:
@@ -59,6 +68,7 @@ class Outage:
         self.since: float | None = None
         self.first = ""
         self._tries = 0
+        self._back_at: float | None = None
         #: Every outage this read came through: seconds away, in order.
         self.outages: list[float] = []
 
@@ -66,30 +76,48 @@ class Outage:
     def away(self) -> bool:
         return self.since is not None
 
+    def settling(self) -> bool:
+        """The API is away, or came back less than `SETTLE` seconds ago."""
+        if self.since is not None:
+            return True
+        return self._back_at is not None and self.monotonic() - self._back_at < SETTLE
+
     def failed(self, exc: ClusterError) -> float:
         """Record a failed request; the seconds to wait before the next try.
+
+        A refusal (401, 403, a kind not served) is waited on only while the API is away or
+        settling after its return; any other failure that is not the API being away is raised.
 
         Raises:
             ClusterError: `exc` itself when it is not the API being away, or when the API has
                 been away longer than `give_up_after`.
         """
-        if not is_away(exc):
-            raise exc
         now = self.monotonic()
+        if not is_away(exc):
+            if not (is_settling_refusal(exc) and self.settling()):
+                raise exc
+            if self.since is None:
+                # Back, but not ready: waited on without a second line (bounded by SETTLE).
+                self._tries += 1
+                return self._backoff()
         if self.since is None:
             self.since, self.first, self._tries = now, str(exc), 0
         elif now - self.since > self.give_up_after:
             raise exc
         self._tries += 1
-        return float(min(MAX_BACKOFF, 0.5 * 2 ** min(self._tries - 1, 4)))
+        return self._backoff()
+
+    def _backoff(self) -> float:
+        return float(min(MAX_BACKOFF, 0.5 * 2 ** min(max(self._tries - 1, 0), 4)))
 
     def back(self) -> None:
         """A request succeeded: if it ends an outage, say so once."""
         if self.since is None:
             return
-        seconds = self.monotonic() - self.since
+        now = self.monotonic()
+        seconds = now - self.since
         self.outages.append(seconds)
-        self.since = None
+        self.since, self._back_at, self._tries = None, now, 0
         self.say(
             f"the Kubernetes API was away for {_duration(seconds)} ({self.first}); "
             f"{self.what} carried on"

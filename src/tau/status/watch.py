@@ -124,10 +124,10 @@ class ChangeFeed:
         thread.start()
 
     def _run(self, resource: ResourceType, selector: str, field_selector: str) -> None:
-        from tau.kube.outage import is_away
+        from tau.kube.outage import SETTLE, is_away
         from tau.kube.streams import watch_kind
 
-        version, away = "", False
+        version, away, away_at = "", False, None
         while not self.stopped.is_set():
             stream = watch_kind(
                 self.api_client,
@@ -150,14 +150,18 @@ class ChangeFeed:
                 # Resume after the server's timeout where this stream left off.
                 version = stream.resource_version
             except ClusterError as exc:
-                if exc.status in (403, 404):
+                # A restarted API server refuses for a moment what it serves once ready.
+                settling = away_at is not None and time.monotonic() - away_at < SETTLE
+                if exc.status in (403, 404) and not settling:
                     return  # Not served (no KubeRay/Kueue) or not allowed: fetch reports it.
+                if is_away(exc):
+                    away_at = time.monotonic()
                 if is_away(exc) and not away:
                     # The API went away: wake the loop, whose fetch waits for its return
                     # and says how long it was gone. Once per outage, not once per retry.
                     away = True
                     self.changes.put(OUTAGE)
-                if not is_away(exc):
+                if exc.status == 410:
                     # Expired (410): start afresh. After an outage the stream resumes from
                     # its version (a 410 then, if the server no longer has it, relists).
                     version = ""
@@ -274,6 +278,12 @@ def watch(
                 sleep(outage.failed(exc))
                 continue
             outage.back()
+            if snapshot.errors and outage.settling():
+                # Just back, the API server may still refuse a part (its authorizer's and
+                # CRDs' caches fill after it answers): read again rather than draw a part
+                # missing. Bounded by `tau.kube.outage.SETTLE`.
+                sleep(1.0)
+                continue
             status = interpreter(snapshot, clock())
             offload = store_to_read(snapshot) if outcome(status) is not None else None
             if offload is not None:
