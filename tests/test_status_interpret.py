@@ -662,3 +662,28 @@ def test_a_pod_whose_node_stopped_reporting_names_the_node_and_the_platform():
 def test_an_old_node_not_ready_event_leaves_no_warning(ready: str, event_at: str):
     status = _node_lost(load_objects("running"), ready=ready, event_at=event_at)
     assert "NodeNotReady" not in [d.code for d in status.diagnostics]
+
+
+def test_a_process_that_failed_on_a_full_volume_names_storage_and_the_platform():
+    import dataclasses
+
+    objects = load_objects("running")
+    pod = next(o for o in objects if o["kind"] == "Pod")
+    pod["status"]["phase"] = "Failed"
+    pod["status"]["containerStatuses"][0].update(
+        ready=False, state={"terminated": {"exitCode": 1, "reason": "Error"}}
+    )
+    said = "OSError: [Errno 28] No space left on device: '/data/ckpt/step-3.pt'"
+    snapshot = dataclasses.replace(
+        snapshot_of("running", objects),
+        last_lines=((pod["metadata"]["name"], "trainer", f"saving step 3\n{said}\n"),),
+    )
+    status = interpret(snapshot, NOW)
+    full = next(d for d in status.diagnostics if d.code == "StorageFull")
+    assert full.owner is Owner.PLATFORM
+    assert full.message == f'storage: train-0-r4nn1/trainer exit=1: the process said "{said}"'
+    assert "ContainerFailed" not in [d.code for d in status.diagnostics]
+    # Without those words it is the researcher's failure, as before.
+    plain = interpret(dataclasses.replace(snapshot, last_lines=()), NOW)
+    assert "StorageFull" not in [d.code for d in plain.diagnostics]
+    assert "ContainerFailed" in [d.code for d in plain.diagnostics]

@@ -454,3 +454,52 @@ def test_a_containerd_restart_keeps_the_containers_and_status_reports_no_failure
         account_for(real_repo.ok("run", "logs", name, "--tail", "-1"), f"{name} after containerd")
     finally:
         cleanup(real_repo, name)
+
+
+# ---------------------------------------------------------------------- 7: the node cut off
+
+
+def test_a_node_cut_off_reads_as_node_not_ready_and_its_log_is_whole_after(
+    real_repo: Shell,
+    researcher: Any,
+    admin: Api,
+    faults: Faults,
+    claim_folder: Path,
+) -> None:
+    """The node's link goes down for 60 s under a running Job (its kubelet cannot reach the
+    apiserver, the apiserver cannot reach it): the same reads as a stopped kubelet, and once
+    the link is back the run completes with every line of its log. The node controller marks
+    the node NotReady after its grace period (50 s): when that comes later than 60 s on a
+    busy machine, the link stays down until status has said so."""
+    name = "flnk"
+    try:
+        start_ticker(real_repo, researcher, name)
+        wait_for("the run to run", lambda: state(real_repo, name) == "running", timeout=600)
+        ticking(real_repo, name)
+        cut_at = faults.link_down()
+        TALLY.faults += 1
+        try:
+            lost = wait_for(
+                "status to say the node is NotReady",
+                lambda: [d for d in diagnostics(real_repo, name) if d["code"] == "NodeNotReady"],
+                timeout=180,
+            )
+            doc = status_doc(real_repo, name)
+            wrong = [
+                d
+                for d in doc.get("diagnostics") or []
+                if d["severity"] in ("error", "warning") and d["owner"] != "platform"
+            ]
+            TALLY.wrong_layer += len(wrong)
+            assert lost[0]["owner"] == "platform" and not wrong, doc.get("diagnostics")
+            assert doc["status"]["state"] == "running", doc["status"]
+            time.sleep(max(0.0, 60 - (time.monotonic() - cut_at)))
+        finally:
+            outage = faults.link_up(cut_at)
+        TALLY.notes.append(f"{outage.fault}: {outage.away:.0f}s")
+        finish(real_repo, claim_folder, name)
+        left = [d for d in diagnostics(real_repo, name) if d["severity"] in ("error", "warning")]
+        assert not left, left
+        account_for(real_repo.ok("run", "logs", name, "--tail", "-1"), f"{name} after the link")
+    finally:
+        cleanup(real_repo, name)

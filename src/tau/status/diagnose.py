@@ -280,6 +280,15 @@ CODES: Mapping[str, Code] = MappingProxyType(
         "CrashLoopBackOff": Code(E, R, "the application crashes on start; read the logs", (_LOGS,)),
         # A container exited non-zero.
         "ContainerFailed": Code(E, R, "a container exited with an error; read the logs", (_LOGS,)),
+        # The process failed writing to a full volume (ENOSPC or a quota), in its own words.
+        "StorageFull": Code(
+            E,
+            PL,
+            "storage: the volume the run writes to is full; the platform team owns its size "
+            "(enlarge the claim or free space), then resume from the last checkpoint written "
+            "whole",
+            (_STORAGE, _RESUME),
+        ),
         # The kernel killed a container for exceeding its memory limit.
         "OOMKilled": Code(
             E,
@@ -543,15 +552,42 @@ def _service(f: Facts) -> Iterator[tuple[str, str]]:
         )
 
 
+#: What a process prints when the volume it writes to is full (strerror of ENOSPC, EDQUOT).
+_FULL_MARKERS = ("No space left on device", "Disk quota exceeded")
+
+
+def _full(f: Facts, pod: str, container: str) -> str:
+    """The last line of the container's log that says its volume was full, or ""."""
+    for where, name, text in f.snapshot.last_lines:
+        if (where, name) != (pod, container):
+            continue
+        said = [line for line in text.splitlines() if any(m in line for m in _FULL_MARKERS)]
+        if said:
+            return " ".join(said[-1].split())[:200]
+    return ""
+
+
 def _containers(f: Facts) -> Iterator[tuple[str, str]]:
     seen: set[str] = set()
     for pod in f.pods:
         for kind, group in (("init", pod.init), ("app", pod.app)):
             for c in group:
                 code = _container_code(kind, c.reason, c.last_reason, c.exit_code, c.message)
+                said = _full(f, pod.name, c.name) if code == "ContainerFailed" else ""
+                if said:
+                    code = "StorageFull"
                 if code and code not in seen:
                     seen.add(code)
-                    yield code, _container_message(pod.name, c)
+                    if said:
+                        yield (
+                            code,
+                            (
+                                f"storage: {pod.name}/{c.name} exit={c.exit_code}: the process "
+                                f'said "{said}"'
+                            ),
+                        )
+                    else:
+                        yield code, _container_message(pod.name, c)
 
 
 def _container_code(
@@ -603,6 +639,7 @@ def _outcome(
         "OOMKilled",
         "CrashLoopBackOff",
         "ContainerFailed",
+        "StorageFull",
         "ImagePullBackOff",
         "InitContainerFailed",
     }:

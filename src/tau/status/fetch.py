@@ -60,6 +60,24 @@ class _Reader:
             self._soft_failure(what, exc)
             return None
 
+    def log_tail(self, pod: str, container: str, lines: int) -> str:
+        """The last `lines` of a container's log; "" when it cannot be read (the pod gone, its
+        node unreachable): the rest of the view does not depend on it.
+        """
+        try:
+            return resources.pod_log(
+                self.api,
+                pod,
+                self.namespace,
+                resources.LogOptions(container=container, tail_lines=lines),
+            )
+        except ClusterError as exc:
+            from tau.kube.errors import UNREACHABLE
+
+            if exc.reason == UNREACHABLE:
+                raise  # the API itself went away (not the kubelet behind it)
+            return ""
+
     def _soft_failure(self, what: str, exc: ClusterError) -> None:
         from tau.kube.outage import is_away
 
@@ -105,6 +123,30 @@ def _pods(reader: _Reader, name: str, cluster: str) -> list[Obj]:
             "pods", POD, selector=f"{RAY_CLUSTER_LABEL}={cluster}", missing_ok=False
         )
     return list({name_of(p): p for p in pods}.values())
+
+
+#: Lines read from the end of a failed container's log, and how many containers are read.
+LAST_LINES = 20
+_FAILED_READ = 2
+
+
+def _last_lines(reader: _Reader, pods: list[Obj]) -> list[tuple[str, str, str]]:
+    """The last lines of the containers that exited non-zero (the first two): the reason the
+    process gave (`No space left on device`) is there and nowhere else. A run without a
+    failed container costs no request more.
+    """
+    out: list[tuple[str, str, str]] = []
+    for pod in pods:
+        for entry in status_of(pod).get("containerStatuses") or ():
+            ended = (entry.get("state") or {}).get("terminated") or {}
+            if ended.get("exitCode") in (0, None):
+                continue
+            text = reader.log_tail(name_of(pod), str(entry.get("name")), LAST_LINES)
+            if text:
+                out.append((name_of(pod), str(entry.get("name")), text))
+            if len(out) >= _FAILED_READ:
+                return out
+    return out
 
 
 def _claims(reader: _Reader, pods: list[Obj]) -> list[Obj]:
@@ -193,6 +235,7 @@ def fetch(api_client: Any, namespace: str, name: str) -> Snapshot:
         service = reader.get("service", SERVICE, f"{name}-headless")
     names = {name, cluster_name, *(name_of(o) for o in (*workloads, *pods, *claims))}
     events = _events(reader, names)
+    last_lines = _last_lines(reader, pods)
     return Snapshot(
         namespace=namespace,
         name=name,
@@ -205,4 +248,5 @@ def fetch(api_client: Any, namespace: str, name: str) -> Snapshot:
         resource_claims=tuple(claims),
         service=service,
         errors=tuple(reader.errors),
+        last_lines=tuple(last_lines),
     )

@@ -35,6 +35,8 @@ class Snapshot:
             ``"<what>: <why>"`` lines.
         store_evidence: what the experiment store held for a finished run that offloads its
             metrics (`tau.status.store_read`), or None when it was not read.
+        last_lines: (pod, container, text) of the last lines of a container that exited
+            non-zero: what its process said as it failed (read for failed containers only).
     """
 
     namespace: str
@@ -49,6 +51,7 @@ class Snapshot:
     service: Obj | None = None
     errors: tuple[str, ...] = field(default=())
     store_evidence: StoreEvidence | None = None
+    last_lines: tuple[tuple[str, str, str], ...] = ()
 
     @classmethod
     def from_objects(
