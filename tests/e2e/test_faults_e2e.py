@@ -503,3 +503,55 @@ def test_a_node_cut_off_reads_as_node_not_ready_and_its_log_is_whole_after(
         account_for(real_repo.ok("run", "logs", name, "--tail", "-1"), f"{name} after the link")
     finally:
         cleanup(real_repo, name)
+
+
+# ---------------------------------------------------------------------- 8: the data claim full
+
+#: Writes 8 MiB checkpoints to the data claim until the volume is full: the write fails with
+#: ENOSPC, Python prints it, and the process exits 1.
+FILLS_THE_CLAIM = """\
+import os, pathlib
+out = pathlib.Path("/data/ckpt")
+out.mkdir(parents=True, exist_ok=True)
+for step in range(1000):
+    with open(out / f"step-{step}.pt", "wb") as ckpt:
+        ckpt.write(os.urandom(8 * 1024 * 1024))
+        ckpt.flush()
+        os.fsync(ckpt.fileno())
+    print(f"checkpoint step {step} written", flush=True)
+"""
+
+
+def test_a_full_data_claim_fails_the_run_in_its_own_words_and_names_storage(
+    real_repo: Shell, researcher: Any, faults: Faults
+) -> None:
+    """The run's data claim is a 64 MiB volume; its checkpoints fill it. The run fails with
+    the reason its process gave, quoted from its last log lines (`No space left on
+    device`); status names storage as the layer and the platform as the owner; the
+    checkpoints written before are in its log as written."""
+    name, claim = "ffull", "tiny-data"
+    faults.small_claim(researcher.real_workspace, claim, "64Mi")
+    TALLY.faults += 1
+    try:
+        config = job_config(
+            name, researcher.image, compute=dict(WAITER_CPU), storage={"data_pvc": claim}
+        )
+        write_target(real_repo, config, FILLS_THE_CLAIM)
+        real_repo.ok("run", name)
+        wait_for("the run to fail", lambda: state(real_repo, name) == "failed", timeout=600)
+        found = diagnostics(real_repo, name)
+        full = [d for d in found if d["code"] == "StorageFull"]
+        wrong = [d for d in found if d["severity"] == "error" and d["owner"] != "platform"]
+        TALLY.wrong_layer += len(wrong) + (0 if full else 1)
+        assert full and not wrong, found
+        assert full[0]["owner"] == "platform", full
+        assert full[0]["message"].startswith("storage: "), full
+        assert "No space left on device" in full[0]["message"], full
+        text = real_repo.tau("run", "status", name).stdout
+        assert "No space left on device" in text and "fix: platform" in text, text
+        logs = real_repo.ok("run", "logs", name)
+        written = re.findall(r"^checkpoint step (\d+) written$", logs, flags=re.M)
+        assert written and [int(w) for w in written] == list(range(len(written))), logs[-2000:]
+        assert "No space left on device" in logs.splitlines()[-1], logs[-2000:]
+    finally:
+        cleanup(real_repo, name)

@@ -162,6 +162,66 @@ class Faults:
         )
         return self._count("link down", cut_at)
 
+    def small_claim(self, namespace: str, name: str, size: str = "64Mi") -> None:
+        """A claim `name` in `namespace` bound to a volume of the real node that holds only
+        `size`: a folder of the node with a tmpfs of that size mounted on it (in the node's
+        own mount namespace, where the kubelet mounts it into pods). It goes with the node."""
+        folder = self.node.root / "small-claims" / name
+        folder.mkdir(parents=True, exist_ok=True)
+        self.node._run_in_node(
+            "mount", "-t", "tmpfs", "-o", f"size={size},mode=0777", name, str(folder)
+        )
+        pv = f"{name}-{namespace}"
+        self.plane.api.apply(
+            {
+                "apiVersion": "v1",
+                "kind": "PersistentVolume",
+                "metadata": {"name": pv},
+                "spec": {
+                    "capacity": {"storage": size},
+                    "accessModes": ["ReadWriteOnce"],
+                    "persistentVolumeReclaimPolicy": "Retain",
+                    "storageClassName": "",
+                    "claimRef": {"namespace": namespace, "name": name},
+                    "local": {"path": str(folder)},
+                    "nodeAffinity": {
+                        "required": {
+                            "nodeSelectorTerms": [
+                                {
+                                    "matchExpressions": [
+                                        {
+                                            "key": "kubernetes.io/hostname",
+                                            "operator": "In",
+                                            "values": [node.NODE_NAME],
+                                        }
+                                    ]
+                                }
+                            ]
+                        }
+                    },
+                },
+            }
+        )
+        self.plane.api.apply(
+            {
+                "apiVersion": "v1",
+                "kind": "PersistentVolumeClaim",
+                "metadata": {"name": name, "namespace": namespace},
+                "spec": {
+                    "accessModes": ["ReadWriteOnce"],
+                    "storageClassName": "",
+                    "volumeName": pv,
+                    "resources": {"requests": {"storage": size}},
+                },
+            }
+        )
+
+        def bound() -> bool:
+            claim = self.plane.api.get("v1", "PersistentVolumeClaim", name, namespace) or {}
+            return (claim.get("status") or {}).get("phase") == "Bound"
+
+        wait_until(f"claim {namespace}/{name} to be Bound", bound, timeout=60)
+
     # ------------------------------------------------------------------ helpers
 
     def _count(self, fault: str, started: float) -> Outage:
