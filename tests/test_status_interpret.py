@@ -687,3 +687,19 @@ def test_a_process_that_failed_on_a_full_volume_names_storage_and_the_platform()
     plain = interpret(dataclasses.replace(snapshot, last_lines=()), NOW)
     assert "StorageFull" not in [d.code for d in plain.diagnostics]
     assert "ContainerFailed" in [d.code for d in plain.diagnostics]
+
+
+def test_a_preempted_run_names_its_preemptor_beside_kueues_words():
+    import dataclasses
+
+    snapshot = dataclasses.replace(
+        snapshot_of("preempted"), preemptors=(("78", "Job research/high"),)
+    )
+    status = interpret(snapshot, NOW)
+    said = next(d for d in status.diagnostics if d.code == "Preempted")
+    assert said.message.endswith(
+        "Preempted to accommodate a workload (UID 77, JobUID 78) due to prioritization in the "
+        "ClusterQueue; preempted for Job research/high"
+    ), said.message
+    admission = next(p for p in status.phases if p.name is Phase.KUEUE_ADMISSION)
+    assert "preempted for Job research/high" in admission.detail

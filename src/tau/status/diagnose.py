@@ -13,7 +13,15 @@ from types import MappingProxyType
 
 from tau.k8s import meta
 from tau.status import evidence_check, scheduling, tables
-from tau.status.facts import ContainerFacts, Facts, PodFacts, conditions, metadata, node_lost
+from tau.status.facts import (
+    ContainerFacts,
+    Facts,
+    PodFacts,
+    conditions,
+    metadata,
+    node_lost,
+    preemptor_named,
+)
 from tau.status.model import (
     Action,
     Diagnostic,
@@ -422,7 +430,8 @@ def _admission(f: Facts, phases: tuple[PhaseResult, ...]) -> Iterator[tuple[str,
         if rejected:
             yield "AdmissionRejected", f"{w.name}: check {rejected[0][0]}: {rejected[0][2]}"
         elif w.preempted:
-            yield "Preempted", f"{w.name}: {w.evicted_message or 'preempted by Kueue'}"
+            why = preemptor_named(f, w.evicted_message or "preempted by Kueue")
+            yield "Preempted", f"{w.name}: {why}"
         elif w.evicted_reason:
             yield "Evicted", f"{w.name}: {w.evicted_reason}: {w.evicted_message}".rstrip(": ")
         elif any(m in w.pending_message.lower() for m in tables.TOPOLOGY_UNSUPPORTED_MARKERS):

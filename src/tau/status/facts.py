@@ -377,3 +377,11 @@ def node_lost(f: Facts, pod: PodFacts) -> bool:
         and e.time[:19] >= pod.not_ready_since[:19]
         for e in f.events
     )
+
+
+def preemptor_named(f: Facts, message: str) -> str:
+    """`message` (Kueue's eviction message, kept in its words) with the preemptor's name
+    added when tau found it: `…; preempted for Job team/high`.
+    """
+    named = [who for uid, who in f.snapshot.preemptors if uid in message]
+    return f"{message}; preempted for {', '.join(named)}" if named else message

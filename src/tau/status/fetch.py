@@ -12,6 +12,7 @@ is away (unreachable, or a 5xx/429 of a server or storage not ready): then the r
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from tau.errors import ClusterError
@@ -149,6 +150,31 @@ def _last_lines(reader: _Reader, pods: list[Obj]) -> list[tuple[str, str, str]]:
     return out
 
 
+#: How Kueue names the workload it preempted for: "Preempted to accommodate a workload
+#: (UID: <workload>, JobUID: <job>) due to prioritization in the ClusterQueue".
+_PREEMPTOR = re.compile(r"JobUID:? ([^\s,)]+)")
+
+
+def _preemptors(reader: _Reader, workloads: list[Obj]) -> list[tuple[str, str]]:
+    """The runs the run's Workloads were preempted for, by name: Kueue's message gives only
+    the preemptor's JobUID, which its own Workload carries as a label and whose owner is the
+    Job or RayJob. Read only for a preempted run, in the run's namespace.
+    """
+    uids: list[str] = []
+    for workload in workloads:
+        for cond in status_of(workload).get("conditions") or ():
+            if cond.get("type") in ("Evicted", "Preempted") and cond.get("status") == "True":
+                uids += _PREEMPTOR.findall(str(cond.get("message") or ""))
+    found: list[tuple[str, str]] = []
+    for uid in list(dict.fromkeys(uids))[:2]:
+        for other in reader.items("workloads", WORKLOAD, selector=f"{KUEUE_JOB_UID_LABEL}={uid}"):
+            owners = metadata(other).get("ownerReferences") or ()
+            owner = next((o for o in owners if o.get("kind") in ("Job", "RayJob")), None)
+            if owner is not None:
+                found.append((uid, f"{owner.get('kind')} {reader.namespace}/{owner.get('name')}"))
+    return found
+
+
 def _claims(reader: _Reader, pods: list[Obj]) -> list[Obj]:
     if not any((p.get("spec") or {}).get("resourceClaims") for p in pods):
         return []
@@ -236,6 +262,7 @@ def fetch(api_client: Any, namespace: str, name: str) -> Snapshot:
     names = {name, cluster_name, *(name_of(o) for o in (*workloads, *pods, *claims))}
     events = _events(reader, names)
     last_lines = _last_lines(reader, pods)
+    preemptors = _preemptors(reader, workloads)
     return Snapshot(
         namespace=namespace,
         name=name,
@@ -249,4 +276,5 @@ def fetch(api_client: Any, namespace: str, name: str) -> Snapshot:
         service=service,
         errors=tuple(reader.errors),
         last_lines=tuple(last_lines),
+        preemptors=tuple(preemptors),
     )
