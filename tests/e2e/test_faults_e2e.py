@@ -555,3 +555,90 @@ def test_a_full_data_claim_fails_the_run_in_its_own_words_and_names_storage(
         assert "No space left on device" in logs.splitlines()[-1], logs[-2000:]
     finally:
         cleanup(real_repo, name)
+
+
+# ---------------------------------------------------------------------- 6: Kueue preemption
+
+#: A ticker that keeps its last tick on the data claim and starts again after it: a run that
+#: resumes from its checkpoint. It ends on SIGTERM at once (Kueue's eviction deletes its pod).
+RESUMING_TICKER = """\
+import pathlib, signal, sys, time
+signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+stop = pathlib.Path("/data/faults/{name}.stop")
+ckpt = pathlib.Path("/data/faults/{name}.ckpt")
+tick = 0
+if ckpt.exists():
+    tick = int(ckpt.read_text()) + 1
+    print(f"resumed from tick {{tick - 1}}", flush=True)
+while not stop.exists() and tick < 6000:
+    print(f"tick {{tick:05d}}", flush=True)
+    ckpt.write_text(str(tick))
+    tick += 1
+    time.sleep(0.2)
+print(f"done after {{tick}} ticks", flush=True)
+"""
+
+
+def test_a_preempted_run_names_its_preemptor_waits_for_quota_and_resumes(
+    real_repo: Shell,
+    researcher: Any,
+    admin: Api,
+    faults: Faults,
+    claim_folder: Path,
+) -> None:
+    """A running run holds the real queue's quota; a run of the `priority` tier asks for it.
+    Kueue preempts the running one (the queue preempts lower priority within it): its status
+    says so in Kueue's words and names the preemptor; it waits for quota while the preemptor
+    runs; once the preemptor is done it is admitted again and resumes from its checkpoint."""
+    from tests.e2e.controlplane.researcher import REAL_QUEUE
+
+    low, high = "fpre-low", "fpre-high"
+    queue = admin.get("kueue.x-k8s.io/v1beta2", "ClusterQueue", REAL_QUEUE) or {}
+    before = dict(queue["spec"].get("preemption") or {})
+    queue["spec"]["preemption"] = {**before, "withinClusterQueue": "LowerPriority"}
+    admin.apply(queue)
+    try:
+        config = job_config(low, researcher.image, compute=dict(HOLDER_CPU))
+        write_target(real_repo, config, RESUMING_TICKER.format(name=low))
+        real_repo.ok("run", low)
+        wait_for("the run to run", lambda: state(real_repo, low) == "running", timeout=600)
+        ticking(real_repo, low, at_least=10)
+        urgent = job_config(high, researcher.image, compute=dict(HOLDER_CPU))
+        urgent["policy"] = {**urgent["policy"], "priority_tier": "priority"}
+        write_target(real_repo, urgent, TICKER.format(name=high, drain=False))
+        real_repo.ok("run", high)
+        TALLY.faults += 1
+        said = wait_for(
+            "status to say the run was preempted",
+            lambda: [d for d in diagnostics(real_repo, low) if d["code"] == "Preempted"],
+            timeout=300,
+        )
+        message = said[0]["message"]
+        assert "Preempted to accommodate a workload" in message, message
+        assert "due to prioritization in the ClusterQueue" in message, message
+        assert f"preempted for Job {researcher.real_workspace}/{high}" in message, message
+        if said[0]["owner"] != "queue owner":
+            TALLY.wrong_layer += 1
+        assert said[0]["owner"] == "queue owner", said
+        wait_for("the preemptor to run", lambda: state(real_repo, high) == "running", timeout=600)
+        # The preempted run waits for quota while the preemptor holds it.
+        assert state(real_repo, low) == "queued"
+        finish(real_repo, claim_folder, high)
+        wait_for("the run to run again", lambda: state(real_repo, low) == "running", timeout=600)
+        wait_for(
+            "the run to resume from its checkpoint",
+            lambda: "resumed from tick " in real_repo.tau("run", "logs", low).stdout,
+            timeout=300,
+        )
+        finish(real_repo, claim_folder, low)
+        logs = real_repo.ok("run", "logs", low, "--tail", "-1")
+        resumed = int(re.findall(r"^resumed from tick (\d+)$", logs, flags=re.M)[-1])
+        assert f"tick {resumed + 1:05d}" in logs, logs[-2000:]
+    finally:
+        cleanup(real_repo, low, high)
+        queue = admin.get("kueue.x-k8s.io/v1beta2", "ClusterQueue", REAL_QUEUE) or {}
+        if before:
+            queue["spec"]["preemption"] = before
+        else:
+            queue["spec"].pop("preemption", None)
+        admin.apply(queue)
