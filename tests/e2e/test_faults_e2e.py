@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 import subprocess
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -52,6 +53,8 @@ AWAY = re.compile(r"^the Kubernetes API was away for \d+(?:s|m\d\ds) \(.+\); .+ 
 #: The real node has 2 CPUs, and its queue as much quota: a holder asking 1200m leaves too
 #: little for a second run asking 1000m, which waits for quota until the holder ends.
 HOLDER_CPU = {"cpu_request": "1200m", "cpu_limit": "2"}
+#: How long a restart may take to come back (the harness's own bound, and some).
+BACK = 600
 WAITER_CPU = {"cpu_request": "1000m", "cpu_limit": "2"}
 
 
@@ -62,6 +65,7 @@ class Tally:
     faults: int = 0
     runs_completed: int = 0
     lines_lost: int = 0
+    lines_twice: int = 0
     duplicates: int = 0
     tracebacks: int = 0
     wrong_layer: int = 0
@@ -70,7 +74,8 @@ class Tally:
     def line(self) -> str:
         return (
             f"fault suite: {self.faults} faults injected, {self.runs_completed} runs completed, "
-            f"{self.lines_lost} log lines lost, {self.duplicates} duplicate objects, "
+            f"{self.lines_lost} log lines lost, {self.lines_twice} log lines twice, "
+            f"{self.duplicates} duplicate objects, "
             f"{self.tracebacks} tracebacks, {self.wrong_layer} diagnoses naming the wrong layer"
         )
 
@@ -181,7 +186,7 @@ def account_for(log: str, who: str) -> None:
     missing = sorted(set(range(total)) - set(seen))
     twice = len(seen) - len(set(seen))
     TALLY.lines_lost += len(missing)
-    TALLY.duplicates += twice
+    TALLY.lines_twice += twice
     assert not missing and not twice, f"{who}: missing {missing[:20]}, {twice} lines twice"
     assert seen == sorted(seen), f"{who}: ticks out of order"
 
@@ -228,6 +233,30 @@ def finish(shell: Shell, folder: Path, name: str, timeout: float = 600) -> None:
     TALLY.runs_completed += 1
 
 
+def one_of_each(admin: Api, namespace: str, name: str) -> None:
+    """The run is one Job with one Kueue Workload, whatever the fault did: counted."""
+    jobs = [j for j in admin.list("batch/v1", "Job", namespace) if j["metadata"]["name"] == name]
+    uids = {j["metadata"]["uid"] for j in jobs}
+    workloads = [
+        w
+        for w in admin.list("kueue.x-k8s.io/v1beta2", "Workload", namespace)
+        if (w["metadata"].get("labels") or {}).get("kueue.x-k8s.io/job-uid") in uids
+    ]
+    extra = max(0, len(jobs) - 1) + max(0, len(workloads) - len(jobs))
+    TALLY.duplicates += extra
+    assert len(jobs) == 1 and len(workloads) == 1, (jobs, workloads)
+
+
+def apiserver_refuses(plane: Any) -> bool:
+    import socket
+
+    try:
+        with socket.create_connection(("127.0.0.1", plane.ports.apiserver), timeout=1):
+            return False
+    except OSError:
+        return True
+
+
 def diagnostics(shell: Shell, name: str) -> list[dict[str, Any]]:
     found: list[dict[str, Any]] = status_doc(shell, name).get("diagnostics") or []
     return found
@@ -246,6 +275,7 @@ def test_watch_and_followed_logs_carry_on_across_a_control_plane_restart(
     component: str,
     real_repo: Shell,
     researcher: Any,
+    admin: Api,
     faults: Faults,
     claim_folder: Path,
     tmp_path: Path,
@@ -255,6 +285,7 @@ def test_watch_and_followed_logs_carry_on_across_a_control_plane_restart(
     back on the same data. Both commands carry on: the log has every tick once, the watch
     follows the waiting run until it starts; each says once that the API was away."""
     holder, waiter = f"f{component[:3]}-hold", f"f{component[:3]}-wait"
+    submitted = f"f{component[:3]}-sub"
     try:
         start_ticker(real_repo, researcher, holder)
         wait_for("the holder to run", lambda: state(real_repo, holder) == "running", timeout=600)
@@ -278,10 +309,32 @@ def test_watch_and_followed_logs_carry_on_across_a_control_plane_restart(
         wait_for("the watch's first frame", lambda: "watching " in watch.stdout, timeout=120)
         wait_for("the followed log to tick", lambda: len(ticks(logs.stdout)) >= 5, timeout=120)
 
+        restarted: list[Any] = []
+        restart = threading.Thread(
+            target=lambda: restarted.append(
+                faults.restart_apiserver(down_for=20)
+                if component == "apiserver"
+                else faults.restart_etcd(down_for=20)
+            ),
+            daemon=True,
+        )
+        restart.start()
         if component == "apiserver":
-            outage = faults.restart_apiserver(down_for=20)
-        else:
-            outage = faults.restart_etcd(down_for=20)
+            # `tau run` at that moment says it could not submit, and submits once when the
+            # API is back.
+            wait_for("the apiserver to be down", lambda: apiserver_refuses(faults.plane))
+            config = job_config(submitted, researcher.image, compute=dict(WAITER_CPU))
+            write_target(real_repo, config, "print('submitted once', flush=True)\n")
+            refused = real_repo.tau("run", submitted)
+            assert refused.returncode != 0, (refused.stdout, refused.stderr)
+            assert "Traceback" not in refused.stderr, refused.stderr
+            assert "Kubernetes API server" in refused.stderr, refused.stderr
+        restart.join(BACK)
+        assert restarted, "the restart did not finish"
+        outage = restarted[0]
+        if component == "apiserver":
+            real_repo.ok("run", submitted)
+            one_of_each(admin, researcher.real_workspace, submitted)
         TALLY.faults += 1
         TALLY.notes.append(f"{outage.fault}: the API away {outage.away:.0f}s")
         at_return = len(ticks(logs.stdout))
@@ -308,8 +361,9 @@ def test_watch_and_followed_logs_carry_on_across_a_control_plane_restart(
             said = len([line for line in err.splitlines() if AWAY.match(line)])
             clean_stderr(err, who, outages=1 if component == "apiserver" else min(said, 1))
         assert "the waiting run ran" in real_repo.ok("run", "logs", waiter)
+        one_of_each(admin, researcher.real_workspace, waiter)
     finally:
-        cleanup(real_repo, holder, waiter)
+        cleanup(real_repo, holder, waiter, submitted)
 
 
 # ---------------------------------------------------------------------- 9: cancel under a fault
@@ -408,6 +462,7 @@ def test_a_stopped_kubelet_reads_as_node_not_ready_owned_by_the_platform(
         )
         assert pod["status"]["containerStatuses"][0]["restartCount"] == 0
         account_for(real_repo.ok("run", "logs", name, "--tail", "-1"), f"{name} after the kubelet")
+        one_of_each(admin, researcher.real_workspace, name)
     finally:
         cleanup(real_repo, name)
 
@@ -452,6 +507,7 @@ def test_a_containerd_restart_keeps_the_containers_and_status_reports_no_failure
         )
         assert pod["status"]["containerStatuses"][0]["restartCount"] == 0
         account_for(real_repo.ok("run", "logs", name, "--tail", "-1"), f"{name} after containerd")
+        one_of_each(admin, researcher.real_workspace, name)
     finally:
         cleanup(real_repo, name)
 
@@ -501,6 +557,7 @@ def test_a_node_cut_off_reads_as_node_not_ready_and_its_log_is_whole_after(
         left = [d for d in diagnostics(real_repo, name) if d["severity"] in ("error", "warning")]
         assert not left, left
         account_for(real_repo.ok("run", "logs", name, "--tail", "-1"), f"{name} after the link")
+        one_of_each(admin, researcher.real_workspace, name)
     finally:
         cleanup(real_repo, name)
 
