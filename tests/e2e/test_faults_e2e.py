@@ -83,18 +83,22 @@ class Tally:
 TALLY = Tally()
 
 
-@pytest.fixture(scope="module", autouse=True)
-def summary(request: pytest.FixtureRequest) -> Iterator[Tally]:
-    yield TALLY
-    reporter = request.config.pluginmanager.get_plugin("terminalreporter")
-    line = TALLY.line()
-    if reporter is not None:
-        reporter.write_line("")
-        reporter.write_line(line)
+class _SummaryLine:
+    """Prints the tally in pytest's terminal summary, after every test and its teardown."""
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        terminalreporter.write_line("")
+        terminalreporter.write_line(TALLY.line())
         for note in TALLY.notes:
-            reporter.write_line(f"  {note}")
-    else:
-        print(line)
+            terminalreporter.write_line(f"  {note}")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def summary(request: pytest.FixtureRequest) -> Tally:
+    plugins = request.config.pluginmanager
+    if not plugins.has_plugin("tau-fault-summary"):
+        plugins.register(_SummaryLine(), "tau-fault-summary")
+    return TALLY
 
 
 @pytest.fixture(scope="module")
@@ -247,6 +251,15 @@ def one_of_each(admin: Api, namespace: str, name: str) -> None:
     assert len(jobs) == 1 and len(workloads) == 1, (jobs, workloads)
 
 
+def has_workload(admin: Api, namespace: str, name: str) -> bool:
+    job = admin.get("batch/v1", "Job", name, namespace) or {}
+    uid = (job.get("metadata") or {}).get("uid")
+    selector = f"kueue.x-k8s.io/job-uid={uid}"
+    return bool(uid) and bool(
+        admin.list("kueue.x-k8s.io/v1beta2", "Workload", namespace, label_selector=selector)
+    )
+
+
 def apiserver_refuses(plane: Any) -> bool:
     import socket
 
@@ -334,6 +347,11 @@ def test_watch_and_followed_logs_carry_on_across_a_control_plane_restart(
         outage = restarted[0]
         if component == "apiserver":
             real_repo.ok("run", submitted)
+            wait_for(
+                "Kueue's Workload of the run submitted after the outage",
+                lambda: has_workload(admin, researcher.real_workspace, submitted),
+                timeout=120,
+            )
             one_of_each(admin, researcher.real_workspace, submitted)
         TALLY.faults += 1
         TALLY.notes.append(f"{outage.fault}: the API away {outage.away:.0f}s")

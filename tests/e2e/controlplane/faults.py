@@ -168,8 +168,10 @@ class Faults:
         own mount namespace, where the kubelet mounts it into pods). It goes with the node."""
         folder = self.node.root / "small-claims" / name
         folder.mkdir(parents=True, exist_ok=True)
+        # tmpfs spells sizes k/m/g; Kubernetes spells them Ki/Mi/Gi.
+        tmpfs_size = size.removesuffix("i").lower()
         self.node._run_in_node(
-            "mount", "-t", "tmpfs", "-o", f"size={size},mode=0777", name, str(folder)
+            "mount", "-t", "tmpfs", "-o", f"size={tmpfs_size},mode=0777", name, str(folder)
         )
         pv = f"{name}-{namespace}"
         self.plane.api.apply(
