@@ -32,7 +32,7 @@ golden: ## Rewrite golden/ from the current renderer; review the diff
 	$(PYTHON) -m pytest -q tests/test_golden*.py tests/test_portal_stellar_golden.py tests/test_status_text.py --update-golden
 
 ##@ Checks
-.PHONY: lint typecheck test lower-bounds bench verify e2e e2e-build cluster-up cluster-down
+.PHONY: lint typecheck test lower-bounds bench verify e2e e2e-faults e2e-build cluster-up cluster-down
 lint: ## ruff lint and format check over the hand-written code
 	$(PYTHON) -m ruff check src tests codegen.py bench
 	$(PYTHON) -m ruff format --check src tests codegen.py bench
@@ -49,6 +49,9 @@ e2e-build: ## Build the e2e control plane's binaries from the Go module proxy (c
 
 e2e: ## The lifecycle against a real control plane (kube-apiserver, etcd, Kueue, KubeRay, KWOK, helm)
 	$(PYTHON) -m tests.e2e.controlplane e2e
+
+e2e-faults: ## Faults injected under real runs on the real node (apiserver, etcd, kubelet, containerd, ...)
+	$(PYTHON) -m tests.e2e.controlplane e2e tests/e2e/test_faults_e2e.py
 
 cluster-up: ## Start that control plane in the background, ready for a researcher (prints KUBECONFIG/CONTEXT/WORKSPACE)
 	$(PYTHON) -m tests.e2e.controlplane up

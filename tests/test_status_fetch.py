@@ -278,3 +278,53 @@ def test_request_count_is_the_same_for_3_and_50_pods(cluster, kube_client):
     with_50 = cluster.count_requests()
     # Job, RayJob, Workloads, Pods, Events: five GETs however many pods there are.
     assert with_3 == with_50 == cluster.count_requests("GET") == 5
+
+
+def test_a_failed_container_s_last_lines_are_read_and_a_running_one_costs_nothing(
+    cluster, kube_client
+):
+    info = submit_job(kube_client)
+    kueue_admits(cluster, info["uid"])
+    kubelet_runs(cluster, 1)
+    cluster.set_pod_log("train-0-x", "step 1\nNo space left on device\n", NS, "trainer")
+    cluster.reset_requests()
+    assert fetch(kube_client, NS, "train").last_lines == ()
+    assert not [r for r in cluster.requests if r.path.endswith("/log")]
+    pod = cluster.get_object("v1", "Pod", "train-0-x", namespace=NS)
+    pod["status"]["containerStatuses"][0]["state"] = {"terminated": {"exitCode": 1}}
+    cluster.put(pod)
+    snapshot = fetch(kube_client, NS, "train")
+    assert snapshot.last_lines == (("train-0-x", "trainer", "step 1\nNo space left on device\n"),)
+    (read,) = [r for r in cluster.requests if r.path.endswith("/log")]
+    assert read.query.get("tailLines") == "20"
+
+
+def test_the_preemptor_named_by_uid_in_kueues_message_is_read_by_name(cluster, kube_client):
+    info = submit_job(kube_client)
+    kueue_admits(cluster, info["uid"])
+    victim = cluster.get_object("kueue.x-k8s.io/v1beta2", "Workload", "job-train-abcde", NS)
+    message = (
+        "Preempted to accommodate a workload (UID: w-1, JobUID: 0f6e-high) due to "
+        "prioritization in the ClusterQueue; preemptor path: /realqueue; preemptee path: /realqueue"
+    )
+    victim["status"]["conditions"] = [
+        {"type": "Evicted", "status": "True", "reason": "Preempted", "message": message}
+    ]
+    cluster.put(victim)
+    cluster.put(
+        {
+            "apiVersion": "kueue.x-k8s.io/v1beta2",
+            "kind": "Workload",
+            "metadata": {
+                "name": "job-high-x",
+                "namespace": NS,
+                "labels": {"kueue.x-k8s.io/job-uid": "0f6e-high"},
+                "ownerReferences": [
+                    {"apiVersion": "batch/v1", "kind": "Job", "name": "high", "uid": "0f6e-high"}
+                ],
+            },
+            "spec": {"queueName": "jobqueue", "podSets": []},
+        }
+    )
+    snapshot = fetch(kube_client, NS, "train")
+    assert snapshot.preemptors == (("0f6e-high", f"Job {NS}/high"),)

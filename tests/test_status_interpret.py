@@ -618,3 +618,88 @@ def test_a_request_larger_than_the_queue_can_ever_hold_is_not_a_wait(message):
     (diagnostic,) = status.diagnostics
     assert (diagnostic.code, diagnostic.owner) == ("QuotaNeverFits", Owner.RESEARCHER)
     assert "waiting will not help" in diagnostic.suggestion
+
+
+def _node_lost(objects: list[dict], *, ready: str, event_at: str) -> RunStatus:
+    """The running case with its pod marked as the node controller marks a lost node's pods:
+    Ready=False since 10:20, and its NodeNotReady event at `event_at`."""
+    pod = next(o for o in objects if o["kind"] == "Pod")
+    for cond in pod["status"]["conditions"]:
+        if cond["type"] == "Ready":
+            cond.update(status=ready, lastTransitionTime="2026-12-02T10:20:00Z")
+    objects.append(
+        {
+            "apiVersion": "v1",
+            "kind": "Event",
+            "metadata": {"name": "e-lost", "namespace": "research"},
+            "involvedObject": {"kind": "Pod", "name": pod["metadata"]["name"]},
+            "reason": "NodeNotReady",
+            "message": "Node is not ready",
+            "type": "Warning",
+            "lastTimestamp": event_at,
+        }
+    )
+    return interpret(snapshot_of("running", objects), NOW)
+
+
+def test_a_pod_whose_node_stopped_reporting_names_the_node_and_the_platform():
+    status = _node_lost(load_objects("running"), ready="False", event_at="2026-12-02T10:20:00Z")
+    lost = next(d for d in status.diagnostics if d.code == "NodeNotReady")
+    assert lost.owner is Owner.PLATFORM and "node aks-h100-0 is NotReady" in lost.message
+    ready = next(p for p in status.phases if p.name is Phase.READY)
+    assert ready.status is PhaseStatus.WARNING and "aks-h100-0 is NotReady" in ready.detail
+    assert "readiness probe" not in ready.detail
+    assert status.state is State.RUNNING  # its containers may still run: nothing has failed
+
+
+@pytest.mark.parametrize(
+    ("ready", "event_at"),
+    [
+        ("True", "2026-12-02T10:20:00Z"),  # the node came back: the pod is Ready again
+        ("False", "2026-12-02T10:10:00Z"),  # an older outage's event; not ready for another cause
+    ],
+)
+def test_an_old_node_not_ready_event_leaves_no_warning(ready: str, event_at: str):
+    status = _node_lost(load_objects("running"), ready=ready, event_at=event_at)
+    assert "NodeNotReady" not in [d.code for d in status.diagnostics]
+
+
+def test_a_process_that_failed_on_a_full_volume_names_storage_and_the_platform():
+    import dataclasses
+
+    objects = load_objects("running")
+    pod = next(o for o in objects if o["kind"] == "Pod")
+    pod["status"]["phase"] = "Failed"
+    pod["status"]["containerStatuses"][0].update(
+        ready=False, state={"terminated": {"exitCode": 1, "reason": "Error"}}
+    )
+    said = "OSError: [Errno 28] No space left on device: '/data/ckpt/step-3.pt'"
+    snapshot = dataclasses.replace(
+        snapshot_of("running", objects),
+        last_lines=((pod["metadata"]["name"], "trainer", f"saving step 3\n{said}\n"),),
+    )
+    status = interpret(snapshot, NOW)
+    full = next(d for d in status.diagnostics if d.code == "StorageFull")
+    assert full.owner is Owner.PLATFORM
+    assert full.message == f'storage: train-0-r4nn1/trainer exit=1: the process said "{said}"'
+    assert "ContainerFailed" not in [d.code for d in status.diagnostics]
+    # Without those words it is the researcher's failure, as before.
+    plain = interpret(dataclasses.replace(snapshot, last_lines=()), NOW)
+    assert "StorageFull" not in [d.code for d in plain.diagnostics]
+    assert "ContainerFailed" in [d.code for d in plain.diagnostics]
+
+
+def test_a_preempted_run_names_its_preemptor_beside_kueues_words():
+    import dataclasses
+
+    snapshot = dataclasses.replace(
+        snapshot_of("preempted"), preemptors=(("78", "Job research/high"),)
+    )
+    status = interpret(snapshot, NOW)
+    said = next(d for d in status.diagnostics if d.code == "Preempted")
+    assert said.message.endswith(
+        "Preempted to accommodate a workload (UID 77, JobUID 78) due to prioritization in the "
+        "ClusterQueue; preempted for Job research/high"
+    ), said.message
+    admission = next(p for p in status.phases if p.name is Phase.KUEUE_ADMISSION)
+    assert "preempted for Job research/high" in admission.detail

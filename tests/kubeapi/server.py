@@ -47,12 +47,12 @@ class _HTTPServer(ThreadingHTTPServer):
     daemon_threads = False
     block_on_close = True
 
-    def __init__(self, emulator: KubeApiServer) -> None:
+    def __init__(self, emulator: KubeApiServer, port: int = 0) -> None:
         self.emulator = emulator
         self.open_connections: set[socket.socket] = set()
         self.accepted = 0
         self.connections_lock = threading.Lock()
-        super().__init__(("127.0.0.1", 0), ApiRequestHandler)
+        super().__init__(("127.0.0.1", port), ApiRequestHandler)
 
     def process_request(self, request: Any, client_address: Any) -> None:
         with self.connections_lock:
@@ -138,6 +138,22 @@ class KubeApiServer:
         http.server_close()
         if thread is not None:
             thread.join(timeout=5)
+
+    def restart(self) -> None:
+        """Come back on the same port after `stop()`, with the same objects: an API server
+        restarted on its etcd (clients reconnect to the address they know)."""
+        with self._lifecycle_lock:
+            if self._http is not None:
+                raise RuntimeError("stop the server before restarting it")
+            self.stopping = False
+            self._http = _HTTPServer(self, self._port)
+            self._thread = threading.Thread(
+                target=self._http.serve_forever,
+                kwargs={"poll_interval": 0.01},
+                name=f"kubeapi-{self._port}",
+                daemon=True,
+            )
+            self._thread.start()
 
     def __enter__(self) -> KubeApiServer:
         return self.start()

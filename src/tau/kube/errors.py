@@ -17,6 +17,9 @@ from tau.errors import ClusterError
 from tau.k8s.kinds import ResourceType
 
 _ASK = "ask your platform operator"
+#: The `reason` of a request that got no answer (refused, timed out, the connection dropped):
+#: the API may be back in a moment (`tau.kube.outage`). TLS and name failures are not it.
+UNREACHABLE = "Unreachable"
 
 
 @contextmanager
@@ -242,12 +245,14 @@ def _from_transport(exc: BaseException, context: str | None) -> ClusterError:
         return ClusterError(
             f"the Kubernetes API server{on} did not answer in time",
             hint="check your network/VPN; retry later",
+            reason=UNREACHABLE,
         )
     if "refused" in text:
         return ClusterError(
             f"connection to the Kubernetes API server{on} was refused",
             hint="the API server is down or the address is wrong; check the "
             "cluster is running and your VPN is up",
+            reason=UNREACHABLE,
         )
     if "certificate" in text or "ssl" in text:
         return ClusterError(
@@ -262,6 +267,7 @@ def _from_transport(exc: BaseException, context: str | None) -> ClusterError:
     return ClusterError(
         f"could not reach the Kubernetes API server{on}",
         hint="check your network connection and the cluster address",
+        reason=UNREACHABLE,
     )
 
 

@@ -302,6 +302,8 @@ class LogOptions:
     limit_bytes: int | None = None
     previous: bool = False
     timestamps: bool = False
+    #: RFC3339 time: only lines written at or after it (a followed log resuming).
+    since_time: str | None = None
 
     def query(self) -> list[tuple[str, str]]:
         """The log request's query parameters, as the API server names them."""
@@ -315,6 +317,8 @@ class LogOptions:
         ):
             if number is not None:
                 out.append((key, str(number)))
+        if self.since_time:
+            out.append(("sinceTime", self.since_time))
         if self.previous:
             out.append(("previous", "true"))
         if self.timestamps:

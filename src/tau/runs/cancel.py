@@ -228,12 +228,27 @@ def cancel(
         ForeignWorkload: the objects of that name are not tau's; nothing was deleted.
         ClusterError: the API refused, or teardown timed out.
     """
-    kind, obj = owned_workload(api_client, namespace, name, verb)
+    from tau.kube.outage import Outage
+
+    # The API may go away under a cancel (a restart, its etcd): each step waits for its
+    # return, within the cancel's own timeout, and says once how long it was gone; past the
+    # timeout the error says exactly what was done and what is left.
+    outage = Outage("the cancel", say=say or _quiet, monotonic=clock, give_up_after=timeout)
+    through = _Through(outage, sleep)
+    kind, obj = through(
+        lambda: owned_workload(api_client, namespace, name, verb),
+        "nothing was deleted: the run is as it was",
+    )
     cluster = (obj.get("status") or {}).get("rayClusterName")
     uid = str((obj.get("metadata") or {}).get("uid") or "")
     if keep:
         keep_logs(api_client, namespace, kind, obj, note)
-    _delete(api_client, kind, obj)
+    what = f"{kind} {namespace}/{name}"
+    through(
+        lambda: _delete(api_client, kind, obj),
+        f"whether the deletion of {what} reached the API server is not known; "
+        f"`tau run status {name} -n {namespace}` shows whether it is still there",
+    )
     if not wait:
         return CancelResult(kind, namespace, name, complete=False)
     started = clock()
@@ -245,7 +260,14 @@ def cancel(
             told.add(key)
             say(line)
 
-    while (left := _remaining(api_client, namespace, kind, name, cluster, uid)).count:
+    def remaining() -> Remaining:
+        return through(
+            lambda: _remaining(api_client, namespace, kind, name, cluster, uid),
+            f"{what} was deleted; whether its pods and Kueue Workload are gone was not seen "
+            f"(check: tau run status {name} -n {namespace})",
+        )
+
+    while (left := remaining()).count:
         if left.pods:
             tell(holding(name, left.pods), "holding")
         if clock() - started >= SLOW_TO_STOP:
@@ -261,3 +283,36 @@ def cancel(
     if "holding" in told and say is not None:
         say(f"compute released: no RayCluster or pods remain for {name}")
     return CancelResult(kind, namespace, name, complete=True)
+
+
+def _quiet(_line: str) -> None:
+    """No one to tell (a caller that passed no `say`)."""
+
+
+class _Through:
+    """One cancel step, tried again while the API is away (`tau.kube.outage`)."""
+
+    def __init__(self, outage: Any, sleep: Callable[[float], None]) -> None:
+        self.outage = outage
+        self.sleep = sleep
+
+    def __call__(self, step: Callable[[], Any], left: str) -> Any:
+        from tau.kube.outage import is_away
+
+        while True:
+            try:
+                done = step()
+            except ClusterError as exc:
+                try:
+                    wait = self.outage.failed(exc)
+                except ClusterError:
+                    if not is_away(exc):
+                        raise
+                    # Away past the cancel's timeout: what was done, and what is left.
+                    raise ClusterError(
+                        f"{exc.message}; {left}", status=exc.status, hint=exc.hint
+                    ) from exc
+                self.sleep(wait)
+                continue
+            self.outage.back()
+            return done

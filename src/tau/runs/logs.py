@@ -9,6 +9,7 @@ deleted an attempt, and the driver's copy on the data claim; one stderr line say
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -211,13 +212,16 @@ def stream(
     name: str,
     opts: LogOptions | None = None,
     note: Callable[[str], None] | None = None,
+    say: Callable[[str], None] | None = None,
 ) -> Iterator[str]:
     """Yield log text chunks of the run.
 
     Lines carry a `[pod/POD/CONTAINER]` prefix with --prefix; without it, several Job pods
     still get a `[pod]` prefix per line so their output can be told apart. Once the pods are
     gone, or for an earlier --attempt, the kept copy is shown and `note` (default: stderr)
-    hears one line saying where it came from.
+    hears one line saying where it came from. A followed log carries on across an API
+    server restart (`tau.runs.log_follow`); `say` gets the one line saying how long the
+    API was away (stderr by default).
 
     Raises:
         RunNotFound: the run does not exist and kept no logs.
@@ -281,6 +285,21 @@ def stream(
             if several_pods
             else ""
         )
+        if opts.follow and not opts.previous:
+            from tau.runs import log_follow
+
+            chunks = log_follow.follow(
+                api_client,
+                namespace,
+                pod_name,
+                read,
+                ended=functools.partial(
+                    log_follow.container_ended, api_client, namespace, pod_name, container
+                ),
+                say=say or _stderr,
+            )
+            yield from _prefixed(chunks, label)
+            continue
         if opts.follow:
             yield from _prefixed(resources.follow_log(api_client, pod_name, namespace, read), label)
             continue

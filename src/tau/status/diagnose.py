@@ -13,7 +13,15 @@ from types import MappingProxyType
 
 from tau.k8s import meta
 from tau.status import evidence_check, scheduling, tables
-from tau.status.facts import ContainerFacts, Facts, PodFacts, conditions, metadata
+from tau.status.facts import (
+    ContainerFacts,
+    Facts,
+    PodFacts,
+    conditions,
+    metadata,
+    node_lost,
+    preemptor_named,
+)
 from tau.status.model import (
     Action,
     Diagnostic,
@@ -280,6 +288,15 @@ CODES: Mapping[str, Code] = MappingProxyType(
         "CrashLoopBackOff": Code(E, R, "the application crashes on start; read the logs", (_LOGS,)),
         # A container exited non-zero.
         "ContainerFailed": Code(E, R, "a container exited with an error; read the logs", (_LOGS,)),
+        # The process failed writing to a full volume (ENOSPC or a quota), in its own words.
+        "StorageFull": Code(
+            E,
+            PL,
+            "storage: the volume the run writes to is full; the platform team owns its size "
+            "(enlarge the claim or free space), then resume from the last checkpoint written "
+            "whole",
+            (_STORAGE, _RESUME),
+        ),
         # The kernel killed a container for exceeding its memory limit.
         "OOMKilled": Code(
             E,
@@ -306,6 +323,16 @@ CODES: Mapping[str, Code] = MappingProxyType(
         # Ray pods still hold nodes after the RayJob ended.
         "ComputeNotReleased": Code(
             N, PL, "wait for the teardown before resubmitting onto the same nodes"
+        ),
+        # The node of a running pod stopped reporting (kubelet stopped, link down): the node
+        # controller marked its pods not ready. The node is the platform's.
+        "NodeNotReady": Code(
+            W,
+            PL,
+            "the platform team owns the node (its kubelet, runtime and network); the run carries "
+            "on if the node returns before the pods' toleration of a lost node ends (300 s by "
+            "default), else its pods are evicted and retry_on decides",
+            (_NODES,),
         ),
         # Containers run; tau cannot see whether training progresses (running is not progressing).
         "ProgressUnverified": Code(N, R, "check the logs and metrics for progress", (_LOGS,)),
@@ -403,7 +430,8 @@ def _admission(f: Facts, phases: tuple[PhaseResult, ...]) -> Iterator[tuple[str,
         if rejected:
             yield "AdmissionRejected", f"{w.name}: check {rejected[0][0]}: {rejected[0][2]}"
         elif w.preempted:
-            yield "Preempted", f"{w.name}: {w.evicted_message or 'preempted by Kueue'}"
+            why = preemptor_named(f, w.evicted_message or "preempted by Kueue")
+            yield "Preempted", f"{w.name}: {why}"
         elif w.evicted_reason:
             yield "Evicted", f"{w.name}: {w.evicted_reason}: {w.evicted_message}".rstrip(": ")
         elif any(m in w.pending_message.lower() for m in tables.TOPOLOGY_UNSUPPORTED_MARKERS):
@@ -437,6 +465,13 @@ def _pods(f: Facts, phases: tuple[PhaseResult, ...]) -> Iterator[tuple[str, str]
         yield "DRAClaimPending", f"ResourceClaims {dra.detail}"
     yield from _containers(f)
     yield from _service(f)
+    for pod in f.pods:
+        if node_lost(f, pod):
+            yield (
+                "NodeNotReady",
+                f"node {pod.node} is NotReady: it stopped reporting (its kubelet or its link); "
+                f"pod {pod.name} is marked not ready, its containers may still run",
+            )
     if any(p.phase == "Failed" and p.status_reason == "Evicted" for p in f.pods):
         pod = next(p for p in f.pods if p.status_reason == "Evicted")
         yield "Evicted", f"pod {pod.name} was evicted by its node"
@@ -526,15 +561,42 @@ def _service(f: Facts) -> Iterator[tuple[str, str]]:
         )
 
 
+#: What a process prints when the volume it writes to is full (strerror of ENOSPC, EDQUOT).
+_FULL_MARKERS = ("No space left on device", "Disk quota exceeded")
+
+
+def _full(f: Facts, pod: str, container: str) -> str:
+    """The last line of the container's log that says its volume was full, or ""."""
+    for where, name, text in f.snapshot.last_lines:
+        if (where, name) != (pod, container):
+            continue
+        said = [line for line in text.splitlines() if any(m in line for m in _FULL_MARKERS)]
+        if said:
+            return " ".join(said[-1].split())[:200]
+    return ""
+
+
 def _containers(f: Facts) -> Iterator[tuple[str, str]]:
     seen: set[str] = set()
     for pod in f.pods:
         for kind, group in (("init", pod.init), ("app", pod.app)):
             for c in group:
                 code = _container_code(kind, c.reason, c.last_reason, c.exit_code, c.message)
+                said = _full(f, pod.name, c.name) if code == "ContainerFailed" else ""
+                if said:
+                    code = "StorageFull"
                 if code and code not in seen:
                     seen.add(code)
-                    yield code, _container_message(pod.name, c)
+                    if said:
+                        yield (
+                            code,
+                            (
+                                f"storage: {pod.name}/{c.name} exit={c.exit_code}: the process "
+                                f'said "{said}"'
+                            ),
+                        )
+                    else:
+                        yield code, _container_message(pod.name, c)
 
 
 def _container_code(
@@ -586,6 +648,7 @@ def _outcome(
         "OOMKilled",
         "CrashLoopBackOff",
         "ContainerFailed",
+        "StorageFull",
         "ImagePullBackOff",
         "InitContainerFailed",
     }:

@@ -189,6 +189,9 @@ class PodFacts:
     volume_claims: tuple[str, ...] = ()
     #: metadata.deletionTimestamp is set: the pod is going away.
     deleting: bool = False
+    #: When its Ready condition turned False ("" while Ready or never said): a NodeNotReady
+    #: event at or after it is why (the node controller marks a lost node's pods so).
+    not_ready_since: str = ""
 
     @property
     def terminal(self) -> bool:
@@ -243,7 +246,15 @@ def pod_facts(pod: Obj) -> PodFacts:
             if isinstance(v.get("persistentVolumeClaim"), dict)
         ),
         deleting=bool(metadata(pod).get("deletionTimestamp")),
+        not_ready_since=_not_ready_since(conds),
     )
+
+
+def _not_ready_since(conds: Mapping[str, Mapping[str, Any]]) -> str:
+    ready = conds.get("Ready", _EMPTY)
+    if str(ready.get("status")) != "False":
+        return ""
+    return str(ready.get("lastTransitionTime") or "")
 
 
 @dataclass(frozen=True)
@@ -351,3 +362,26 @@ def read_facts(snapshot: Snapshot) -> Facts:
         events=tuple(events),
         claims={name_of(c): c for c in snapshot.resource_claims},
     )
+
+
+def node_lost(f: Facts, pod: PodFacts) -> bool:
+    """The pod is not ready because its node is NotReady: the node controller's NodeNotReady
+    event on it, at or after its Ready condition turned False. Once the node is back the pod
+    is Ready (or done) again and an old event says nothing.
+    """
+    if pod.terminal or pod.ready or not pod.node or not pod.not_ready_since:
+        return False
+    return any(
+        e.reason == "NodeNotReady"
+        and e.object_name == pod.name
+        and e.time[:19] >= pod.not_ready_since[:19]
+        for e in f.events
+    )
+
+
+def preemptor_named(f: Facts, message: str) -> str:
+    """`message` (Kueue's eviction message, kept in its words) with the preemptor's name
+    added when tau found it: `…; preempted for Job team/high`.
+    """
+    named = [who for uid, who in f.snapshot.preemptors if uid in message]
+    return f"{message}; preempted for {', '.join(named)}" if named else message

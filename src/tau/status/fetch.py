@@ -5,12 +5,14 @@ lazily, so the pure modules load without it). The number of requests does not de
 number of pods: each kind is one get or one list with a label selector.
 
 Reading the run itself (Job, RayJob) must succeed or be a plain 404; any other failure raises a
-ClusterError, because "not found" would then be a lie. Every later query soft-fails: its part of
-the snapshot stays empty and the reason is recorded in `Snapshot.errors`.
+ClusterError, because "not found" would then be a lie. Every later query soft-fails (its part of
+the snapshot stays empty and the reason is recorded in `Snapshot.errors`), except when the API
+is away (unreachable, or a 5xx/429 of a server or storage not ready): then the read fails whole.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from tau.errors import ClusterError
@@ -59,7 +61,32 @@ class _Reader:
             self._soft_failure(what, exc)
             return None
 
+    def log_tail(self, pod: str, container: str, lines: int) -> str:
+        """The last `lines` of a container's log; "" when it cannot be read (the pod gone, its
+        node unreachable): the rest of the view does not depend on it.
+        """
+        try:
+            return resources.pod_log(
+                self.api,
+                pod,
+                self.namespace,
+                resources.LogOptions(container=container, tail_lines=lines),
+            )
+        except ClusterError as exc:
+            from tau.kube.errors import UNREACHABLE
+
+            if exc.reason == UNREACHABLE:
+                raise  # the API itself went away (not the kubelet behind it)
+            return ""
+
     def _soft_failure(self, what: str, exc: ClusterError) -> None:
+        from tau.kube.outage import is_away
+
+        if is_away(exc):
+            # The API went away in the middle of the read (a restart, its etcd): a view with
+            # its pods or events missing would read as a run that has none. The whole read
+            # fails, as the run's own read does, and a watch waits for the API's return.
+            raise exc
         # The status code first: it is what scripts and the warnings line key on.
         code = f"{exc.status} - " if exc.status else ""
         self.errors.append(f"{what}: {code}{exc.message}")
@@ -97,6 +124,55 @@ def _pods(reader: _Reader, name: str, cluster: str) -> list[Obj]:
             "pods", POD, selector=f"{RAY_CLUSTER_LABEL}={cluster}", missing_ok=False
         )
     return list({name_of(p): p for p in pods}.values())
+
+
+#: Lines read from the end of a failed container's log, and how many containers are read.
+LAST_LINES = 20
+_FAILED_READ = 2
+
+
+def _last_lines(reader: _Reader, pods: list[Obj]) -> list[tuple[str, str, str]]:
+    """The last lines of the containers that exited non-zero (the first two): the reason the
+    process gave (`No space left on device`) is there and nowhere else. A run without a
+    failed container costs no request more.
+    """
+    out: list[tuple[str, str, str]] = []
+    for pod in pods:
+        for entry in status_of(pod).get("containerStatuses") or ():
+            ended = (entry.get("state") or {}).get("terminated") or {}
+            if ended.get("exitCode") in (0, None):
+                continue
+            text = reader.log_tail(name_of(pod), str(entry.get("name")), LAST_LINES)
+            if text:
+                out.append((name_of(pod), str(entry.get("name")), text))
+            if len(out) >= _FAILED_READ:
+                return out
+    return out
+
+
+#: How Kueue names the workload it preempted for: "Preempted to accommodate a workload
+#: (UID: <workload>, JobUID: <job>) due to prioritization in the ClusterQueue".
+_PREEMPTOR = re.compile(r"JobUID:? ([^\s,)]+)")
+
+
+def _preemptors(reader: _Reader, workloads: list[Obj]) -> list[tuple[str, str]]:
+    """The runs the run's Workloads were preempted for, by name: Kueue's message gives only
+    the preemptor's JobUID, which its own Workload carries as a label and whose owner is the
+    Job or RayJob. Read only for a preempted run, in the run's namespace.
+    """
+    uids: list[str] = []
+    for workload in workloads:
+        for cond in status_of(workload).get("conditions") or ():
+            if cond.get("type") in ("Evicted", "Preempted") and cond.get("status") == "True":
+                uids += _PREEMPTOR.findall(str(cond.get("message") or ""))
+    found: list[tuple[str, str]] = []
+    for uid in list(dict.fromkeys(uids))[:2]:
+        for other in reader.items("workloads", WORKLOAD, selector=f"{KUEUE_JOB_UID_LABEL}={uid}"):
+            owners = metadata(other).get("ownerReferences") or ()
+            owner = next((o for o in owners if o.get("kind") in ("Job", "RayJob")), None)
+            if owner is not None:
+                found.append((uid, f"{owner.get('kind')} {reader.namespace}/{owner.get('name')}"))
+    return found
 
 
 def _claims(reader: _Reader, pods: list[Obj]) -> list[Obj]:
@@ -154,7 +230,8 @@ def fetch(api_client: Any, namespace: str, name: str) -> Snapshot:
         The Snapshot; sub-queries that failed are listed in `errors`.
 
     Raises:
-        ClusterError: reading the Job or RayJob failed with anything but 404.
+        ClusterError: reading the Job or RayJob failed with anything but 404, or the API went
+            away during the read (`tau.kube.outage.is_away`).
     """
     reader = _Reader(api_client, namespace)
     job = reader.required(JOB, name)
@@ -184,6 +261,8 @@ def fetch(api_client: Any, namespace: str, name: str) -> Snapshot:
         service = reader.get("service", SERVICE, f"{name}-headless")
     names = {name, cluster_name, *(name_of(o) for o in (*workloads, *pods, *claims))}
     events = _events(reader, names)
+    last_lines = _last_lines(reader, pods)
+    preemptors = _preemptors(reader, workloads)
     return Snapshot(
         namespace=namespace,
         name=name,
@@ -196,4 +275,6 @@ def fetch(api_client: Any, namespace: str, name: str) -> Snapshot:
         resource_claims=tuple(claims),
         service=service,
         errors=tuple(reader.errors),
+        last_lines=tuple(last_lines),
+        preemptors=tuple(preemptors),
     )

@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 from tau.k8s import meta
 from tau.status import evidence_check, pod_phases, tables
-from tau.status.facts import Facts, conditions, is_true, metadata, status_of
+from tau.status.facts import Facts, conditions, is_true, metadata, preemptor_named, status_of
 from tau.status.model import POD_PHASES, Phase, PhaseResult, PhaseStatus
 from tau.status.pod_phases import earliest, result
 from tau.status.snapshot import Obj
@@ -109,7 +109,9 @@ def _admission_blocked(
             started,
         )
     if preempted is not None:
-        why = preempted.evicted_message or preempted.evicted_reason or "Preempted"
+        why = preemptor_named(
+            f, preempted.evicted_message or preempted.evicted_reason or "Preempted"
+        )
         return result(
             Phase.KUEUE_ADMISSION,
             P.WARNING,

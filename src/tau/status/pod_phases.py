@@ -7,7 +7,7 @@ applies the whole-run special cases (manager-only MultiKueue view, finished RayJ
 from __future__ import annotations
 
 from tau.status import scheduling, tables
-from tau.status.facts import ContainerFacts, Facts, PodFacts, status_of
+from tau.status.facts import ContainerFacts, Facts, PodFacts, node_lost, status_of
 from tau.status.model import Phase, PhaseResult, PhaseStatus
 from tau.status.snapshot import Obj
 from tau.status.state import terminal_state
@@ -266,6 +266,17 @@ def ready(f: Facts) -> PhaseResult:
         ),
         None,
     )
+    lost = next((p for p in f.pods if node_lost(f, p)), None)
+    if lost is not None:
+        # Not a probe: the node stopped reporting (its kubelet, or its link). The containers
+        # may still run; nothing the researcher does brings the node back.
+        return result(
+            Phase.READY,
+            P.WARNING,
+            f"{detail}; node {lost.node} is NotReady (it stopped reporting); "
+            f"{lost.name} is marked not ready",
+            "the platform team owns the node; the run carries on if the node returns",
+        )
     if running is not None:
         # Running is not Ready: its containers started, and a probe has not passed (yet). A pod
         # on its way out (deleted, preempted, evicted) is not waiting for a probe.

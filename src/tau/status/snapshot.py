@@ -35,6 +35,10 @@ class Snapshot:
             ``"<what>: <why>"`` lines.
         store_evidence: what the experiment store held for a finished run that offloads its
             metrics (`tau.cli.evidence_read`), or None when it was not read.
+        last_lines: (pod, container, text) of the last lines of a container that exited
+            non-zero: what its process said as it failed (read for failed containers only).
+        preemptors: (JobUID, "Kind name") of the workloads Kueue preempted this run for, as
+            its Workload's eviction message names them by UID (read when preempted only).
     """
 
     namespace: str
@@ -49,6 +53,8 @@ class Snapshot:
     service: Obj | None = None
     errors: tuple[str, ...] = field(default=())
     store_evidence: StoreEvidence | None = None
+    last_lines: tuple[tuple[str, str, str], ...] = ()
+    preemptors: tuple[tuple[str, str], ...] = ()
 
     @classmethod
     def from_objects(

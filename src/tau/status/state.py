@@ -7,7 +7,7 @@ the KubeRay tables); the others from Kueue admission and the pods.
 from __future__ import annotations
 
 from tau.status import tables
-from tau.status.facts import Facts, conditions, is_true, status_of
+from tau.status.facts import Facts, conditions, is_true, node_lost, status_of
 from tau.status.model import State
 
 
@@ -66,6 +66,8 @@ def run_state(f: Facts) -> State:
     if f.is_ray:
         running = str(status_of(f.primary).get("jobStatus") or "") == "RUNNING"
         return State.RUNNING if running else State.STARTING
-    if live and all(p.ready for p in live):
+    # A pod whose node stopped reporting was running when last seen: its containers may
+    # still run (the Ready phase and NodeNotReady say so); it is not starting again.
+    if live and all(p.ready or node_lost(f, p) for p in live):
         return State.RUNNING
     return State.STARTING

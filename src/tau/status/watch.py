@@ -20,7 +20,9 @@ from typing import TYPE_CHECKING, Any
 from rich.console import Console
 from rich.text import Text
 
+from tau.errors import ClusterError
 from tau.k8s.kinds import JOB, POD, RAYCLUSTER, RAYJOB, WORKLOAD, ResourceType
+from tau.kube.outage import Outage
 from tau.status import text
 from tau.status.facts import (
     JOB_NAME_LABEL,
@@ -42,6 +44,8 @@ Interpreter = Callable[[Snapshot, datetime], RunStatus]
 WATCH_TIMEOUT_SECONDS = 10
 #: Redraw at least this often even without changes, so elapsed times stay current.
 HEARTBEAT_SECONDS = 30.0
+#: What a watch stream puts on the change queue when the API went away under it.
+OUTAGE = "outage"
 
 
 @dataclass(frozen=True)
@@ -123,10 +127,10 @@ class ChangeFeed:
         thread.start()
 
     def _run(self, resource: ResourceType, selector: str, field_selector: str) -> None:
-        from tau.errors import ClusterError
+        from tau.kube.outage import SETTLE, is_away
         from tau.kube.streams import watch_kind
 
-        version = ""
+        version, away, away_at = "", False, None
         while not self.stopped.is_set():
             stream = watch_kind(
                 self.api_client,
@@ -140,6 +144,7 @@ class ChangeFeed:
             self._watches.append(stream)
             try:
                 for kind_of_change, _obj in stream:
+                    away = False
                     # A bookmark only moves the resume version on: nothing to redraw.
                     if kind_of_change != "BOOKMARK":
                         self.changes.put(resource.plural)
@@ -148,9 +153,21 @@ class ChangeFeed:
                 # Resume after the server's timeout where this stream left off.
                 version = stream.resource_version
             except ClusterError as exc:
-                if exc.status in (403, 404):
+                # A restarted API server refuses for a moment what it serves once ready.
+                settling = away_at is not None and time.monotonic() - away_at < SETTLE
+                if exc.status in (403, 404) and not settling:
                     return  # Not served (no KubeRay/Kueue) or not allowed: fetch reports it.
-                version = ""  # Expired (410) or a dropped connection: start afresh.
+                if is_away(exc):
+                    away_at = time.monotonic()
+                if is_away(exc) and not away:
+                    # The API went away: wake the loop, whose fetch waits for its return
+                    # and says how long it was gone. Once per outage, not once per retry.
+                    away = True
+                    self.changes.put(OUTAGE)
+                if exc.status == 410:
+                    # Expired (410): start afresh. After an outage the stream resumes from
+                    # its version (a 410 then, if the server no longer has it, relists).
+                    version = ""
                 self.stopped.wait(1.0)
 
     def wait(self, timeout: float) -> bool:
@@ -174,6 +191,13 @@ class ChangeFeed:
         self.stopped.set()
         for stream in list(self._watches):
             stream.stop()
+
+
+def _stderr(line: str) -> None:
+    import sys
+
+    sys.stderr.write(line + "\n")
+    sys.stderr.flush()
 
 
 def draw(console: Console, status: RunStatus, interval: float) -> None:
@@ -210,6 +234,8 @@ def watch(
     interpreter: Interpreter | None = None,
     feed: ChangeFeed | None = None,
     evidence: Callable[[Snapshot, Offload], Snapshot] | None = None,
+    say: Callable[[str], None] | None = None,
+    sleep: Callable[[float], None] = time.sleep,
 ) -> WatchResult:
     """Follow a run until it completes, fails, or `max_iterations` redraws were made.
 
@@ -228,13 +254,16 @@ def watch(
         evidence: reads what a finished, offloading run left in its store into the snapshot
             (the CLI's `evidence_read.attach`; status itself never imports the store). None:
             the last frame says nothing of the store.
+        say: where the one line about an API outage the watch came through goes (stderr).
+        sleep: the wait between two tries while the API is away (tests).
 
     Returns:
         The WatchResult; the CLI exits with its `exit_code` and prints its `message`.
 
     Raises:
         ValueError: `interval` is not positive or `max_iterations` is negative.
-        ClusterError: fetching the run failed (see `fetch.fetch`).
+        ClusterError: fetching the run failed (see `fetch.fetch`), or the API stayed away
+            longer than `tau.kube.outage.GIVE_UP_AFTER`.
     """
     if interval <= 0 or max_iterations < 0:
         raise ValueError("--interval must be > 0 and --max-iterations >= 0")
@@ -244,10 +273,24 @@ def watch(
 
     fetcher, interpreter = fetcher or fetch, interpreter or interpret
     feed = feed or ChangeFeed(api_client, namespace, name)
+    outage = Outage("the watch", say=say or _stderr, monotonic=monotonic)
     iterations, status = 0, None
     try:
         while True:
-            snapshot = fetcher(api_client, namespace, name)
+            try:
+                snapshot = fetcher(api_client, namespace, name)
+            except ClusterError as exc:
+                # The API went away (a restart, its etcd, the network): wait for it, as
+                # kubectl's watches do, instead of ending the watch.
+                sleep(outage.failed(exc))
+                continue
+            outage.back()
+            if snapshot.errors and outage.settling():
+                # Just back, the API server may still refuse a part (its authorizer's and
+                # CRDs' caches fill after it answers): read again rather than draw a part
+                # missing. Bounded by `tau.kube.outage.SETTLE`.
+                sleep(1.0)
+                continue
             status = interpreter(snapshot, clock())
             ended_now = outcome(status) is not None and evidence is not None
             offload = store_to_read(snapshot) if ended_now else None

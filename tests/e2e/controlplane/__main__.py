@@ -25,6 +25,9 @@ from pathlib import Path
 from tests.e2e.controlplane.build import build_all, cache_root
 from tests.e2e.controlplane.processes import StartError
 
+#: Run by `make e2e-faults` (named), not by `make e2e`.
+FAULT_SUITE = "tests/e2e/test_faults_e2e.py"
+
 
 def state_dir() -> Path:
     return cache_root() / "cluster-up"
@@ -187,7 +190,9 @@ def e2e(pytest_args: list[str]) -> int:
         # The whole suite unless a test path (or node id) is named; options pass as given,
         # values included (`-k "a or b"`).
         named = any(Path(a.split("::")[0]).exists() for a in pytest_args)
-        suite = [] if named else ["tests/e2e"]
+        # The fault suite has a target of its own (`make e2e-faults`): it restarts the
+        # control plane's components, which the rest of the suite should not sit through.
+        suite = [] if named else ["tests/e2e", f"--ignore={FAULT_SUITE}"]
         code = int(pytest.main(["-m", "e2e", "-p", "no:cacheprovider", *pytest_args, *suite]))
         if code not in (0, 5):
             # What each component said last: the failure's other half, before it is removed.

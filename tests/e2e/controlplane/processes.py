@@ -38,6 +38,8 @@ class Process:
     argv: list[str]
     log: Path
     popen: subprocess.Popen[bytes] | None = None
+    #: The environment it was started with beyond the supervisor's own (kept for a restart).
+    env: dict[str, str] | None = None
 
     def tail(self, lines: int = 25) -> str:
         try:
@@ -61,18 +63,23 @@ class Supervisor:
         self, name: str, argv: Sequence[str], *, env: dict[str, str] | None = None
     ) -> Process:
         self.logs.mkdir(parents=True, exist_ok=True)
-        proc = Process(name, [str(a) for a in argv], self.logs / f"{name}.log")
+        proc = Process(name, [str(a) for a in argv], self.logs / f"{name}.log", env=env)
+        self.launch(proc)
+        self.processes.append(proc)
+        return proc
+
+    def launch(self, proc: Process) -> None:
+        """(Re)start `proc` as it was first started: same argv, environment and log (appended
+        to). A fault test stops a component and brings the same one back with this."""
         with proc.log.open("ab") as out:
             proc.popen = subprocess.Popen(
                 proc.argv,
                 stdin=subprocess.DEVNULL,
                 stdout=out,
                 stderr=subprocess.STDOUT,
-                env={**os.environ, **(env or {})},
+                env={**os.environ, **(proc.env or {})},
                 start_new_session=True,
             )
-        self.processes.append(proc)
-        return proc
 
     def stop_all(self, grace: float = 10.0) -> None:
         for proc in reversed(self.processes):
