@@ -167,6 +167,28 @@ def down(timeout: float) -> int:
     return 0
 
 
+#: Held while a control plane runs: the real node's network namespace, cgroups and mounts have
+#: fixed names, so two planes on one machine would tear each other down.
+PLANE_LOCK = Path(os.environ.get("TAU_E2E_PLANE_LOCK", "/tmp/tau-e2e-plane.lock"))
+
+
+def _one_plane_at_a_time() -> None:
+    """Wait for any other control plane on this machine to stop (the lock is released when
+    this process exits)."""
+    import fcntl
+
+    handle = PLANE_LOCK.open("a")
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        print(f"waiting for the other control plane of this machine ({PLANE_LOCK})", flush=True)
+        fcntl.flock(handle, fcntl.LOCK_EX)
+    _HELD.append(handle)
+
+
+_HELD: list[object] = []
+
+
 def e2e(pytest_args: list[str]) -> int:
     """`make e2e`: start the control plane, say what answered, run the e2e suite, stop it all."""
     import tempfile
@@ -176,6 +198,7 @@ def e2e(pytest_args: list[str]) -> int:
     from tests.e2e.controlplane import session
 
     build_all(quiet=True)
+    _one_plane_at_a_time()
 
     def interrupted(signum: int, _frame: object) -> None:
         raise KeyboardInterrupt
