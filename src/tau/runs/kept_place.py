@@ -1,11 +1,11 @@
 """Where a run's kept logs live: the experiment store the platform names, else a local folder.
 
 Performs I/O (the TauWorkspace, files, and the team store's object storage when one is named).
-BRIEF interface 5: in a folder store `<store>/runs/<run_id>/logs/attempt-<N>/<pod>/<container>.log`,
+The layout: in a folder store `<store>/runs/<run_id>/logs/attempt-<N>/<pod>/<container>.log`,
 in a team store the same key under its object prefix, and with no store named
 `$XDG_STATE_HOME/tau/evidence/<namespace>/<run>/logs/...` (default `~/.local/state`). The store
 comes only from the workspace (`spec.experiments.store`), never from the project's tau.yaml.
-Writing a folder is plain files; the team store's S3 client (the portal's, over pyarrow) is
+Writing a folder is plain files; the team store's S3 client (`tau.objectstore`, over pyarrow) is
 imported only when a team store is the place, so nothing heavy loads otherwise.
 """
 
