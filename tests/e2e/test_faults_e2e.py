@@ -475,14 +475,18 @@ def test_a_stopped_kubelet_reads_as_node_not_ready_owned_by_the_platform(
         left = [d for d in diagnostics(real_repo, name) if d["severity"] in ("error", "warning")]
         assert not left, left
         # The container was never restarted: it ran through the kubelet's absence.
-        (pod,) = admin.list(
-            "v1", "Pod", researcher.real_workspace, label_selector=f"job-name={name}"
-        )
-        assert pod["status"]["containerStatuses"][0]["restartCount"] == 0
-        account_for(real_repo.ok("run", "logs", name, "--tail", "-1"), f"{name} after the kubelet")
-        one_of_each(admin, researcher.real_workspace, name)
+        ran_through(real_repo, researcher, admin, name, "the kubelet")
     finally:
         cleanup(real_repo, name)
+
+
+def ran_through(real_repo: Shell, researcher: Any, admin: Api, name: str, what: str) -> None:
+    """The run's one container was never restarted, its log is whole, and it made one Job and
+    one Workload: it ran through the fault."""
+    (pod,) = admin.list("v1", "Pod", researcher.real_workspace, label_selector=f"job-name={name}")
+    assert pod["status"]["containerStatuses"][0]["restartCount"] == 0
+    account_for(real_repo.ok("run", "logs", name, "--tail", "-1"), f"{name} after {what}")
+    one_of_each(admin, researcher.real_workspace, name)
 
 
 # ---------------------------------------------------------------------- 4: containerd
@@ -520,12 +524,7 @@ def test_a_containerd_restart_keeps_the_containers_and_status_reports_no_failure
         TALLY.wrong_layer += len(failures)
         assert not failures, failures
         finish(real_repo, claim_folder, name)
-        (pod,) = admin.list(
-            "v1", "Pod", researcher.real_workspace, label_selector=f"job-name={name}"
-        )
-        assert pod["status"]["containerStatuses"][0]["restartCount"] == 0
-        account_for(real_repo.ok("run", "logs", name, "--tail", "-1"), f"{name} after containerd")
-        one_of_each(admin, researcher.real_workspace, name)
+        ran_through(real_repo, researcher, admin, name, "containerd")
     finally:
         cleanup(real_repo, name)
 
