@@ -251,7 +251,13 @@ def test_a_cancel_waits_for_the_api_and_finishes(monkeypatch) -> None:
     said: list[str] = []
     clock = iter(float(t) for t in range(100))
     result = run_cancel.cancel(
-        None, NS, "train", sleep=lambda _s: None, clock=lambda: next(clock), say=said.append
+        None,
+        NS,
+        "train",
+        sleep=lambda _s: None,
+        clock=lambda: next(clock),
+        say=said.append,
+        keep=False,
     )
     assert result.complete
     assert len([s for s in said if AWAY.match(s)]) == 2, said
@@ -269,7 +275,13 @@ def test_a_cancel_whose_api_stays_away_says_what_was_done_and_what_is_left(monke
     clock = iter(float(t) for t in range(0, 1000, 50))
     with pytest.raises(ClusterError) as raised:
         run_cancel.cancel(
-            None, NS, "train", timeout=120, sleep=lambda _s: None, clock=lambda: next(clock)
+            None,
+            NS,
+            "train",
+            timeout=120,
+            sleep=lambda _s: None,
+            clock=lambda: next(clock),
+            keep=False,
         )
     assert raised.value.message == (
         "connection refused; Job default/train was deleted; whether its pods and Kueue "

@@ -187,7 +187,15 @@ def keep_logs(
     from tau.runs import kept_logs
 
     tell = note or _stderr
-    kept = kept_logs.keep(api_client, namespace, kind, obj, warn=tell)
+    try:
+        kept = kept_logs.keep(api_client, namespace, kind, obj, warn=tell)
+    except Exception as exc:  # an API away or refusing mid-read: the deletion still goes on
+        text = str(exc).strip().splitlines()
+        tell(
+            f"warning: could not keep the logs of {namespace}/{obj['metadata'].get('name', '')}: "
+            f"{text[0] if text else type(exc).__name__}"
+        )
+        return False
     if kept is not None:
         tell(
             f"kept the logs of attempt {kept.attempt} of {namespace}/"
