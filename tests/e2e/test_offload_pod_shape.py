@@ -12,7 +12,6 @@ store are the evidence e2e tests' subject.
 
 from __future__ import annotations
 
-import base64
 import json
 import os
 from pathlib import Path
@@ -50,7 +49,7 @@ touch {RUNTIME}/ready
 seen=0
 while [ ! -f {RUNTIME}/completion.json ]; do
   if [ "$seen" = 0 ] && cat /proc/[0-9]*/cmdline 2>/dev/null | tr '\\0' ' ' \\
-      | grep -q 'tau-entrypoint[.]py'; then
+      | grep -q 'script/train[.]py'; then
     seen=1  # (the pattern does not match this script's own text)
     echo "stand-in: sees the workload"
   fi
@@ -83,8 +82,11 @@ def _target(admin: Api, workspace: str) -> WorkspaceTarget:
     )
 
 
-def _job(tmp: Path, name: str, image: str, target: WorkspaceTarget, code: int) -> dict[str, Any]:
-    (tmp / "train.py").write_text(WORKLOAD.replace("@CODE@", str(code)))
+def _job(
+    tmp: Path, name: str, image: str, target: WorkspaceTarget, code: int, hold: int = 3
+) -> dict[str, Any]:
+    workload = WORKLOAD.replace("time.sleep(3)", f"time.sleep({hold})")
+    (tmp / "train.py").write_text(workload.replace("@CODE@", str(code)))
     (tmp / "tau.yaml").write_text(
         json.dumps(
             {
@@ -173,12 +175,7 @@ def test_a_terminated_pod_records_cancelled_before_the_collector_stops(
     assert researcher.real_workspace and researcher.image, "the control plane has no real node"
     target = _target(admin, researcher.real_workspace)
     name = "offload-shape-cancel"
-    job = _job(tmp_path, name, researcher.image, target, 0)
-    spec = job["spec"]["template"]["spec"]
-    main = spec["containers"][0]
-    env = {e["name"]: e for e in main["env"]}
-    script = WORKLOAD.replace("time.sleep(3)", "time.sleep(300)").replace("@CODE@", "0")
-    env["TAU_SCRIPT_B64"]["value"] = base64.b64encode(script.encode()).decode()
+    job = _job(tmp_path, name, researcher.image, target, 0, hold=300)
     ns = target.namespace
     admin.delete("batch/v1", "Job", name, ns)
     admin.apply(job)
