@@ -12,7 +12,7 @@ import shlex
 from typing import Any
 
 from tau.k8s import meta, paths
-from tau.k8s.containers import DRIVER_LOG_COPY_ENV
+from tau.k8s.containers import DRIVER_LOG_CONTAINER, DRIVER_LOG_COPY_ENV, RAY_HEAD_CONTAINER
 from tau.plan import metrics_history
 from tau.plan.model import Plan, Resources
 from tau.render import artifact_index, commands, metrics_offload, pod, shipped, tune_driver
@@ -74,7 +74,7 @@ def _driver_log_sidecar(plan: Plan) -> dict[str, Any]:
     data claim, tees it into the copy there).
     """
     sidecar: dict[str, Any] = {
-        "name": "ray-driver-log-offload",
+        "name": DRIVER_LOG_CONTAINER,
         "image": plan.image,
         "command": ["sh", "-c", DRIVER_LOG_TAIL],
         "resources": {
@@ -254,7 +254,7 @@ def _head(plan: Plan, payloads: shipped.Payloads, *, redact: bool) -> dict[str, 
     )
     inits.extend(payloads.inits(manifest=True))
     head = {
-        "name": "ray-head",
+        "name": RAY_HEAD_CONTAINER,
         "image": plan.image,
         "ports": [
             {"containerPort": 8080, "name": "metrics"},
@@ -295,7 +295,7 @@ def _head(plan: Plan, payloads: shipped.Payloads, *, redact: bool) -> dict[str, 
     }
     if plan.placement.pod_priority_class:
         spec["priorityClassName"] = plan.placement.pod_priority_class
-    metrics_offload.apply(spec, plan, "ray-head", redact=redact)
+    metrics_offload.apply(spec, plan, RAY_HEAD_CONTAINER, redact=redact)
     if plan.security_restricted:
         spec["securityContext"] = pod.restricted_pod_security()
         pod.restrict_containers(spec)
