@@ -157,6 +157,49 @@ def test_cancel_keeps_every_container_that_ran_and_the_pod_facts(failed_eval, ku
     assert kube_api.list_objects("batch/v1", "Job", namespace="team") == []
 
 
+#: What the kubelet serves for a container it has removed (an evicted pod's, at once).
+REMOVED = "unable to retrieve container logs for containerd://5f0c1e\n"
+EVICTION = (
+    "The node was low on resource: memory. Threshold quantity: 1Gi, available: 900Mi. "
+    "Container main was using 2300Mi, request is 256Mi, has larger consumption of memory. "
+)
+
+
+def test_a_log_the_node_removed_is_kept_as_what_it_is_with_the_kubelets_words(
+    project,  # noqa: F811
+    kube_api,
+    capsys,
+):
+    kube_api.register_kueue_kuberay_tau_kinds()
+    assert main(["run", "eval", "-n", "team"]) == 0
+    _fail_job(kube_api, "eval")
+    kube_api.delete_object("v1", "Pod", "eval-0", namespace="team")
+    pod = failed_pod(kube_api, "eval")
+    evicted = kube_api.get_object("v1", "Pod", pod, namespace="team")
+    evicted["status"].update(reason="Evicted", message=EVICTION)
+    kube_api.put(evicted)
+    kube_api.set_pod_log(pod, REMOVED, namespace="team", container="main")
+    assert main(["run", "cancel", "eval", "-n", "team"]) == 0
+    capsys.readouterr()
+    facts = json.loads((local_logs("team", "eval") / "attempt-0" / "pods.json").read_text())
+    main_facts = next(c for c in facts["pods"][0]["containers"] if c["name"] == "main")
+    assert main_facts["log"] is None
+    assert main_facts["log_error"] == (
+        "node gpu-node-1 had removed it (unable to retrieve container logs for "
+        "containerd://5f0c1e): a kubelet removes an evicted pod's containers, their logs "
+        "with them"
+    )
+    assert not (local_logs("team", "eval") / "attempt-0" / pod / "main.log").exists()
+    assert main(["run", "logs", "eval", "-n", "team"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: attempt 0 kept no log of container main (in ")
+    assert "node gpu-node-1 had removed it" in err
+    assert f"pod {pod}: Evicted {EVICTION.strip()}" in err
+    # What the node still had is kept and shown.
+    assert main(["run", "logs", "eval", "-n", "team", "-c", "sidecar"]) == 0
+    assert capsys.readouterr().out == "sidecar says hi\n"
+
+
 def test_logs_of_a_cancelled_run_show_the_kept_copy_and_say_so(failed_eval, capsys):
     assert main(["run", "cancel", "eval", "-n", "team"]) == 0
     capsys.readouterr()

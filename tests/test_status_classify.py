@@ -69,6 +69,10 @@ DISRUPTED = pod(
     conditions=[{"type": "DisruptionTarget", "status": "True", "reason": "PreemptionByScheduler"}]
 )
 EVICTED_POD = pod(reason="Evicted")
+#: What a real kubelet leaves on a pod it evicted under node pressure: reason Evicted, and a
+#: DisruptionTarget condition that names the kubelet.
+BY_KUBELET = {"type": "DisruptionTarget", "status": "True", "reason": "TerminationByKubelet"}
+KUBELET_EVICTED = pod(reason="Evicted", conditions=[BY_KUBELET])
 
 RULES = [
     ("completed wins over everything", snap(OOM, DISRUPTED), State.SUCCEEDED, F.COMPLETED),
@@ -91,6 +95,19 @@ RULES = [
     ),
     ("preemption beats eviction", snap(EVICTED_POD, event("Preempted")), State.FAILED, F.PREEMPTED),
     ("Failed pod reason Evicted", snap(EVICTED_POD), State.FAILED, F.EVICTED),
+    ("the kubelet's eviction is no preemption", snap(KUBELET_EVICTED), State.FAILED, F.EVICTED),
+    (
+        "a pod the kubelet ended (no Evicted reason) is evicted",
+        snap(pod(reason="Terminated", conditions=[BY_KUBELET])),
+        State.FAILED,
+        F.EVICTED,
+    ),
+    (
+        "the scheduler's preemption beside a kubelet eviction",
+        snap(KUBELET_EVICTED, pod(name="train-1", conditions=DISRUPTED["status"]["conditions"])),
+        State.FAILED,
+        F.PREEMPTED,
+    ),
     ("event reason Evicted", snap(pod(), event("Evicted")), State.FAILED, F.EVICTED),
     ("anything else", snap(pod(container_reason="Error")), State.FAILED, F.UNKNOWN),
     ("no pods at all", snap(), State.FAILED, F.UNKNOWN),

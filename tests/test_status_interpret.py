@@ -460,14 +460,29 @@ def test_kueue_eviction_that_is_not_preemption_is_evicted_for_the_platform():
     assert [(d.code, d.owner) for d in status.diagnostics] == [("Evicted", Owner.PLATFORM)]
 
 
-def test_node_evicted_pod_is_evicted():
+#: A real kubelet's eviction message (pkg/kubelet/eviction's format): the resource, the
+#: threshold, and the container that used the most above its request.
+KUBELET_SAID = (
+    "The node was low on resource: memory. Threshold quantity: 1Gi, available: 912Mi. "
+    "Container main was using 2301Mi, request is 256Mi, has larger consumption of memory. "
+)
+
+
+def test_node_evicted_pod_is_evicted_in_the_kubelets_words_and_the_platform_owns_it():
     objects = load_objects("running")
     pod = next(o for o in objects if o["kind"] == "Pod")
-    pod["status"].update(
-        phase="Failed", reason="Evicted", message="The node was low on resource: memory."
+    pod["status"].update(phase="Failed", reason="Evicted", message=KUBELET_SAID)
+    pod["status"]["conditions"].append(
+        {"type": "DisruptionTarget", "status": "True", "reason": "TerminationByKubelet"}
     )
-    codes = [d.code for d in interpret(snapshot_of("running", objects), NOW).diagnostics]
-    assert "Evicted" in codes
+    found = [d for d in interpret(snapshot_of("running", objects), NOW).diagnostics]
+    evicted = [d for d in found if d.code == "Evicted"]
+    assert [d.owner for d in evicted] == [Owner.PLATFORM]
+    node = pod["spec"]["nodeName"]
+    assert evicted[0].message == (
+        f"pod {pod['metadata']['name']} was evicted by node {node}: {KUBELET_SAID.strip()}"
+    )
+    assert "Preempted" not in [d.code for d in found]
 
 
 def test_volume_mount_failure_is_a_platform_fix():

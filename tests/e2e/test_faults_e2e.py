@@ -631,6 +631,101 @@ def test_a_full_data_claim_fails_the_run_in_its_own_words_and_names_storage(
         cleanup(real_repo, name)
 
 
+# ---------------------------------------------------------------------- 5: memory pressure
+
+#: Writes its checkpoint, then takes memory in 64 MiB steps (every page touched) up to
+#: HOLD_MIB and holds it, more than the bounded node lets its pods use before the kubelet
+#: evicts; a retried attempt resumes from the checkpoint and ends without taking any.
+HOGS_THE_NODE = """\
+import os, pathlib, time
+ckpt = pathlib.Path(os.environ.get("TAU_RESUME_FROM") or "/data/checkpoints/finetunes/{name}")
+state = ckpt / "step"
+if os.environ.get("TAU_RETRY_ATTEMPT") and state.exists():
+    reason = os.environ.get("TAU_RETRY_REASON")
+    print(f"resumed from step {{state.read_text()}} after {{reason}}", flush=True)
+    raise SystemExit(0)
+ckpt.mkdir(parents=True, exist_ok=True)
+state.write_text("7")
+print("checkpoint written at step 7", flush=True)
+held = []
+for mib in range(64, {hold_mib} + 1, 64):
+    chunk = bytearray(64 << 20)
+    chunk[::4096] = b"\\x01" * (len(chunk) // 4096)
+    held.append(chunk)
+    print(f"holding {{mib}} MiB", flush=True)
+    time.sleep(0.1)
+time.sleep(900)  # until the kubelet evicts it
+print("never evicted", flush=True)
+raise SystemExit(3)
+"""
+#: The bounded node: its pods may use 3 GiB, and the kubelet evicts once less than 1 GiB of
+#: that is left; the run holds 2.5 GiB, over the threshold and under the cgroup's cap (so
+#: the kubelet evicts it before the kernel's OOM killer would kill it).
+PODS_MEMORY, EVICT_BELOW, HOLD_MIB = "3Gi", "1Gi", 2560
+
+
+def test_memory_pressure_evicts_the_run_in_the_kubelets_words_and_the_retry_resumes(
+    real_repo: Shell, researcher: Any, admin: Api, faults: Faults, tmp_path: Path
+) -> None:
+    """The node's kubelet runs with a hard memory threshold the run can reach (its pods
+    bounded to 3 GiB, evicted below 1 GiB left). A run with the default retry_on writes
+    its checkpoint and holds 2.5 GiB: the kubelet evicts it; status says so in the
+    kubelet's words (memory, the threshold, the container that used the most) and names
+    the platform; the retry resumes from the checkpoint and the run succeeds, as one Job
+    and one Workload."""
+    name = "fevict"
+    try:
+        with faults.bounded_memory(PODS_MEMORY, EVICT_BELOW):
+            config = job_config(
+                name,
+                researcher.image,
+                compute={**WAITER_CPU, "memory_request": "256Mi", "memory_limit": "2900Mi"},
+                resilience={"max_retries": 1},
+            )
+            write_target(real_repo, config, HOGS_THE_NODE.format(name=name, hold_mib=HOLD_MIB))
+            run = Background(real_repo, tmp_path, "run", "run", name)
+            TALLY.faults += 1
+            said = wait_for(
+                "status to say the kubelet evicted the run",
+                lambda: [d for d in diagnostics(real_repo, name) if d["code"] == "Evicted"],
+                timeout=600,
+            )
+            message = said[0]["message"]
+            if said[0]["owner"] != "platform":
+                TALLY.wrong_layer += 1
+            assert said[0]["owner"] == "platform", said
+            assert "was evicted by node tau-node-0: " in message, message
+            assert "The node was low on resource: memory." in message, message
+            assert "Threshold quantity: 1Gi" in message, message
+            assert re.search(r"Container main was using \d+\w+, request is 256Mi", message), message
+            code = run.wait(900)
+            out = run.stdout + run.stderr
+            assert code == 0, out
+            clean_stderr(run.stderr, "tau run", outages=0)
+            assert "attempt 1/1 failed (Evicted)" in out, out
+            assert "completed successfully" in out, out
+        TALLY.runs_completed += 1
+        # Read as soon as the kubelet is back on its own configuration: a kubelet that has
+        # just restarted does not know its ended pods yet, and tau waits for it to.
+        logs = real_repo.ok("run", "logs", name)
+        assert "resumed from step 7 after Evicted" in logs, logs[-2000:]
+        assert state(real_repo, name) == "succeeded"
+        # The evicted attempt: a kubelet removes an evicted pod's containers, their logs with
+        # them, usually before tau keeps the attempt. What tau kept is its log when it was
+        # still there, else the removal and the eviction in the kubelet's words.
+        first = real_repo.tau("run", "logs", name, "--attempt", "0")
+        if first.returncode == 0:
+            assert "checkpoint written at step 7" in first.stdout, first.stdout[-2000:]
+        else:
+            said = first.stderr
+            assert "had removed it (unable to retrieve container logs for" in said, said
+            assert "Evicted The node was low on resource: memory." in said, said
+            TALLY.notes.append("evicted attempt: its node had removed the log; tau kept why")
+        one_of_each(admin, researcher.real_workspace, name)
+    finally:
+        cleanup(real_repo, name)
+
+
 # ---------------------------------------------------------------------- 6: Kueue preemption
 
 #: A ticker that keeps its last tick on the data claim and starts again after it: a run that

@@ -423,7 +423,10 @@ class ApiRequestHandler(BaseHTTPRequestHandler):
             lines = text.splitlines(keepends=True)
             count = int(tail)
             text = "".join(lines[-count:]) if count > 0 else ""
-        if query.get("timestamps", "").lower() in _TRUE:
+        # A kubelet that has removed the container answers 200 with this line in place of
+        # the log, never timestamped (an error written after the headers went).
+        removed = text.startswith("unable to retrieve container logs for ")
+        if query.get("timestamps", "").lower() in _TRUE and not removed:
             # The kubelet's format: RFC3339Nano, one space, the line. The emulator has no
             # clock per line, so every line carries the same fixed instant.
             text = "".join(f"{LOG_TIMESTAMP} {line}" for line in text.splitlines(keepends=True))

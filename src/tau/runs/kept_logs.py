@@ -124,6 +124,24 @@ class Kept:
     logs: int
 
 
+#: What a kubelet answers (with 200 OK) in place of a log whose container it has removed.
+_REMOVED_LOG = "unable to retrieve container logs for "
+
+
+def log_removed(text: str) -> bool:
+    """Whether a log read's text is the kubelet saying the container's log is gone."""
+    stripped = text.strip()
+    return stripped.startswith(_REMOVED_LOG) and "\n" not in stripped
+
+
+def removed_log_error(node: Any, status: Mapping[str, Any], text: str) -> str:
+    """Why a container's log could not be kept: its node had removed it (and why it did)."""
+    said = f"node {node or '?'} had removed it ({text.strip()})"
+    if status.get("reason") == "Evicted":
+        return f"{said}: a kubelet removes an evicted pod's containers, their logs with them"
+    return said
+
+
 def collect(
     api: Any, namespace: str, kind: str, obj: Mapping[str, Any], attempt: int
 ) -> tuple[dict[str, bytes], int]:
@@ -172,6 +190,12 @@ def collect(
                 except TauError as exc:
                     facts[key] = None
                     facts[f"{key}_error"] = exc.message
+                    continue
+                if log_removed(text):
+                    # The node answered, but in place of the log: it has removed the
+                    # container (an evicted pod's go at once). Kept as what it is, not as log.
+                    facts[key] = None
+                    facts[f"{key}_error"] = removed_log_error(spec.get("nodeName"), status, text)
                     continue
                 rel = log_rel(attempt, pod_name, container, previous=previous)
                 files[rel] = text.encode()

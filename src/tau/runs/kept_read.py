@@ -144,12 +144,28 @@ def show(kept: KeptAttempt, kind: str, opts: LogOptions) -> Iterator[str]:
                 if f.endswith(".log") and not f.endswith(PREVIOUS_SUFFIX)
             }
         )
+        why = _why_not_kept(kept, opts)
         raise TauError(
-            f"attempt {kept.attempt} kept no log of {container} (in {kept.place.where})",
+            f"attempt {kept.attempt} kept no log of {container} (in {kept.place.where})"
+            + (f": {why}" if why else ""),
             hint=f"its kept logs: {', '.join(kept_ones) or 'none'}; pick one with -c NAME or "
             "read them all with --all-containers",
         )
     return _emit(kept, kind, opts, chosen, suffix)
+
+
+def _why_not_kept(kept: KeptAttempt, opts: LogOptions) -> str:
+    """What the attempt's facts say of the container's missing log (the node had removed
+    it, say), with how its pod ended in the words of whoever ended it; "" when nothing.
+    """
+    key = "previous_log_error" if opts.previous else "log_error"
+    wanted = opts.container or "main"
+    for pod in kept.facts().get("pods") or []:
+        for container in pod.get("containers") or []:
+            if container.get("name") == wanted and container.get(key):
+                ended = " ".join(str(pod[k]).strip() for k in ("reason", "message") if pod.get(k))
+                return str(container[key]) + (f"; pod {pod.get('name')}: {ended}" if ended else "")
+    return ""
 
 
 def _emit(

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -19,6 +20,49 @@ from tau.k8s.containers import DRIVER_LOG_CONTAINER, RAY_HEAD_CONTAINER
 from tau.k8s.kinds import POD
 from tau.runs.log_options import LogOptions
 from tau.runs.workload import find
+
+#: How long a log read waits for a node that does not know a pod the API still has: a
+#: kubelet that has just restarted reports Ready before it has listed its pods again, and
+#: answers "pod does not exist" for their logs until it has (seconds, on a real node).
+NODE_SYNC_WAIT = 30.0
+
+
+def _pod_log(
+    api_client: Any,
+    pod_name: str,
+    namespace: str,
+    read: Any,
+    *,
+    clock: Callable[[], float] = time.monotonic,
+    sleep: Callable[[float], None] = time.sleep,
+) -> str:
+    """A container's log; a 404 for a pod the API still has is its node's answer, not the
+    pod's absence: read again until the node knows the pod (NODE_SYNC_WAIT), then say the
+    node does not serve the log, rather than that the pod is gone.
+    """
+    from tau.kube import resources
+
+    deadline = clock() + NODE_SYNC_WAIT
+    while True:
+        try:
+            return resources.pod_log(api_client, pod_name, namespace, read)
+        except ClusterError as exc:
+            if exc.status != 404:
+                raise
+            pod = resources.find(api_client, POD, pod_name, namespace=namespace)
+            if pod is None:
+                raise
+            if clock() >= deadline:
+                node = str((pod.get("spec") or {}).get("nodeName") or "its node")
+                raise ClusterError(
+                    f"pod {namespace}/{pod_name} exists but node {node} does not serve its log "
+                    f"(it answers that it does not know the pod, {NODE_SYNC_WAIT:.0f}s on)",
+                    status=404,
+                    hint="a kubelet that restarted after the pod ended may have forgotten it; "
+                    f"`tau run status` shows how the run ended; if the node stays so, ask "
+                    f"the platform team about node {node}",
+                ) from None
+            sleep(1.0)
 
 
 def _pods(api_client: Any, namespace: str, selector: str) -> list[dict[str, Any]]:
@@ -303,13 +347,13 @@ def stream(
         if opts.follow:
             yield from _prefixed(resources.follow_log(api_client, pod_name, namespace, read), label)
             continue
-        text = resources.pod_log(api_client, pod_name, namespace, read)
+        text = _pod_log(api_client, pod_name, namespace, read)
         if kind == "RayJob" and not text.strip():
             # No driver output (yet): the driver has not started, often because Ray itself
             # did not (the head's `ray start` failed). What the head said is the next place
             # to look, labelled as what it is.
             head = dataclasses.replace(read, container=RAY_HEAD_CONTAINER)
-            text = resources.pod_log(api_client, pod_name, namespace, head)
+            text = _pod_log(api_client, pod_name, namespace, head)
             label = f"[pod/{pod_name}/{RAY_HEAD_CONTAINER}] "
         yield "".join(f"{label}{line}\n" for line in text.splitlines()) if label else text
 

@@ -7,6 +7,11 @@ Pure. Rules are checked in the contract's order, first match wins:
 3. a container terminated (now or last time) with reason ``OOMKilled`` → ``OOMKilled``;
 4. a pod has ``DisruptionTarget=True``, or an event reason contains "preempt" → ``Preempted``;
 5. a Failed pod with reason ``Evicted``, or an event reason ``Evicted`` → ``Evicted``;
+
+One refinement of rule 4, from what a real kubelet does: a node-pressure eviction also marks
+the pod ``DisruptionTarget=True`` (reason ``TerminationByKubelet``), and the contract's order
+would read it as ``Preempted``. A pod the kubelet itself ended is ``Evicted``, so a
+``retry_on: [Evicted]`` policy retries it and status names the node, not the queue.
 6. anything else → ``Unknown``.
 
 Only OOMKilled, Preempted and Evicted are retryable; Unknown never is.
@@ -17,7 +22,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Callable
 
-from tau.status.facts import Facts, read_facts
+from tau.status.facts import Facts, PodFacts, read_facts
 from tau.status.model import State
 from tau.status.snapshot import Snapshot
 
@@ -50,16 +55,24 @@ def _oom_killed(f: Facts) -> bool:
     )
 
 
+#: DisruptionTarget's reason when the kubelet ended the pod (node-pressure eviction).
+BY_KUBELET = "TerminationByKubelet"
+
+
+def _ended_by_kubelet(p: PodFacts) -> bool:
+    return (p.phase == "Failed" and p.status_reason == "Evicted") or (
+        p.disruption_target and p.disruption_reason == BY_KUBELET
+    )
+
+
 def _preempted(f: Facts) -> bool:
-    return any(p.disruption_target for p in f.pods) or any(
+    return any(p.disruption_target and not _ended_by_kubelet(p) for p in f.pods) or any(
         "preempt" in e.reason.lower() for e in f.events
     )
 
 
 def _evicted(f: Facts) -> bool:
-    return any(p.phase == "Failed" and p.status_reason == "Evicted" for p in f.pods) or any(
-        e.reason == "Evicted" for e in f.events
-    )
+    return any(_ended_by_kubelet(p) for p in f.pods) or any(e.reason == "Evicted" for e in f.events)
 
 
 #: The failure rules after the two non-failure ones, in precedence order.

@@ -472,9 +472,15 @@ def _pods(f: Facts, phases: tuple[PhaseResult, ...]) -> Iterator[tuple[str, str]
                 f"node {pod.node} is NotReady: it stopped reporting (its kubelet or its link); "
                 f"pod {pod.name} is marked not ready, its containers may still run",
             )
-    if any(p.phase == "Failed" and p.status_reason == "Evicted" for p in f.pods):
-        pod = next(p for p in f.pods if p.status_reason == "Evicted")
-        yield "Evicted", f"pod {pod.name} was evicted by its node"
+    evicted = next(
+        (p for p in f.pods if p.phase == "Failed" and p.status_reason == "Evicted"), None
+    )
+    if evicted is not None:
+        # The kubelet's own words: the resource it ran low on, the threshold, and the
+        # container that used the most above its request.
+        where = f"node {evicted.node}" if evicted.node else "its node"
+        said = f": {evicted.status_message.strip()}" if evicted.status_message.strip() else ""
+        yield "Evicted", f"pod {evicted.name} was evicted by {where}{said}"
 
 
 #: The diagnostic code of each cause the scheduler gives (the DRA phase diagnoses devices).

@@ -192,6 +192,11 @@ class PodFacts:
     #: When its Ready condition turned False ("" while Ready or never said): a NodeNotReady
     #: event at or after it is why (the node controller marks a lost node's pods so).
     not_ready_since: str = ""
+    #: The pod's status message: the kubelet's own words when it evicted the pod.
+    status_message: str = ""
+    #: Why the pod is a disruption target (DisruptionTarget's reason), e.g.
+    #: ``TerminationByKubelet`` for node-pressure eviction, ``PreemptionByScheduler``.
+    disruption_reason: str = ""
 
     @property
     def terminal(self) -> bool:
@@ -233,7 +238,11 @@ def pod_facts(pod: Obj) -> PodFacts:
         unschedulable_message=str(scheduled.get("message") or "") if blocked else "",
         ready=is_true(conds, "Ready") or status.get("phase") == "Succeeded",
         disruption_target=is_true(conds, "DisruptionTarget"),
+        disruption_reason=str(conds.get("DisruptionTarget", _EMPTY).get("reason") or "")
+        if is_true(conds, "DisruptionTarget")
+        else "",
         status_reason=str(status.get("reason") or ""),
+        status_message=str(status.get("message") or ""),
         init=_containers(
             spec.get("initContainers") or (), status.get("initContainerStatuses") or ()
         ),

@@ -3,17 +3,21 @@
 Each fault acts on the component itself, as it fails in production: the apiserver or etcd
 process stopped and started again on the same data, the node's kubelet stopped (its containers
 keep running), containerd restarted (its shims keep the containers), the node's link taken
-down. Every injection is counted (`injected`) for the suite's summary line. Waiting is on
+down, the node's memory bounded so that a run can push it into the kubelet's eviction.
+Every injection is counted (`injected`) for the suite's summary line. Waiting is on
 conditions (a port refusing, a health endpoint answering), bounded; the only fixed waits are
 the fault durations a test asks for.
 """
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import subprocess
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from tests.e2e.controlplane import node
@@ -124,6 +128,69 @@ class Faults:
         )
         return self._count("kubelet stopped", stopped_at)
 
+    def _restart_kubelet(self) -> None:
+        """Stop the kubelet and start it again, on what its configuration file says now."""
+        proc = self._node_proc("kubelet")
+        stop_process(proc, grace=30)
+        self.plane.supervisor.launch(proc)
+        wait_until(
+            f"node {node.NODE_NAME} to be Ready again",
+            lambda: self.plane.api.nodes_ready([node.NODE_NAME]),
+            timeout=BACK_TIMEOUT,
+            proc=proc,
+        )
+
+    def _node_memory(self, which: str) -> int:
+        found = self.plane.api.get("v1", "Node", node.NODE_NAME) or {}
+        return quantity_bytes(str(((found.get("status") or {}).get(which) or {})["memory"]))
+
+    @contextlib.contextmanager
+    def bounded_memory(self, pods: str = "3Gi", evict_below: str = "1Gi") -> Iterator[int]:
+        """The real node's pods bounded to `pods` of memory, with a hard eviction threshold
+        of `evict_below` a test can reach; yields the memory (bytes) the pods may use before
+        the kubelet evicts.
+
+        The kubelet sees this whole machine (its memory is shared with everything else on
+        it), so its node-wide `memory.available` cannot be pushed over a threshold safely.
+        What it does enforce is node allocatable: the pods' cgroup is capped at capacity
+        minus `systemReserved`, and the same hard threshold applies to what is left in that
+        cgroup (`allocatableMemory.available`). Reserving all but `pods` for the system
+        makes that signal one test run can cross, on any machine size, without touching
+        the host. The pressure condition clears after 10 s (not 5 min), so a retry is not
+        held back by it. The kubelet goes back to its own configuration at the end."""
+        capacity = self._node_memory("capacity")
+        bound, threshold = quantity_bytes(pods), quantity_bytes(evict_below)
+        assert threshold < bound < capacity, (pods, evict_below, capacity)
+        config = self.node.kubelet_config()
+        self.node.write_kubelet_config(
+            systemReserved={"memory": f"{(capacity - bound) // 1024}Ki"},
+            enforceNodeAllocatable=["pods"],
+            evictionHard={**config["evictionHard"], "memory.available": evict_below},
+            evictionPressureTransitionPeriod="10s",
+        )
+        try:
+            self._restart_kubelet()
+            wait_until(
+                "the node to advertise its bounded memory",
+                # Within a MiB: the kubelet also takes huge pages off, where a host has any.
+                lambda: abs(self._node_memory("allocatable") - (bound - threshold)) < 1 << 20,
+                timeout=60,
+            )
+            wait_until(
+                "the pods' cgroup to be capped",
+                lambda: _pods_cgroup_limit() <= bound,
+                timeout=60,
+            )
+            yield bound - threshold
+        finally:
+            self.node.write_kubelet_config()
+            self._restart_kubelet()
+            wait_until(
+                "the node to advertise its whole memory again",
+                lambda: self._node_memory("allocatable") > bound,
+                timeout=60,
+            )
+
     def restart_containerd(self) -> Outage:
         """Stop containerd and start it again; its shims (each in a process group of its own)
         and so the containers live on, and it finds them again from its state directory."""
@@ -230,6 +297,28 @@ class Faults:
         outage = Outage(fault, time.monotonic() - started)
         self.injected.append(outage)
         return outage
+
+
+#: Binary suffixes of Kubernetes quantities (the ones a node's memory is written in).
+_SUFFIXES = {"Ki": 1 << 10, "Mi": 1 << 20, "Gi": 1 << 30, "Ti": 1 << 40}
+
+
+def quantity_bytes(text: str) -> int:
+    """A memory quantity (`24567890Ki`, `3Gi`, plain bytes) in bytes."""
+    for suffix, factor in _SUFFIXES.items():
+        if text.endswith(suffix):
+            return int(text.removesuffix(suffix)) * factor
+    return int(text)
+
+
+def _pods_cgroup_limit() -> int:
+    """The memory limit of the real node's pods' cgroup (cgroup v1, the kubelet's
+    `cgroupRoot`/kubepods), or a huge number while it has none."""
+    limit = Path("/sys/fs/cgroup/memory") / node.CGROUP_ROOT / "kubepods" / "memory.limit_in_bytes"
+    try:
+        return int(limit.read_text())
+    except (OSError, ValueError):
+        return 1 << 62
 
 
 def _port_open(port: int) -> bool:

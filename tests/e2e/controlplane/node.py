@@ -401,58 +401,7 @@ class RealNode:
         resolv = self.root / "resolv.conf"
         # The pods' resolver is cluster DNS only: nothing is looked up outside the machine.
         resolv.write_text(f"nameserver {NODE_IP}\n")
-        config = self.root / "kubelet.yaml"
-        config.write_text(
-            yaml.safe_dump(
-                {
-                    "apiVersion": "kubelet.config.k8s.io/v1beta1",
-                    "kind": "KubeletConfiguration",
-                    # These machines boot cgroup v1 (hybrid); kubelet >= 1.35 refuses it
-                    # unless told otherwise.
-                    "failCgroupV1": False,
-                    "cgroupDriver": "cgroupfs",
-                    "cgroupRoot": f"/{CGROUP_ROOT}",
-                    "containerRuntimeEndpoint": f"unix://{self.socket}",
-                    "address": NODE_IP,
-                    "port": 10250,
-                    "readOnlyPort": 0,
-                    "healthzBindAddress": "127.0.0.1",
-                    "healthzPort": 10248,
-                    "tlsCertFile": str(self.kubelet_serving.cert),
-                    "tlsPrivateKeyFile": str(self.kubelet_serving.key),
-                    "authentication": {
-                        "x509": {"clientCAFile": str(self.ca.cert_path)},
-                        "webhook": {"enabled": False},
-                        "anonymous": {"enabled": False},
-                    },
-                    "authorization": {"mode": "AlwaysAllow"},
-                    "clusterDNS": [NODE_IP],
-                    "clusterDomain": CLUSTER_DOMAIN,
-                    "resolvConf": str(resolv),
-                    "registerWithTaints": NODE_TAINTS,
-                    "failSwapOn": False,
-                    # Lowering a score needs CAP_SYS_RESOURCE, which these machines withhold.
-                    "oomScoreAdj": 0,
-                    # The kernel tunables read as the kubelet wants (bind mounts in the node's
-                    # mount namespace): it checks them and never writes the host's.
-                    "protectKernelDefaults": True,
-                    "evictionHard": {
-                        "memory.available": "100Mi",
-                        "nodefs.available": "1%",
-                        "imagefs.available": "1%",
-                        "nodefs.inodesFree": "1%",
-                    },
-                    "imageGCHighThresholdPercent": 100,
-                    "imageGCLowThresholdPercent": 99,
-                    "serializeImagePulls": False,
-                    "maxPods": 110,
-                    "shutdownGracePeriod": "0s",
-                    "nodeStatusReportFrequency": "10s",
-                    "fileCheckFrequency": "5s",
-                    "syncFrequency": "10s",
-                }
-            )
-        )
+        config = self.write_kubelet_config()
         labels = ",".join(f"{k}={v}" for k, v in NODE_LABELS.items())
         proc = self.supervisor.start(
             "kubelet",
@@ -470,6 +419,68 @@ class RealNode:
             ),
         )
         self.processes.append(proc)
+
+    @property
+    def kubelet_config_path(self) -> Path:
+        return self.root / "kubelet.yaml"
+
+    def kubelet_config(self) -> dict[str, Any]:
+        """The kubelet's configuration (KubeletConfiguration) as this node runs it."""
+        resolv = self.root / "resolv.conf"
+        return {
+            "apiVersion": "kubelet.config.k8s.io/v1beta1",
+            "kind": "KubeletConfiguration",
+            # These machines boot cgroup v1 (hybrid); kubelet >= 1.35 refuses it
+            # unless told otherwise.
+            "failCgroupV1": False,
+            "cgroupDriver": "cgroupfs",
+            "cgroupRoot": f"/{CGROUP_ROOT}",
+            "containerRuntimeEndpoint": f"unix://{self.socket}",
+            "address": NODE_IP,
+            "port": 10250,
+            "readOnlyPort": 0,
+            "healthzBindAddress": "127.0.0.1",
+            "healthzPort": 10248,
+            "tlsCertFile": str(self.kubelet_serving.cert),
+            "tlsPrivateKeyFile": str(self.kubelet_serving.key),
+            "authentication": {
+                "x509": {"clientCAFile": str(self.ca.cert_path)},
+                "webhook": {"enabled": False},
+                "anonymous": {"enabled": False},
+            },
+            "authorization": {"mode": "AlwaysAllow"},
+            "clusterDNS": [NODE_IP],
+            "clusterDomain": CLUSTER_DOMAIN,
+            "resolvConf": str(resolv),
+            "registerWithTaints": NODE_TAINTS,
+            "failSwapOn": False,
+            # Lowering a score needs CAP_SYS_RESOURCE, which these machines withhold.
+            "oomScoreAdj": 0,
+            # The kernel tunables read as the kubelet wants (bind mounts in the node's
+            # mount namespace): it checks them and never writes the host's.
+            "protectKernelDefaults": True,
+            "evictionHard": {
+                "memory.available": "100Mi",
+                "nodefs.available": "1%",
+                "imagefs.available": "1%",
+                "nodefs.inodesFree": "1%",
+            },
+            "imageGCHighThresholdPercent": 100,
+            "imageGCLowThresholdPercent": 99,
+            "serializeImagePulls": False,
+            "maxPods": 110,
+            "shutdownGracePeriod": "0s",
+            "nodeStatusReportFrequency": "10s",
+            "fileCheckFrequency": "5s",
+            "syncFrequency": "10s",
+        }
+
+    def write_kubelet_config(self, **overrides: Any) -> Path:
+        """Write the kubelet's configuration, with `overrides` over its keys (a fault test
+        bounds the node's memory this way); the kubelet reads it when it starts."""
+        config = self.kubelet_config_path
+        config.write_text(yaml.safe_dump({**self.kubelet_config(), **overrides}))
+        return config
 
     def wait_ready(self, api: Any) -> None:
         """Until the node is Ready and advertises the GPU pool's GPUs."""
