@@ -298,6 +298,112 @@ def test_the_retry_loop_keeps_each_failed_attempt_before_resubmitting(
     assert capsys.readouterr().out == "attempt zero was preempted\n"
 
 
+def _running_pod(kube_api, job: str, text: str) -> str:
+    """The Job's pod with its main container running and `text` in its log."""
+    pod = f"{job}-0"
+    kube_api.put(
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {
+                "name": pod,
+                "namespace": "team",
+                "labels": {"job-name": job},
+                "ownerReferences": _owner(kube_api, "Job", job),
+            },
+            "spec": {"nodeName": "gpu-node-1", "containers": [{"name": "main", "image": "x"}]},
+            "status": {
+                "phase": "Running",
+                "containerStatuses": [
+                    {"name": "main", "ready": True, "restartCount": 0, "state": {"running": {}}}
+                ],
+            },
+        }
+    )
+    kube_api.set_pod_log(pod, text, namespace="team", container="main")
+    return pod
+
+
+def _evict(kube_api, job: str, pod: str) -> None:
+    """Play the kubelet under memory pressure: the pod evicted, its container removed (its
+    log with it), and the Job controller: the Job failed."""
+    evicted = kube_api.get_object("v1", "Pod", pod, namespace="team")
+    evicted["status"] = {
+        "phase": "Failed",
+        "reason": "Evicted",
+        "message": EVICTION,
+        "conditions": [
+            {"type": "DisruptionTarget", "status": "True", "reason": "TerminationByKubelet"}
+        ],
+        "containerStatuses": [
+            {
+                "name": "main",
+                "ready": False,
+                "restartCount": 0,
+                "state": {"terminated": {"exitCode": 137, "reason": "Error"}},
+            }
+        ],
+    }
+    kube_api.put(evicted)
+    kube_api.set_pod_log(pod, REMOVED, namespace="team", container="main")
+    kube_api.set_status(
+        "batch/v1",
+        "Job",
+        job,
+        {"failed": 1, "conditions": [{"type": "Failed", "status": "True"}]},
+        namespace="team",
+    )
+
+
+def test_the_retry_loop_keeps_its_own_copy_of_a_log_the_node_removed_on_eviction(
+    project,  # noqa: F811
+    kube_api,
+    capsys,
+    monkeypatch,
+):
+    from tau.runs import log_tee
+
+    kube_api.register_kueue_kuberay_tau_kinds()
+    retry_target(project / "tau", monkeypatch)
+    seen: list[str] = []
+
+    def controller() -> None:
+        for job in kube_api.list_objects("batch/v1", "Job", namespace="team"):
+            uid = job["metadata"]["uid"]
+            if uid not in seen:
+                seen.append(uid)
+                if len(seen) == 1:
+                    _running_pod(kube_api, "retryme", "checkpoint written at step 7\n")
+                else:
+                    complete_job(kube_api, "retryme")
+        if len(seen) != 1:
+            return
+        # Evicted once tau's copy has the line: the node then removes the log at once.
+        copy = log_tee.spool_dir("team", "retryme", seen[0]) / "retryme-0" / "main.log"
+        pod = kube_api.get_object("v1", "Pod", "retryme-0", namespace="team") or {}
+        if copy.exists() and copy.read_text() and pod["status"]["phase"] == "Running":
+            _evict(kube_api, "retryme", "retryme-0")
+
+    assert run_beside(controller, ["run", "retryme", "-n", "team"]) == 0
+    captured = capsys.readouterr()
+    assert "attempt 1/2 failed (Evicted)" in captured.out + captured.err
+    attempt = local_logs("team", "retryme") / "attempt-0"
+    kept = attempt / "retryme-0" / "main.log"
+    assert kept.read_text() == f"{LOG_TIMESTAMP} checkpoint written at step 7\n"
+    facts = json.loads((attempt / "pods.json").read_text())
+    main_facts = facts["pods"][0]["containers"][0]
+    assert main_facts["log"] == "retryme-0/main.log"
+    assert main_facts["log_from"] == (
+        "tau's copy, followed while it watched: node gpu-node-1 had removed it (unable to "
+        "retrieve container logs for containerd://5f0c1e): a kubelet removes an evicted "
+        "pod's containers, their logs with them"
+    )
+    # The copy is gone once the attempt is kept, and the run's success removed the other.
+    assert not log_tee.spool_dir("team", "retryme", seen[0]).exists()
+    assert main(["run", "logs", "retryme", "-n", "team", "--attempt", "0"]) == 0
+    assert capsys.readouterr().out == "checkpoint written at step 7\n"
+
+
 def _workspace_with_store(kube_api, store: str) -> None:
     ws = tau_workspace("team-ws", namespace="team", queue="team-q", generation=1)
     ws["spec"]["experiments"] = {"store": store}

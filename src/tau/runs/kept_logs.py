@@ -124,14 +124,14 @@ class Kept:
     logs: int
 
 
-#: What a kubelet answers (with 200 OK) in place of a log whose container it has removed.
-_REMOVED_LOG = "unable to retrieve container logs for "
+def _followed(namespace: str, md: Mapping[str, Any], pod: str, container: str) -> str | None:
+    """Tau's own copy of the container's log, followed while it watched the run, if any."""
+    from tau.runs import log_tee
 
-
-def log_removed(text: str) -> bool:
-    """Whether a log read's text is the kubelet saying the container's log is gone."""
-    stripped = text.strip()
-    return stripped.startswith(_REMOVED_LOG) and "\n" not in stripped
+    data = log_tee.spooled(
+        namespace, str(md.get("name")), str(md.get("uid") or ""), pod, container, KEEP_LINES
+    )
+    return None if data is None else data.decode("utf-8", "replace")
 
 
 def removed_log_error(node: Any, status: Mapping[str, Any], text: str) -> str:
@@ -151,6 +151,7 @@ def collect(
         TauError: the pods cannot be listed.
     """
     from tau.kube import resources
+    from tau.runs.log_tee import log_removed
 
     md = obj.get("metadata") or {}
     files: dict[str, bytes] = {}
@@ -193,10 +194,16 @@ def collect(
                     continue
                 if log_removed(text):
                     # The node answered, but in place of the log: it has removed the
-                    # container (an evicted pod's go at once). Kept as what it is, not as log.
-                    facts[key] = None
-                    facts[f"{key}_error"] = removed_log_error(spec.get("nodeName"), status, text)
-                    continue
+                    # container (an evicted pod's go at once). tau's own copy, followed while
+                    # it watched, stands in; else the removal is kept as what it is.
+                    removed = removed_log_error(spec.get("nodeName"), status, text)
+                    copy = None if previous else _followed(namespace, md, pod_name, container)
+                    if copy is None:
+                        facts[key] = None
+                        facts[f"{key}_error"] = removed
+                        continue
+                    text = copy
+                    facts[f"{key}_from"] = f"tau's copy, followed while it watched: {removed}"
                 rel = log_rel(attempt, pod_name, container, previous=previous)
                 files[rel] = text.encode()
                 facts[key] = rel.removeprefix(attempt_dir(attempt) + "/")

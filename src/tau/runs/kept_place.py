@@ -136,9 +136,14 @@ class Place:
             raise PlaceError(_first_line(exc)) from None
 
 
+def local_root(namespace: str, run: str, env: Mapping[str, str] | None = None) -> Path:
+    """A run's folder in tau's state folder."""
+    return state_home(env) / "tau" / "evidence" / namespace / run
+
+
 def local_place(namespace: str, run: str, env: Mapping[str, str] | None = None) -> Place:
     """The state folder of tau for a run whose workspace names no store."""
-    root = state_home(env) / "tau" / "evidence" / namespace / run
+    root = local_root(namespace, run, env)
     return Place("local", str(root), str(root))
 
 

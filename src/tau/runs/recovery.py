@@ -51,6 +51,10 @@ class ClusterRun:
     _said: set[str] = field(default_factory=set)
     #: UIDs of the workloads whose logs are kept already (a RayJob's, as soon as it failed).
     _kept: set[str] = field(default_factory=set)
+    #: The pods of the last observation, and tau's own copy of their logs (Jobs only:
+    #: a kubelet removes an evicted pod's logs before the loop keeps the attempt).
+    _pods: tuple[Any, ...] = ()
+    _tee: Any = None
 
     @property
     def name(self) -> str:
@@ -64,6 +68,7 @@ class ClusterRun:
         status = interpret.interpret(snapshot, self.clock())
         self._last = dict(snapshot.rayjob or snapshot.job or {})
         self._found = (("RayJob", snapshot.rayjob), ("Job", snapshot.job))
+        self._pods = tuple(snapshot.pods)
         return status, classify.classify(snapshot, status.state)
 
     def wait_terminal(self) -> Outcome:
@@ -71,10 +76,14 @@ class ClusterRun:
 
         while True:
             status, reason = self.observe()
+            self._copy_logs()
             self._say_blocked(status)
             if status.state is State.SUCCEEDED:
+                self._drop_copies()
                 return Outcome(True)
             if status.state is State.FAILED:
+                if self._tee is not None:
+                    self._tee.settle(self._uid())
                 self._keep_ray_logs()
                 first = status.diagnostics[0].message if status.diagnostics else ""
                 return Outcome(False, str(reason), first)
@@ -102,6 +111,26 @@ class ClusterRun:
                 f"stays; `tau run cancel {self.name} -n {self.namespace}` ends it)"
             )
 
+    def _uid(self) -> str:
+        return str((self._last.get("metadata") or {}).get("uid") or "")
+
+    def _copy_logs(self) -> None:
+        """Follow the logs of the Job's started containers into tau's own copy."""
+        from tau.runs import log_tee
+
+        job = dict(self._found).get("Job")
+        if not job or dict(self._found).get("RayJob"):
+            return
+        if self._tee is None:
+            self._tee = log_tee.Tee(self.api, self.namespace, self.name)
+        self._tee.watch(job, self._pods)
+
+    def _drop_copies(self) -> None:
+        from tau.runs import log_tee
+
+        if self._tee is not None and self._uid():
+            log_tee.discard(self.namespace, self.name, self._uid())
+
     def _keep_ray_logs(self) -> None:
         """Keep a failed RayJob's logs at once: KubeRay deletes its cluster (and pods) seconds
         after the driver ends, long before a backoff has passed. A Job's pods stay until tau
@@ -124,7 +153,7 @@ class ClusterRun:
         """
         from tau.runs.cancel import cancel
 
-        uid = str((self._last.get("metadata") or {}).get("uid") or "")
+        uid = self._uid()
         cancel(
             self.api,
             self.namespace,
@@ -134,6 +163,8 @@ class ClusterRun:
             verb=verb,
             keep=not uid or uid not in self._kept,
         )
+        # Kept (tau's copy stood in where the node had removed a log): the copy's work is done.
+        self._drop_copies()
 
     def render(self, env: dict[str, str] | None, *, redact: bool = False) -> list[dict[str, Any]]:
         from tau import pipeline
