@@ -460,16 +460,7 @@ def _fail_job(
 ) -> None:
     """Play the Job controller and kubelet: the Job failed, its pod says why."""
     job = kube_api.get_object("batch/v1", "Job", name, namespace="team")
-    kube_api.set_status(
-        "batch/v1",
-        "Job",
-        name,
-        {
-            "failed": 1,
-            "conditions": [{"type": "Failed", "status": "True", "reason": "BackoffLimitExceeded"}],
-        },
-        namespace="team",
-    )
+    job_failed(kube_api, name)
     status: dict = {"phase": "Failed", "conditions": [pod_condition] if pod_condition else []}
     if container_reason:
         status["containerStatuses"] = [
@@ -638,6 +629,20 @@ def retry_target(tau_dir: Path, monkeypatch) -> None:
     monkeypatch.setattr(time, "sleep", lambda s: real_sleep(min(s, 0.02)))
 
 
+def job_failed(kube_api, name: str) -> None:
+    """Play the Job controller: the Job failed (its backoff limit reached)."""
+    kube_api.set_status(
+        "batch/v1",
+        "Job",
+        name,
+        {
+            "failed": 1,
+            "conditions": [{"type": "Failed", "status": "True", "reason": "BackoffLimitExceeded"}],
+        },
+        namespace="team",
+    )
+
+
 def complete_job(kube_api, name: str) -> None:
     """Play the Job controller: the Job succeeded."""
     kube_api.set_status(
@@ -649,31 +654,9 @@ def complete_job(kube_api, name: str) -> None:
     )
 
 
-def run_beside(step, argv: list[str]) -> int:
-    """`tau <argv>` while `step` runs every 10 ms on another thread (a controller's part)."""
-    import threading
-
-    stop = threading.Event()
-
-    def loop() -> None:
-        while not stop.is_set():
-            step()
-            stop.wait(0.01)
-
-    thread = threading.Thread(target=loop, daemon=True)
-    thread.start()
-    try:
-        return main(argv)
-    finally:
-        stop.set()
-        thread.join(5)
-
-
-def test_a_preempted_run_is_retried_automatically_until_it_succeeds(
-    project, kube_api, capsys, monkeypatch
-):
-    kube_api.register_kueue_kuberay_tau_kinds()
-    retry_target(project / "tau", monkeypatch)
+def attempts(kube_api, first, name: str = "retryme"):
+    """(controller, seen) for `run_beside`: each new Job of the run is played once, the
+    first by `first()`, every later one completed; `seen` lists their UIDs in order."""
     seen: list[str] = []
 
     def controller() -> None:
@@ -683,10 +666,48 @@ def test_a_preempted_run_is_retried_automatically_until_it_succeeds(
                 continue
             seen.append(uid)
             if len(seen) == 1:
-                _fail_job(kube_api, "retryme", pod_condition=PREEMPTED)
+                first()
             else:
-                complete_job(kube_api, "retryme")
+                complete_job(kube_api, name)
 
+    return controller, seen
+
+
+def run_beside(step, argv: list[str]) -> int:
+    """`tau <argv>` while `step` runs every 10 ms on another thread (a controller's part)."""
+    import threading
+
+    stop = threading.Event()
+
+    failed: list[BaseException] = []
+
+    def loop() -> None:
+        while not stop.is_set():
+            try:
+                step()
+            except BaseException as exc:  # a broken step fails the test, never hangs it
+                failed.append(exc)
+                raise
+            stop.wait(0.01)
+
+    thread = threading.Thread(target=loop, daemon=True)
+    thread.start()
+    try:
+        return main(argv)
+    finally:
+        stop.set()
+        thread.join(5)
+        assert not failed, f"the controller's step failed: {failed[0]!r}"
+
+
+def test_a_preempted_run_is_retried_automatically_until_it_succeeds(
+    project, kube_api, capsys, monkeypatch
+):
+    kube_api.register_kueue_kuberay_tau_kinds()
+    retry_target(project / "tau", monkeypatch)
+    controller, seen = attempts(
+        kube_api, lambda: _fail_job(kube_api, "retryme", pod_condition=PREEMPTED)
+    )
     code = run_beside(controller, ["run", "retryme", "-n", "team"])
     out = capsys.readouterr().out
     assert code == 0, out

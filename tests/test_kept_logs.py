@@ -16,7 +16,9 @@ from tests.kubeapi.kubelet import FakeKubelet
 from tests.test_cli_lifecycle import (  # noqa: F401  (project is a fixture)
     PREEMPTED,
     _fail_job,
+    attempts,
     complete_job,
+    job_failed,
     project,
     retry_target,
     run_beside,
@@ -32,6 +34,24 @@ def _owner(kube_api, kind: str, name: str) -> list[dict[str, Any]]:
     api = "batch/v1" if kind == "Job" else "ray.io/v1"
     obj = kube_api.get_object(api, kind, name, namespace="team")
     return [{"apiVersion": api, "kind": kind, "name": name, "uid": obj["metadata"]["uid"]}]
+
+
+def _put_pod(kube_api, job: str, pod: str, spec: dict, status: dict) -> None:
+    """Play the Job controller: a pod of the Job (labelled and owned as it labels them)."""
+    kube_api.put(
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {
+                "name": pod,
+                "namespace": "team",
+                "labels": {"job-name": job},
+                "ownerReferences": _owner(kube_api, "Job", job),
+            },
+            "spec": spec,
+            "status": status,
+        }
+    )
 
 
 def failed_pod(kube_api, job: str, pod: str = "", *, restarted: bool = False) -> str:
@@ -52,39 +72,26 @@ def failed_pod(kube_api, job: str, pod: str = "", *, restarted: bool = False) ->
     }
     if restarted:
         main_status["lastState"] = {"terminated": {"exitCode": 1, "reason": "Error"}}
-    kube_api.put(
-        {
-            "apiVersion": "v1",
-            "kind": "Pod",
-            "metadata": {
-                "name": pod,
-                "namespace": "team",
-                "labels": {"job-name": job},
-                "ownerReferences": _owner(kube_api, "Job", job),
-            },
-            "spec": {
-                "nodeName": "gpu-node-1",
-                "initContainers": [{"name": "fetch", "image": "busybox"}],
-                "containers": [
-                    {"name": "main", "image": "python"},
-                    {"name": "sidecar", "image": "busybox"},
-                    {"name": "never", "image": "busybox"},
-                ],
-            },
-            "status": {
-                "phase": "Failed",
-                "startTime": "2026-01-01T00:00:00Z",
-                "initContainerStatuses": [
-                    {"name": "fetch", "state": {"terminated": {"exitCode": 0}}}
-                ],
-                "containerStatuses": [
-                    main_status,
-                    {"name": "sidecar", "state": {"terminated": {"exitCode": 0}}},
-                    {"name": "never", "state": {"waiting": {"reason": "PodInitializing"}}},
-                ],
-            },
-        }
-    )
+    spec = {
+        "nodeName": "gpu-node-1",
+        "initContainers": [{"name": "fetch", "image": "busybox"}],
+        "containers": [
+            {"name": "main", "image": "python"},
+            {"name": "sidecar", "image": "busybox"},
+            {"name": "never", "image": "busybox"},
+        ],
+    }
+    status = {
+        "phase": "Failed",
+        "startTime": "2026-01-01T00:00:00Z",
+        "initContainerStatuses": [{"name": "fetch", "state": {"terminated": {"exitCode": 0}}}],
+        "containerStatuses": [
+            main_status,
+            {"name": "sidecar", "state": {"terminated": {"exitCode": 0}}},
+            {"name": "never", "state": {"waiting": {"reason": "PodInitializing"}}},
+        ],
+    }
+    _put_pod(kube_api, job, pod, spec, status)
     kube_api.set_pod_log(pod, "fetched the data\n", namespace="team", container="fetch")
     kube_api.set_pod_log(pod, "step 1\nstep 2\nout of memory\n", namespace="team", container="main")
     kube_api.set_pod_log(pod, "sidecar says hi\n", namespace="team", container="sidecar")
@@ -275,20 +282,12 @@ def test_the_retry_loop_keeps_each_failed_attempt_before_resubmitting(
 ):
     kube_api.register_kueue_kuberay_tau_kinds()
     retry_target(project / "tau", monkeypatch)
-    seen: list[str] = []
 
-    def controller() -> None:
-        for job in kube_api.list_objects("batch/v1", "Job", namespace="team"):
-            uid = job["metadata"]["uid"]
-            if uid in seen:
-                continue
-            seen.append(uid)
-            if len(seen) == 1:
-                _fail_job(kube_api, "retryme", pod_condition=PREEMPTED)
-                kube_api.set_pod_log("retryme-0", "attempt zero was preempted\n", namespace="team")
-            else:
-                complete_job(kube_api, "retryme")
+    def preempted() -> None:
+        _fail_job(kube_api, "retryme", pod_condition=PREEMPTED)
+        kube_api.set_pod_log("retryme-0", "attempt zero was preempted\n", namespace="team")
 
+    controller, _ = attempts(kube_api, preempted)
     assert run_beside(controller, ["run", "retryme", "-n", "team"]) == 0
     err = capsys.readouterr().err
     assert "kept the logs of attempt 0 of team/retryme (1 container log(s))" in err
@@ -301,24 +300,13 @@ def test_the_retry_loop_keeps_each_failed_attempt_before_resubmitting(
 def _running_pod(kube_api, job: str, text: str) -> str:
     """The Job's pod with its main container running and `text` in its log."""
     pod = f"{job}-0"
-    kube_api.put(
-        {
-            "apiVersion": "v1",
-            "kind": "Pod",
-            "metadata": {
-                "name": pod,
-                "namespace": "team",
-                "labels": {"job-name": job},
-                "ownerReferences": _owner(kube_api, "Job", job),
-            },
-            "spec": {"nodeName": "gpu-node-1", "containers": [{"name": "main", "image": "x"}]},
-            "status": {
-                "phase": "Running",
-                "containerStatuses": [
-                    {"name": "main", "ready": True, "restartCount": 0, "state": {"running": {}}}
-                ],
-            },
-        }
+    running = {"name": "main", "ready": True, "restartCount": 0, "state": {"running": {}}}
+    _put_pod(
+        kube_api,
+        job,
+        pod,
+        {"nodeName": "gpu-node-1", "containers": [{"name": "main", "image": "x"}]},
+        {"phase": "Running", "containerStatuses": [running]},
     )
     kube_api.set_pod_log(pod, text, namespace="team", container="main")
     return pod
@@ -346,13 +334,7 @@ def _evict(kube_api, job: str, pod: str) -> None:
     }
     kube_api.put(evicted)
     kube_api.set_pod_log(pod, REMOVED, namespace="team", container="main")
-    kube_api.set_status(
-        "batch/v1",
-        "Job",
-        job,
-        {"failed": 1, "conditions": [{"type": "Failed", "status": "True"}]},
-        namespace="team",
-    )
+    job_failed(kube_api, job)
 
 
 def test_the_retry_loop_keeps_its_own_copy_of_a_log_the_node_removed_on_eviction(
@@ -365,23 +347,20 @@ def test_the_retry_loop_keeps_its_own_copy_of_a_log_the_node_removed_on_eviction
 
     kube_api.register_kueue_kuberay_tau_kinds()
     retry_target(project / "tau", monkeypatch)
-    seen: list[str] = []
+    jobs, seen = attempts(
+        kube_api, lambda: _running_pod(kube_api, "retryme", "checkpoint written at step 7\n")
+    )
 
     def controller() -> None:
-        for job in kube_api.list_objects("batch/v1", "Job", namespace="team"):
-            uid = job["metadata"]["uid"]
-            if uid not in seen:
-                seen.append(uid)
-                if len(seen) == 1:
-                    _running_pod(kube_api, "retryme", "checkpoint written at step 7\n")
-                else:
-                    complete_job(kube_api, "retryme")
+        jobs()
         if len(seen) != 1:
             return
         # Evicted once tau's copy has the line: the node then removes the log at once.
         copy = log_tee.spool_dir("team", "retryme", seen[0]) / "retryme-0" / "main.log"
         pod = kube_api.get_object("v1", "Pod", "retryme-0", namespace="team") or {}
-        if copy.exists() and copy.read_text() and pod["status"]["phase"] == "Running":
+        # (The pod goes, and the copy with it, once tau has kept the attempt.)
+        running = (pod.get("status") or {}).get("phase") == "Running"
+        if running and copy.is_file() and copy.stat().st_size:
             _evict(kube_api, "retryme", "retryme-0")
 
     assert run_beside(controller, ["run", "retryme", "-n", "team"]) == 0

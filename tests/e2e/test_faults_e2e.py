@@ -275,6 +275,20 @@ def diagnostics(shell: Shell, name: str) -> list[dict[str, Any]]:
     return found
 
 
+def diagnosed(shell: Shell, name: str, code: str, owner: str, timeout: float) -> dict[str, Any]:
+    """Until status gives the run the diagnostic `code`; the first such, its owner checked
+    (a wrong one is tallied)."""
+    said: list[dict[str, Any]] = wait_for(
+        f"status to say {code}",
+        lambda: [d for d in diagnostics(shell, name) if d["code"] == code],
+        timeout=timeout,
+    )
+    if said[0]["owner"] != owner:
+        TALLY.wrong_layer += 1
+    assert said[0]["owner"] == owner, said
+    return said[0]
+
+
 def cleanup(shell: Shell, *names: str) -> None:
     for name in names:
         shell.tau("run", "cancel", name, timeout=300)
@@ -687,15 +701,7 @@ def test_memory_pressure_evicts_the_run_in_the_kubelets_words_and_the_retry_resu
             write_target(real_repo, config, HOGS_THE_NODE.format(name=name, hold_mib=HOLD_MIB))
             run = Background(real_repo, tmp_path, "run", "run", name)
             TALLY.faults += 1
-            said = wait_for(
-                "status to say the kubelet evicted the run",
-                lambda: [d for d in diagnostics(real_repo, name) if d["code"] == "Evicted"],
-                timeout=600,
-            )
-            message = said[0]["message"]
-            if said[0]["owner"] != "platform":
-                TALLY.wrong_layer += 1
-            assert said[0]["owner"] == "platform", said
+            message = diagnosed(real_repo, name, "Evicted", "platform", timeout=600)["message"]
             assert "was evicted by node tau-node-0: " in message, message
             assert "The node was low on resource: memory." in message, message
             assert "Threshold quantity: 1Gi" in message, message
@@ -776,18 +782,10 @@ def test_a_preempted_run_names_its_preemptor_waits_for_quota_and_resumes(
         write_target(real_repo, urgent, TICKER.format(name=high, drain=False))
         real_repo.ok("run", high)
         TALLY.faults += 1
-        said = wait_for(
-            "status to say the run was preempted",
-            lambda: [d for d in diagnostics(real_repo, low) if d["code"] == "Preempted"],
-            timeout=300,
-        )
-        message = said[0]["message"]
+        message = diagnosed(real_repo, low, "Preempted", "queue owner", timeout=300)["message"]
         assert "Preempted to accommodate a workload" in message, message
         assert "due to prioritization in the ClusterQueue" in message, message
         assert f"preempted for Job {researcher.real_workspace}/{high}" in message, message
-        if said[0]["owner"] != "queue owner":
-            TALLY.wrong_layer += 1
-        assert said[0]["owner"] == "queue owner", said
         wait_for("the preemptor to run", lambda: state(real_repo, high) == "running", timeout=600)
         # The preempted run waits for quota while the preemptor holds it.
         assert state(real_repo, low) == "queued"

@@ -118,20 +118,13 @@ class Faults:
 
     def start_kubelet(self, stopped_at: float) -> Outage:
         """Start the same kubelet again and return once the node reads Ready."""
-        proc = self._node_proc("kubelet")
-        self.plane.supervisor.launch(proc)
-        wait_until(
-            f"node {node.NODE_NAME} to be Ready again",
-            lambda: self.plane.api.nodes_ready([node.NODE_NAME]),
-            timeout=BACK_TIMEOUT,
-            proc=proc,
-        )
+        self._launch_kubelet()
         return self._count("kubelet stopped", stopped_at)
 
-    def _restart_kubelet(self) -> None:
-        """Stop the kubelet and start it again, on what its configuration file says now."""
+    def _launch_kubelet(self) -> None:
+        """Start the kubelet (on what its configuration file says now); once the node reads
+        Ready."""
         proc = self._node_proc("kubelet")
-        stop_process(proc, grace=30)
         self.plane.supervisor.launch(proc)
         wait_until(
             f"node {node.NODE_NAME} to be Ready again",
@@ -139,6 +132,10 @@ class Faults:
             timeout=BACK_TIMEOUT,
             proc=proc,
         )
+
+    def _restart_kubelet(self) -> None:
+        self.stop_kubelet()
+        self._launch_kubelet()
 
     def _node_memory(self, which: str) -> int:
         found = self.plane.api.get("v1", "Node", node.NODE_NAME) or {}
