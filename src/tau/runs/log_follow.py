@@ -23,6 +23,7 @@ from typing import Any
 from tau.errors import ClusterError
 from tau.kube import resources
 from tau.kube.outage import Outage
+from tau.runs.node_sync import NodeSync, PodFinder, api_pod
 
 #: The kubelet's line prefix with timestamps=true: RFC3339Nano, one space.
 _STAMP = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d{1,9}))?(Z|[+-]\d\d:\d\d) ")
@@ -88,6 +89,7 @@ def follow(
     ended: Ended,
     say: Callable[[str], None],
     opener: Opener | None = None,
+    pod_finder: PodFinder | None = None,
     sleep: Callable[[float], None] = time.sleep,
     monotonic: Callable[[], float] = time.monotonic,
 ) -> Iterator[str]:
@@ -102,14 +104,18 @@ def follow(
         ended: True once the container has ended (or the pod is gone); may raise ClusterError.
         say: where the one line about an outage goes (stderr).
         opener: replaces `resources.follow_log` (tests).
+        pod_finder: replaces the API read of the pod after the node's 404 (tests).
         sleep, monotonic: the waits and the clock (tests).
 
     Raises:
         ClusterError: a failure that is not the API being away (the container not started,
-            the pod not found), or an outage longer than `tau.kube.outage.GIVE_UP_AFTER`.
+            the pod gone from the API), an outage longer than `tau.kube.outage.GIVE_UP_AFTER`,
+            or a node that does not know the pod past `tau.runs.node_sync.NODE_SYNC_WAIT`.
     """
     opener = opener or _open
     cursor, outage = Cursor(), Outage("the log", say=say, monotonic=monotonic)
+    # A kubelet back from a restart answers 404 for the pod's log until it lists its pods.
+    node = NodeSync(namespace, pod, pod_finder or api_pod(api, namespace, pod), clock=monotonic)
     first, last_pass = True, False
     while True:
         options = dataclasses.replace(read, timestamps=True)
@@ -120,6 +126,7 @@ def follow(
         try:
             for chunk in opener(api, pod, namespace, options):
                 outage.back()
+                node.back()
                 pending += chunk
                 *lines, pending = pending.split("\n")
                 out = [_kept(line, cursor, read.timestamps) for line in lines]
@@ -128,8 +135,11 @@ def follow(
                     yield text
             outage.back()
         except ClusterError as exc:
-            sleep(outage.failed(exc))  # raises what is not the API being away
             first = False
+            if exc.status == 404:
+                sleep(node.failed(exc))  # raises unless the API still has the pod
+                continue
+            sleep(outage.failed(exc))  # raises what is not the API being away
             continue
         if pending:
             # The container's last output without a newline: the stream ended cleanly.

@@ -19,12 +19,8 @@ from tau.k8s import meta
 from tau.k8s.containers import DRIVER_LOG_CONTAINER, RAY_HEAD_CONTAINER
 from tau.k8s.kinds import POD
 from tau.runs.log_options import LogOptions
+from tau.runs.node_sync import NodeSync, api_pod
 from tau.runs.workload import find
-
-#: How long a log read waits for a node that does not know a pod the API still has: a
-#: kubelet that has just restarted reports Ready before it has listed its pods again, and
-#: answers "pod does not exist" for their logs until it has (seconds, on a real node).
-NODE_SYNC_WAIT = 30.0
 
 
 def _pod_log(
@@ -36,33 +32,15 @@ def _pod_log(
     clock: Callable[[], float] = time.monotonic,
     sleep: Callable[[float], None] = time.sleep,
 ) -> str:
-    """A container's log; a 404 for a pod the API still has is its node's answer, not the
-    pod's absence: read again until the node knows the pod (NODE_SYNC_WAIT), then say the
-    node does not serve the log, rather than that the pod is gone.
-    """
+    """A container's log, read again while its node does not know the pod yet (`node_sync`)."""
     from tau.kube import resources
 
-    deadline = clock() + NODE_SYNC_WAIT
+    sync = NodeSync(namespace, pod_name, api_pod(api_client, namespace, pod_name), clock=clock)
     while True:
         try:
             return resources.pod_log(api_client, pod_name, namespace, read)
         except ClusterError as exc:
-            if exc.status != 404:
-                raise
-            pod = resources.find(api_client, POD, pod_name, namespace=namespace)
-            if pod is None:
-                raise
-            if clock() >= deadline:
-                node = str((pod.get("spec") or {}).get("nodeName") or "its node")
-                raise ClusterError(
-                    f"pod {namespace}/{pod_name} exists but node {node} does not serve its log "
-                    f"(it answers that it does not know the pod, {NODE_SYNC_WAIT:.0f}s on)",
-                    status=404,
-                    hint="a kubelet that restarted after the pod ended may have forgotten it; "
-                    f"`tau run status` shows how the run ended; if the node stays so, ask "
-                    f"the platform team about node {node}",
-                ) from None
-            sleep(1.0)
+            sleep(sync.failed(exc))
 
 
 def _pods(api_client: Any, namespace: str, selector: str) -> list[dict[str, Any]]:
