@@ -62,14 +62,17 @@ def no_full_connection(monkeypatch) -> None:
 def test_a_read_connects_from_the_memo_while_nothing_changed(
     repo: Path, tmp_path: Path, kube_api: KubeApiServer, monkeypatch
 ) -> None:
-    first, namespace = DIRECT.connect()  # writes the dedicated kubeconfig: nothing is settled
+    first, namespace, system = (
+        DIRECT.connect()
+    )  # writes the dedicated kubeconfig: nothing is settled
     assert memos(tmp_path / "cfg") == []
     settle(tmp_path)
     DIRECT.connect()
     assert len(memos(tmp_path / "cfg")) == 1
     no_full_connection(monkeypatch)
-    api, again = DIRECT.connect()
+    api, again, remembered = DIRECT.connect()
     assert isinstance(api, DirectClient) and again == namespace == "team"
+    assert remembered == system  # where the TauWorkspaces are, for the kept-logs readers
     assert api.host == first.host and api.entries == first.entries
     kube_api.put({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "a"}, "spec": {}})
     kube_api.reset_requests()
@@ -102,7 +105,7 @@ def test_a_changed_kubeconfig_is_read_again(
     settle(tmp_path)
     DIRECT.connect()
     write_kubeconfig(kube_api, kubeconfig_file, token="rotated-token")
-    api, _ = DIRECT.connect()
+    api, _, _ = DIRECT.connect()
     assert api.entries[1] == {"token": "rotated-token"}
 
 
@@ -118,7 +121,7 @@ def test_an_unreadable_memo_is_a_miss(repo: Path, tmp_path: Path, monkeypatch) -
     DIRECT.connect()
     for garbage in ("{", "[]", '{"schema": "tau.connection-memo.v1"}', "null"):
         memos(tmp_path / "cfg")[0].write_text(garbage)
-        api, namespace = DIRECT.connect()
+        api, namespace, _ = DIRECT.connect()
         assert isinstance(api, DirectClient) and namespace == "team"
 
 
@@ -190,3 +193,73 @@ def test_a_status_read_loads_neither_yaml_nor_the_connection_layer_nor_rich(
         *("urllib3", "pydantic", "jinja2", "cyclopts"),
     ):
         assert not any(m == package or m.startswith(package + ".") for m in modules), package
+
+
+def test_the_descriptors_system_namespace_finds_the_store_that_keeps_the_logs(
+    repo: Path, tmp_path: Path, kube_api: KubeApiServer, capsys
+) -> None:
+    """A cluster whose TauWorkspaces live in the descriptor's `cluster.systemNamespace`: the
+    connection carries it (fresh and from the memo), and a cancel keeps the attempt's logs
+    in the store that workspace names, where `tau run logs` reads them once the Job is gone."""
+    from tau.k8s import meta
+
+    system, store = "platform-system", tmp_path / "store"
+    store.mkdir()
+    ws = tau_workspace(system_namespace=system, generation=1)
+    ws["spec"]["experiments"] = {"store": str(store)}
+    kube_api.put(ws)
+    kube_api.set_status("tau.azure.com/v1alpha1", "TauWorkspace", "team-a", ws["status"], system)
+    (repo / RELATIVE_PATH).parent.mkdir()
+    (repo / RELATIVE_PATH).write_text(
+        DESCRIPTOR.replace(
+            "  contextName: emulator\n", f"  contextName: emulator\n  systemNamespace: {system}\n"
+        )
+    )
+    assert main(["workspace", "connection", "--trust", "--live"]) == 0
+    assert Place().connect().system_namespace == system
+    settle(tmp_path)
+    Place().connect()
+    kube_api.reset_requests()
+    assert Place().connect()[1:] == ("team-a-ns", system) and kube_api.count_requests() == 0
+
+    job = kube_api.put(
+        {
+            "apiVersion": "batch/v1",
+            "kind": "Job",
+            "metadata": {
+                "name": "eval",
+                "namespace": "team-a-ns",
+                "labels": {meta.LABEL_MANAGED_BY: meta.MANAGED_BY_VALUE},
+            },
+            "spec": {},
+            "status": {"failed": 1},
+        }
+    )
+    owner = {"apiVersion": "batch/v1", "kind": "Job", "name": "eval", "uid": job["metadata"]["uid"]}
+    kube_api.put(
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {
+                "name": "eval-0",
+                "namespace": "team-a-ns",
+                "labels": {"job-name": "eval"},
+                "ownerReferences": [owner],
+            },
+            "spec": {"containers": [{"name": "main", "image": "busybox"}]},
+            "status": {
+                "phase": "Failed",
+                "containerStatuses": [{"name": "main", "state": {"terminated": {"exitCode": 1}}}],
+            },
+        }
+    )
+    kube_api.set_pod_log("eval-0", "loss went to nan\n", namespace="team-a-ns")
+    capsys.readouterr()
+    assert main(["run", "cancel", "eval", "--no-wait"]) == 0
+    assert f"(1 container log(s)) in {store}\n" in capsys.readouterr().err
+    assert (store / "runs" / "eval" / "logs" / "attempt-0" / "eval-0" / "main.log").is_file()
+    kube_api.delete_object("v1", "Pod", "eval-0", namespace="team-a-ns")
+    assert main(["run", "logs", "eval"]) == 0
+    captured = capsys.readouterr()
+    assert captured.out == "loss went to nan\n"
+    assert f"kept in {store} (its workload is gone)" in captured.err

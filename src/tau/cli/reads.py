@@ -13,13 +13,22 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
     from tau.runs.logs import LogOptions
 
-#: A verb's connection to its run's cluster: (API client, namespace).
-Connected = tuple[Any, str]
+
+class Connected(NamedTuple):
+    """A verb's connection to its run's cluster."""
+
+    api: Any
+    namespace: str
+    #: Where the cluster's TauWorkspaces live (the descriptor's `cluster.systemNamespace`):
+    #: where the kept-logs readers find the workspace's experiment store.
+    system_namespace: str
+
+
 #: What connects a verb to its run's cluster.
 Connect = Callable[[], Connected]
 
@@ -53,7 +62,7 @@ class Place:
         if hit is not None:
             from tau.kube.direct import DirectClient
 
-            return DirectClient(hit[0], hit[1]), hit[2]
+            return Connected(DirectClient(hit[0], hit[1]), hit[2], hit[3])
         return self._connect(memo_key, time.time_ns())
 
     def _connect(self, memo_key: dict[str, Any] | None = None, started: int = 0) -> Connected:
@@ -77,7 +86,7 @@ class Place:
         )
         if memo_key is not None and project is None:
             _remember(memo_key, session, started)
-        return session.api, session.namespace
+        return Connected(session.api, session.namespace, session.system_namespace)
 
 
 def _remember(memo_key: dict[str, Any], session: Any, started: int) -> None:
@@ -104,6 +113,7 @@ def _remember(memo_key: dict[str, Any], session: Any, started: int) -> None:
         fresh=fresh,
         entries=(cluster, user),
         namespace=session.namespace,
+        system_namespace=session.system_namespace,
     )
 
 
@@ -115,7 +125,7 @@ def status(connect: Connect, name: str, *, fmt: str, run_profile: bool = False) 
     from tau.status.model import State
     from tau.status.offload import store_to_read
 
-    api, ns = connect()
+    api, ns, _ = connect()
     snapshot = fetch.fetch(api, ns, name)
     offload = store_to_read(snapshot)
     if offload is not None:
@@ -166,7 +176,7 @@ def runs(
 
     from tau.runs import listing
 
-    api, ns = connect()
+    api, ns, _ = connect()
     found = listing.fetch_runs(api, ns, datetime.now(UTC), include_external=include_external)
     if queue:
         found = [r for r in found if r.queue == queue]
@@ -184,7 +194,7 @@ def results(connect: Connect, name: str, *, fmt: str, artifact: str | None = Non
     """Print a run's durable results (or the bytes of one --artifact with -o raw)."""
     from tau.runs import results as run_results
 
-    api, ns = connect()
+    api, ns, _ = connect()
     found = run_results.get(api, ns, name, artifact=artifact)
     if isinstance(found, bytes):
         sys.stdout.buffer.write(found)
@@ -199,8 +209,8 @@ def logs(connect: Connect, name: str, opts: LogOptions) -> int:
     from tau.runs import logs as run_logs
 
     opts.check()
-    api, ns = connect()
-    for chunk in run_logs.stream(api, ns, name, opts):
+    api, ns, system = connect()
+    for chunk in run_logs.stream(api, ns, name, opts, system_namespace=system):
         sys.stdout.write(chunk)
         sys.stdout.flush()
     return 0

@@ -20,6 +20,7 @@ from tau.cli.loading import load_valid as _load_valid
 from tau.cli.verbs import SUBCOMMANDS  # noqa: F401  (one list for this app and the hot path)
 
 if TYPE_CHECKING:
+    from tau.cli.reads import Connected
     from tau.intent.projects import Project
     from tau.session import Session
 
@@ -75,9 +76,9 @@ class Where:
             descriptor_file=project.connection if project else None,
         )
 
-    def connect(self) -> tuple[Any, str]:
-        """(ApiClient, namespace) of the run's cluster, through the project the working
-        directory (or --project) selects in a monorepo (`tau.cli.reads.Place`).
+    def connect(self) -> Connected:
+        """(ApiClient, namespace, system namespace) of the run's cluster, through the project
+        the working directory (or --project) selects in a monorepo (`tau.cli.reads.Place`).
         """
         from tau.cli.reads import Place
 
@@ -411,6 +412,7 @@ def _submit(
             service_account=account,
             provenance=provenance,
             workspace=target,
+            system_namespace=session.system_namespace,
         ),
     )
 
@@ -547,7 +549,7 @@ def cancel(
             f"--timeout {timeout:g} must be a positive number of seconds",
             hint="e.g. --timeout 300, or --no-wait to return once deletion is requested",
         )
-    api, ns = where.connect()
+    api, ns, system = where.connect()
     result = do_cancel(
         api,
         ns,
@@ -556,6 +558,7 @@ def cancel(
         timeout=timeout,
         say=lambda line: print(line, file=sys.stderr),
         keep=keep_logs,
+        system_namespace=system,
     )
     print(result.message())
     return 0
@@ -572,7 +575,7 @@ def history(name: str, *, where: Where = Where(), output: OutputFlag = "table") 
     from tau.runs import events
 
     fmt = check_output(output, ("table", "json"))
-    api, ns = where.connect()
+    api, ns, _ = where.connect()
     rows = events.fetch(api, ns, name)
     sys.stdout.write(
         events.table(rows, ns, name) if fmt == "table" else events.as_json(rows, ns, name)
@@ -620,7 +623,7 @@ def status(
     from tau.cli import evidence_read
     from tau.status.watch import watch as follow
 
-    api, ns = where.connect()
+    api, ns, _ = where.connect()
     result = follow(
         api,
         ns,
@@ -685,6 +688,7 @@ def resume(
         service_account=target.service_account,
         provenance=_provenance(valid),
         workspace=target,
+        system_namespace=session.system_namespace,
     )
     plan = plan_resume(run, retry.policy_of(valid), force=force, resume_from=from_)
     # The reference's lines; beside a client dry run's manifests they go to stderr.

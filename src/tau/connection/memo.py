@@ -5,14 +5,14 @@ lifecycle verb (`tau run status|list|get|logs`) means parsing the repository des
 user's kubeconfig, cutting the context out, comparing it with the dedicated copy and the trust
 record, and reading the workspace target the last verification recorded: all local files, and
 more CPU than the API requests that follow. When that work asked the cluster nothing, its
-outcome (the namespace, and the dedicated kubeconfig's cluster and user for `tau.kube.direct`)
-is a function of the command line, the environment, the working directory, the clock (the
-verification's freshness) and the files it read. The memo records that outcome with the
-identity (device, inode, size, mtime) of every one of those files, present or absent, and is
-used only while all of them are unchanged and the verification is fresh; anything else goes
-through the full connection, which writes the memo again. A file changed while the full path
-ran, or less than a second before it started, is not trusted to the memo (its mtime may not
-tell two writes apart), so such a run writes none.
+outcome (the namespace, the system namespace, and the dedicated kubeconfig's cluster and user
+for `tau.kube.direct`) is a function of the command line, the environment, the working
+directory, the clock (the verification's freshness) and the files it read. The memo records
+that outcome with the identity (device, inode, size, mtime) of every one of those files,
+present or absent, and is used only while all of them are unchanged and the verification is
+fresh; anything else goes through the full connection, which writes the memo again. A file
+changed while the full path ran, or less than a second before it started, is not trusted to
+the memo (its mtime may not tell two writes apart), so such a run writes none.
 
 The memo holds the dedicated kubeconfig's credential, so it is as private as that file (0600
 in the same config dir). Nothing here imports YAML or the connection layer: a hit costs a few
@@ -32,7 +32,7 @@ from typing import Any
 
 from tau.connection.files import config_dir, write_private
 
-SCHEMA = "tau.connection-memo.v1"
+SCHEMA = "tau.connection-memo.v2"
 #: Environment variables a connection may read (all of tau's own, and the kubeconfig's).
 _ENV = ("KUBECONFIG", "HOME", "XDG_CONFIG_HOME")
 #: A file whose mtime is this close to the run's start may hide a second write (nanoseconds).
@@ -73,20 +73,24 @@ def _stat(path: str, marker: bool) -> Stat:
 
 def recall(
     memo_key: dict[str, Any], env: Mapping[str, str]
-) -> tuple[dict[str, Any], dict[str, Any], str] | None:
-    """(cluster, user, namespace) recorded for `memo_key`, while every input is unchanged and
-    the verification it relied on is fresh; None otherwise (also for a memo it cannot read).
+) -> tuple[dict[str, Any], dict[str, Any], str, str] | None:
+    """(cluster, user, namespace, system namespace) recorded for `memo_key`, while every input
+    is unchanged and the verification it relied on is fresh; None otherwise (also for a memo
+    it cannot read).
     """
     try:
         memo = json.loads(_path(memo_key, env).read_bytes())
         if memo["schema"] != SCHEMA or memo["key"] != memo_key or not _current(memo):
             return None
         cluster, user, namespace = memo["cluster"], memo["user"], memo["namespace"]
+        system = memo["system_namespace"]
     except (OSError, ValueError, TypeError, KeyError):
         return None
-    if not (isinstance(cluster, dict) and isinstance(user, dict) and isinstance(namespace, str)):
+    if not (isinstance(cluster, dict) and isinstance(user, dict)):
         return None
-    return cluster, user, namespace
+    if not (isinstance(namespace, str) and isinstance(system, str)):
+        return None
+    return cluster, user, namespace, system
 
 
 def _current(memo: dict[str, Any]) -> bool:
@@ -111,6 +115,7 @@ def remember(
     fresh: tuple[float, float] | None,
     entries: tuple[dict[str, Any], dict[str, Any]],
     namespace: str,
+    system_namespace: str,
 ) -> None:
     """Record a connection made from `files` alone (no API request), fresh during `fresh`
     (epoch seconds; None: not time-bound); nothing when one of them changed too late.
@@ -129,6 +134,7 @@ def remember(
         "cluster": entries[0],
         "user": entries[1],
         "namespace": namespace,
+        "system_namespace": system_namespace,
     }
     # A memo is only ever a shortcut: one that cannot be written (or a kubeconfig entry JSON
     # cannot hold, such as a YAML timestamp in an extension) is simply not kept.

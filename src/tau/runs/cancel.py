@@ -180,15 +180,20 @@ def keep_logs(
     kind: str,
     obj: dict[str, Any],
     note: Callable[[str], None] | None = None,
+    *,
+    system_namespace: str | None = None,
 ) -> bool:
     """Keep the attempt's logs before its deletion; True when some were kept. Never raises:
     a failure is one line to `note` (default stderr), and the deletion goes on.
+    `system_namespace` is where the workspace naming the store is (`kept_place`).
     """
     from tau.runs import kept_logs
 
     tell = note or _stderr
     try:
-        kept = kept_logs.keep(api_client, namespace, kind, obj, warn=tell)
+        kept = kept_logs.keep(
+            api_client, namespace, kind, obj, warn=tell, system_namespace=system_namespace
+        )
     except Exception as exc:  # an API away or refusing mid-read: the deletion still goes on
         text = str(exc).strip().splitlines()
         tell(
@@ -224,12 +229,14 @@ def cancel(
     say: Callable[[str], None] | None = None,
     keep: bool = True,
     note: Callable[[str], None] | None = None,
+    system_namespace: str | None = None,
 ) -> CancelResult:
     """Delete the run's RayJob or Job and its headless Service; optionally wait for teardown.
     Only what tau created is deleted; `verb` (cancel, resume, retry) names the refusal.
     `say` hears the wait's progress: pods still holding nodes, and why one does not stop.
     With `keep`, the attempt's logs are kept in the run's evidence first (`tau.runs.kept_logs`);
-    `note` (default: stderr) hears where, or the one line saying why they could not be.
+    `note` (default: stderr) hears where, or the one line saying why they could not be;
+    `system_namespace` is where the TauWorkspace naming the store is.
 
     Raises:
         RunNotFound: the run does not exist.
@@ -250,7 +257,7 @@ def cancel(
     cluster = (obj.get("status") or {}).get("rayClusterName")
     uid = str((obj.get("metadata") or {}).get("uid") or "")
     if keep:
-        keep_logs(api_client, namespace, kind, obj, note)
+        keep_logs(api_client, namespace, kind, obj, note, system_namespace=system_namespace)
     what = f"{kind} {namespace}/{name}"
     through(
         lambda: _delete(api_client, kind, obj),

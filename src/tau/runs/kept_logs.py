@@ -237,10 +237,14 @@ def collect(
 
 
 def place_for(
-    api: Any, namespace: str, obj: Mapping[str, Any], env: Mapping[str, str] | None = None
+    api: Any,
+    namespace: str,
+    obj: Mapping[str, Any],
+    env: Mapping[str, str] | None = None,
+    system_namespace: str | None = None,
 ) -> tuple[Place | None, str, str | None]:
     """(the store's place or None, the store as named or "", why it cannot be used or None)."""
-    store = kept_place.workspace_store(api, namespace, env)
+    store = kept_place.workspace_store(api, namespace, env, system_namespace)
     if not store:
         return None, "", None
     try:
@@ -257,8 +261,10 @@ def keep(
     *,
     warn: Callable[[str], None],
     env: Mapping[str, str] | None = None,
+    system_namespace: str | None = None,
 ) -> Kept | None:
     """Copy the attempt's logs and pod facts into the run's evidence; never raises.
+    `system_namespace` is where the TauWorkspace naming the store is (`kept_place`).
 
     Returns what was kept, or None when nothing was (no pod ran yet, or keeping failed: then
     `warn` heard one line naming where and why).
@@ -274,7 +280,7 @@ def keep(
     if not files:
         return None
     local = kept_place.local_place(namespace, name, env)
-    store, named, refused = place_for(api, namespace, obj, env)
+    store, named, refused = place_for(api, namespace, obj, env, system_namespace)
     # A store named but unusable here is the first failure the warning names.
     failed = (kept_place.shown_store(named), refused or "") if store is None and named else None
     for place in [p for p in (store, local) if p is not None]:

@@ -170,10 +170,19 @@ def store_place(store: str, run_id: str) -> Place:
     return Place("folder", str(root), str(root / "runs" / run_id))
 
 
-def workspace_store(api: Any, namespace: str, env: Mapping[str, str] | None = None) -> str | None:
+def workspace_store(
+    api: Any,
+    namespace: str,
+    env: Mapping[str, str] | None = None,
+    system_namespace: str | None = None,
+) -> str | None:
     """`spec.experiments.store` of the TauWorkspace whose namespace is `namespace`; None when
     no workspace targets it, it names no store, or the workspaces cannot be read (a
     --namespace-only run on a cluster without TauWorkspaces keeps its logs locally).
+
+    The TauWorkspaces are read in `system_namespace`, the session's (the connection
+    descriptor's `cluster.systemNamespace`); without one, `$TAU_SYSTEM_NAMESPACE` or the
+    default, as a connection without a descriptor has it.
     """
     from tau.connection.descriptor import DEFAULT_SYSTEM_NAMESPACE
     from tau.errors import TauError
@@ -182,7 +191,7 @@ def workspace_store(api: Any, namespace: str, env: Mapping[str, str] | None = No
     from tau.workspaces.readiness import view
 
     environ = os.environ if env is None else env
-    system = environ.get("TAU_SYSTEM_NAMESPACE") or DEFAULT_SYSTEM_NAMESPACE
+    system = system_namespace or environ.get("TAU_SYSTEM_NAMESPACE") or DEFAULT_SYSTEM_NAMESPACE
     try:
         items = resources.list_items(api, TAU_WORKSPACE, namespace=system, missing_ok=True)
     except TauError:

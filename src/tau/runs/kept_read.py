@@ -48,10 +48,18 @@ class KeptAttempt:
         return doc if isinstance(doc, dict) else {}
 
 
-def places(api: Any, namespace: str, name: str, obj: Mapping[str, Any] | None) -> list[Place]:
-    """Where the run's kept logs may be: the workspace's store first, then tau's state folder."""
+def places(
+    api: Any,
+    namespace: str,
+    name: str,
+    obj: Mapping[str, Any] | None,
+    system_namespace: str | None = None,
+) -> list[Place]:
+    """Where the run's kept logs may be: the workspace's store first (the TauWorkspaces read in
+    `system_namespace`), then tau's state folder.
+    """
     found: list[Place] = []
-    store = kept_place.workspace_store(api, namespace)
+    store = kept_place.workspace_store(api, namespace, None, system_namespace)
     if store:
         run_id = kept_place.run_id_of(obj) if obj else name
         # A store tau cannot use here: the keeping said so when it fell back to the state folder.

@@ -105,12 +105,17 @@ def _ended(kind: str, obj: dict[str, Any]) -> str | None:
 
 
 def _kept_of_missing_run(
-    api_client: Any, namespace: str, name: str, opts: LogOptions, note: Callable[[str], None]
+    api_client: Any,
+    namespace: str,
+    name: str,
+    opts: LogOptions,
+    note: Callable[[str], None],
+    system: str | None,
 ) -> Iterator[str] | None:
     """The kept logs of a run whose workload is gone (cancelled, say), or None when none are."""
     from tau.runs import kept_read
 
-    kept = kept_read.attempts(kept_read.places(api_client, namespace, name, None))
+    kept = kept_read.attempts(kept_read.places(api_client, namespace, name, None, system))
     if not kept:
         return None
     if opts.attempt is not None and opts.attempt not in kept:
@@ -134,6 +139,7 @@ def _kept_of_attempt(
     obj: dict[str, Any],
     opts: LogOptions,
     note: Callable[[str], None],
+    system: str | None,
 ) -> Iterator[str]:
     """An earlier attempt's kept logs (--attempt N of a run now at a later attempt).
 
@@ -144,7 +150,7 @@ def _kept_of_attempt(
     from tau.runs.kept_logs import attempt_of
 
     assert opts.attempt is not None
-    kept = kept_read.attempts(kept_read.places(api_client, namespace, name, obj))
+    kept = kept_read.attempts(kept_read.places(api_client, namespace, name, obj, system))
     current = attempt_of(obj)
     if opts.attempt not in kept and kind == "RayJob" and opts.attempt < current:
         # An earlier attempt's head kept its driver's output on the claim too.
@@ -174,6 +180,7 @@ def _kept_of_current(
     obj: dict[str, Any],
     opts: LogOptions,
     note: Callable[[str], None],
+    system: str | None,
 ) -> Iterator[str] | None:
     """The current attempt's kept copy once its pods are gone: tau's kept logs of this very
     workload, else (a RayJob) the driver's copy on the data claim; None when neither exists.
@@ -182,7 +189,9 @@ def _kept_of_current(
     from tau.runs.kept_logs import attempt_of
 
     attempt = attempt_of(obj)
-    kept = kept_read.attempts(kept_read.places(api_client, namespace, name, obj)).get(attempt)
+    kept = kept_read.attempts(kept_read.places(api_client, namespace, name, obj, system)).get(
+        attempt
+    )
     if kept is not None and kept_read.uid_matches(kept, obj):
         shown = kept_read.show(kept, kind, opts)
         note(
@@ -235,6 +244,8 @@ def stream(
     opts: LogOptions | None = None,
     note: Callable[[str], None] | None = None,
     say: Callable[[str], None] | None = None,
+    *,
+    system_namespace: str | None = None,
 ) -> Iterator[str]:
     """Yield log text chunks of the run.
 
@@ -243,7 +254,8 @@ def stream(
     gone, or for an earlier --attempt, the kept copy is shown and `note` (default: stderr)
     hears one line saying where it came from. A followed log carries on across an API
     server restart (`tau.runs.log_follow`); `say` gets the one line saying how long the
-    API was away (stderr by default).
+    API was away (stderr by default). `system_namespace` is where the TauWorkspace naming
+    the store of kept logs is (`tau.runs.kept_place`).
 
     Raises:
         RunNotFound: the run does not exist and kept no logs.
@@ -261,21 +273,25 @@ def stream(
     try:
         kind, obj = find(api_client, namespace, name)
     except RunNotFound:
-        kept = _kept_of_missing_run(api_client, namespace, name, opts, tell)
+        kept = _kept_of_missing_run(api_client, namespace, name, opts, tell, system_namespace)
         if kept is None:
             raise
         yield from kept
         return
     if opts.attempt is not None and opts.attempt != attempt_of(obj):
         _refuse_job_flags(kind, namespace, name, opts)
-        yield from _kept_of_attempt(api_client, namespace, name, kind, obj, opts, tell)
+        yield from _kept_of_attempt(
+            api_client, namespace, name, kind, obj, opts, tell, system_namespace
+        )
         return
     sources = _sources(kind, obj, api_client, namespace, name, opts)
     if not sources:
         ended = _ended(kind, obj)
         # Only an ended run's pods are gone for good; one that has none yet is still coming.
         copy = (
-            _kept_of_current(api_client, namespace, name, kind, obj, opts, tell) if ended else None
+            _kept_of_current(api_client, namespace, name, kind, obj, opts, tell, system_namespace)
+            if ended
+            else None
         )
         if copy is not None:
             yield from copy

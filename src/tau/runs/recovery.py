@@ -44,6 +44,8 @@ class ClusterRun:
     provenance: Provenance | None = None
     #: The resolved WorkspaceTarget: metrics offload reads its spec.experiments on each render.
     workspace: Any = None
+    #: Where the cluster's TauWorkspaces live: where a kept attempt finds the workspace's store.
+    system_namespace: str | None = None
     _last: dict[str, Any] = field(default_factory=dict)
     #: The RayJob and the Job of the run's name at the last observation (None: absent).
     _found: tuple[tuple[str, Any], ...] = ()
@@ -143,7 +145,13 @@ class ClusterRun:
         uid = str(((rayjob or {}).get("metadata") or {}).get("uid") or "")
         if not rayjob or not uid or uid in self._kept or not ownership.is_tau_owned(rayjob):
             return
-        if keep_logs(self.api, self.namespace, "RayJob", dict(rayjob)):
+        if keep_logs(
+            self.api,
+            self.namespace,
+            "RayJob",
+            dict(rayjob),
+            system_namespace=self.system_namespace,
+        ):
             self._kept.add(uid)
 
     def delete_and_wait(self, verb: str = "retry") -> None:
@@ -162,6 +170,7 @@ class ClusterRun:
             sleep=self.sleep,
             verb=verb,
             keep=not uid or uid not in self._kept,
+            system_namespace=self.system_namespace,
         )
         # Kept (tau's copy stood in where the node had removed a log): the copy's work is done.
         self._drop_copies()
