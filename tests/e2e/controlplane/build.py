@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import json
 import os
 import shutil
 import subprocess
@@ -165,6 +166,20 @@ def bin_dir(component: Component, go: str) -> Path:
     return cache_root() / "bin" / f"{component.name}-{component.version}-{key(component, go)}"
 
 
+def module_dir(component: Component) -> Path:
+    """The component's module folder in the Go module cache, downloaded if missing and checked
+    against its pinned go.sum (a cached module: no network)."""
+    out = subprocess.run(
+        ["go", "mod", "download", "-json", f"{component.module}@{component.version}"],
+        check=True,
+        capture_output=True,
+        text=True,
+        cwd=component.folder,
+        env=go_env(),
+    ).stdout
+    return Path(json.loads(out)["Dir"])
+
+
 def build(component: Component, go: str) -> tuple[Path, float | None]:
     """Build the component's binaries unless the cache has them; (folder, seconds or None)."""
     check_pinned(component)
@@ -172,13 +187,8 @@ def build(component: Component, go: str) -> tuple[Path, float | None]:
     if not component.binaries:
         # Only its files are read (a CRD): the unit suite's conformance checks read them from
         # the module cache and skip when they are absent, so a fresh machine fetches it here,
-        # before `make test`, checked against the pinned go.sum (a cached module: no network).
-        subprocess.run(
-            ["go", "mod", "download", f"{component.module}@{component.version}"],
-            check=True,
-            cwd=component.folder,
-            env=go_env(),
-        )
+        # before `make test`.
+        module_dir(component)
         return dest, None
     if all((dest / b).is_file() for b in component.binaries):
         return dest, None

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import base64
 import copy
-import json
 import os
 import re
 import shutil
@@ -25,6 +24,7 @@ from typing import Any
 
 import yaml
 
+from tests.e2e.controlplane import build
 from tests.e2e.controlplane.build import components
 
 #: The Kueue CRDs whose versions convert through Kueue's /convert webhook (its kustomization
@@ -46,14 +46,7 @@ KUEUE_NAMESPACED_WEBHOOKS = (
 
 def module_dir(name: str) -> Path:
     """The module cache folder of a pinned component (downloaded if missing)."""
-    component = next(c for c in components() if c.name == name)
-    out = subprocess.run(
-        ["go", "mod", "download", "-json", f"{component.module}@{component.version}"],
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout
-    return Path(json.loads(out)["Dir"])
+    return build.module_dir(next(c for c in components() if c.name == name))
 
 
 #: The pins.toml component of the Secrets Store CSI driver, and its CRD inside the module.
