@@ -59,7 +59,7 @@ def places(
     `system_namespace`), then tau's state folder.
     """
     found: list[Place] = []
-    store = kept_place.workspace_store(api, namespace, None, system_namespace)
+    store = kept_place.workspace_store(api, namespace, system_namespace=system_namespace)
     if store:
         run_id = kept_place.run_id_of(obj) if obj else name
         # A store tau cannot use here: the keeping said so when it fell back to the state folder.
