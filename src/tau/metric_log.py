@@ -222,11 +222,21 @@ class _Writer:
 
     def start(self) -> None:
         self.running = True
-        try:  # noqa: SIM105 - contextlib would cost its import on every `import tau`
+        # The kernel gives a process signal to any thread that does not block it. One that
+        # landed on the writer would not wake the main thread from a blocking call (a sleep, a
+        # read): its SIGTERM handler, ours or the run's, would wait for that call to end. The
+        # thread is born with SIGTERM and SIGINT blocked (it inherits the mask it starts with).
+        masked = hasattr(_signal, "pthread_sigmask")
+        if masked:
+            before = _signal.pthread_sigmask(_signal.SIG_BLOCK, (_signal.SIGTERM, _signal.SIGINT))
+        try:
             _thread.start_new_thread(self._loop, ())
         except RuntimeError:
             # No new thread at interpreter shutdown: the exit flush still writes the rows.
             pass
+        finally:
+            if masked:
+                _signal.pthread_sigmask(_signal.SIG_SETMASK, before)
 
     def nudge(self) -> None:
         try:  # noqa: SIM105 - contextlib would cost its import on every `import tau`
